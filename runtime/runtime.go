@@ -1,0 +1,149 @@
+// Package runtime is berth's narrow view of a container engine: create, start,
+// stop and remove containers, make sure images exist, and follow events.
+// docker.go implements it on the Docker Engine API; fake.go in memory.
+package runtime
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/berth-dev/berth/store"
+)
+
+// Label keys put on every container berth creates.
+const (
+	LabelManaged       = "io.berth.managed"
+	LabelPodNamespace  = "io.berth.pod.namespace"
+	LabelPodName       = "io.berth.pod.name"
+	LabelPodUID        = "io.berth.pod.uid"
+	LabelContainerName = "io.berth.container.name"
+	LabelContainerHash = "io.berth.container.hash"
+	LabelSource        = "io.berth.source"
+	LabelNode          = "io.berth.node"
+	LabelRestartCount  = "io.berth.restart.count"
+	LabelAttempt       = "io.berth.attempt"
+	LabelGracePeriod   = "io.berth.termination.grace"
+)
+
+// ErrNotFound is returned (wrapped) when a container or image does not exist.
+var ErrNotFound = errors.New("not found")
+
+// ErrImageNeverPull is returned by EnsureImage for an absent image whose pull
+// policy is Never.
+var ErrImageNeverPull = errors.New("image not present and pull policy is Never")
+
+// PullPolicy mirrors the Kubernetes image pull policies.
+type PullPolicy string
+
+const (
+	PullAlways       PullPolicy = "Always"
+	PullIfNotPresent PullPolicy = "IfNotPresent"
+	PullNever        PullPolicy = "Never"
+)
+
+// PortBinding publishes ContainerPort/Protocol on HostIP:HostPort.
+type PortBinding struct {
+	ContainerPort int
+	Protocol      string // "tcp", "udp" or "sctp" (lower case)
+	HostIP        string
+	HostPort      int
+}
+
+// Mount is a bind mount of a host path, or a tmpfs when Tmpfs is set.
+type Mount struct {
+	Source   string
+	Target   string
+	ReadOnly bool
+	Tmpfs    bool
+}
+
+// Resources are the engine-level resource settings; zero means unset.
+type Resources struct {
+	CPUShares         int64
+	CPUQuota          int64
+	CPUPeriod         int64
+	Memory            int64
+	MemoryReservation int64
+}
+
+// ContainerConfig is everything needed to create one container.
+type ContainerConfig struct {
+	Name       string // engine container name
+	Image      string
+	Entrypoint []string // nil keeps the image's
+	Cmd        []string // nil keeps the image's
+	Env        []string // KEY=VALUE
+	WorkingDir string
+	Labels     map[string]string
+	Hostname   string
+	// NetworkMode is "container:<id>", "host", or "" for the engine default.
+	NetworkMode string
+	PidMode     string // "" or "host"
+	Ports       []PortBinding
+	Mounts      []Mount
+	Resources   Resources
+	Privileged  bool
+	User        string
+	ReadonlyRootfs bool
+	CapAdd      []string
+	CapDrop     []string
+	// StopSignal and StopTimeout are used when the engine stops it itself.
+	StopTimeout *int
+}
+
+// Event is a container lifecycle event of a managed container. Consumers
+// must treat it as a hint only and re-read state (level-based).
+type Event struct {
+	ContainerID string
+	Action      string // "create", "start", "die", "destroy", ...
+	Time        time.Time
+}
+
+// Runtime is the engine interface the controller and informers use.
+// Implementations must be safe for concurrent use.
+type Runtime interface {
+	// Ping reports whether the engine answers.
+	Ping(ctx context.Context) error
+	// ListContainers lists every container carrying all labels in match
+	// (all states), already converted to store form.
+	ListContainers(ctx context.Context, match map[string]string) ([]*store.Container, error)
+	// InspectContainer returns one container; ErrNotFound if gone.
+	InspectContainer(ctx context.Context, id string) (*store.Container, error)
+	// CreateContainer creates (does not start) a container and returns its ID.
+	CreateContainer(ctx context.Context, cfg *ContainerConfig) (string, error)
+	StartContainer(ctx context.Context, id string) error
+	// StopContainer sends SIGTERM, waits up to grace, then kills.
+	StopContainer(ctx context.Context, id string, grace time.Duration) error
+	// RemoveContainer force-removes a container with its anonymous volumes;
+	// removing a missing container is not an error.
+	RemoveContainer(ctx context.Context, id string) error
+	// ImagePresent reports whether image exists locally.
+	ImagePresent(ctx context.Context, image string) (bool, error)
+	// PullImage pulls image from its registry.
+	PullImage(ctx context.Context, image string) error
+	// BuildImage builds tag FROM scratch holding the static executable binary
+	// (a host path) at path inside the image, with the given entrypoint.
+	BuildImage(ctx context.Context, tag, binary, path string, entrypoint []string) error
+	// Events streams events of containers carrying all labels in match until
+	// ctx ends or the stream breaks; the error channel then yields one error.
+	Events(ctx context.Context, match map[string]string) (<-chan Event, <-chan error)
+}
+
+// EnsureImage makes sure image is present according to policy.
+func EnsureImage(ctx context.Context, rt Runtime, image string, policy PullPolicy) error {
+	present, err := rt.ImagePresent(ctx, image)
+	if err != nil {
+		return err
+	}
+	switch {
+	case policy == PullAlways:
+		return rt.PullImage(ctx, image)
+	case present:
+		return nil
+	case policy == PullNever:
+		return ErrImageNeverPull
+	default:
+		return rt.PullImage(ctx, image)
+	}
+}

@@ -1,0 +1,340 @@
+package store
+
+import (
+	"fmt"
+
+	memdb "github.com/hashicorp/go-memdb"
+)
+
+// Notifier receives the key of every pod whose desired or actual state
+// changed, after the change is committed. It must not block.
+type Notifier func(podKey string)
+
+// Store is berth's state database. It is safe for concurrent use.
+type Store struct {
+	db     *memdb.MemDB
+	notify Notifier
+}
+
+// New returns an empty store that reports changes to notify (may be nil).
+func New(notify Notifier) (*Store, error) {
+	db, err := memdb.NewMemDB(schema())
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	if notify == nil {
+		notify = func(string) {}
+	}
+	return &Store{db: db, notify: notify}, nil
+}
+
+// SetNotifier replaces the change notifier; call it before any write.
+func (s *Store) SetNotifier(n Notifier) { s.notify = n }
+
+func (s *Store) deferNotify(txn *memdb.Txn, key string) {
+	if key == "" {
+		return
+	}
+	txn.Defer(func() { s.notify(key) })
+}
+
+// Pod returns the desired pod with key, or nil.
+func (s *Store) Pod(ws memdb.WatchSet, key string) (*Pod, error) {
+	txn := s.db.Txn(false)
+	ch, raw, err := txn.FirstWatch(TablePods, IndexID, key)
+	if err != nil {
+		return nil, fmt.Errorf("pod lookup: %w", err)
+	}
+	ws.Add(ch)
+	if raw == nil {
+		return nil, nil
+	}
+	return raw.(*Pod), nil
+}
+
+// Pods returns every desired pod, ordered by key.
+func (s *Store) Pods(ws memdb.WatchSet) ([]*Pod, error) {
+	return s.podsBy(ws, IndexID)
+}
+
+// PodsBySource returns the desired pods owned by source.
+func (s *Store) PodsBySource(ws memdb.WatchSet, source string) ([]*Pod, error) {
+	return s.podsBy(ws, IndexSource, source)
+}
+
+func (s *Store) podsBy(ws memdb.WatchSet, index string, args ...interface{}) ([]*Pod, error) {
+	txn := s.db.Txn(false)
+	it, err := txn.Get(TablePods, index, args...)
+	if err != nil {
+		return nil, fmt.Errorf("pod list: %w", err)
+	}
+	ws.Add(it.WatchCh())
+	var out []*Pod
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		out = append(out, raw.(*Pod))
+	}
+	return out, nil
+}
+
+// UpsertPod inserts or replaces a desired pod. p must not be modified after.
+func (s *Store) UpsertPod(p *Pod) error {
+	txn := s.db.Txn(true)
+	defer txn.Abort()
+	if err := txn.Insert(TablePods, p); err != nil {
+		return fmt.Errorf("pod insert: %w", err)
+	}
+	s.deferNotify(txn, p.Key)
+	txn.Commit()
+	return nil
+}
+
+// UpdatePod applies mutate to a copy of the stored pod and writes it back when
+// mutate returns true. It reports false when the pod does not exist.
+func (s *Store) UpdatePod(key string, mutate func(p *Pod) bool) (bool, error) {
+	txn := s.db.Txn(true)
+	defer txn.Abort()
+	raw, err := txn.First(TablePods, IndexID, key)
+	if err != nil {
+		return false, fmt.Errorf("pod lookup: %w", err)
+	}
+	if raw == nil {
+		return false, nil
+	}
+	cp := *raw.(*Pod)
+	if !mutate(&cp) {
+		return true, nil
+	}
+	if err := txn.Insert(TablePods, &cp); err != nil {
+		return false, fmt.Errorf("pod insert: %w", err)
+	}
+	txn.Commit()
+	return true, nil
+}
+
+// DeletePod removes a desired pod; removing a missing pod is not an error.
+func (s *Store) DeletePod(key string) error {
+	txn := s.db.Txn(true)
+	defer txn.Abort()
+	if _, err := txn.DeleteAll(TablePods, IndexID, key); err != nil {
+		return fmt.Errorf("pod delete: %w", err)
+	}
+	s.deferNotify(txn, key)
+	txn.Commit()
+	return nil
+}
+
+// ReplaceSourcePods makes pods the complete set of desired pods owned by
+// source: pods of that source not in the set are deleted. Pods whose pointer
+// is unchanged are not rewritten and not notified.
+func (s *Store) ReplaceSourcePods(source string, pods []*Pod) error {
+	txn := s.db.Txn(true)
+	defer txn.Abort()
+	want := make(map[string]*Pod, len(pods))
+	for _, p := range pods {
+		if p.Source != source {
+			return fmt.Errorf("pod %s: source %q written as %q", p.Key, p.Source, source)
+		}
+		want[p.Key] = p
+	}
+	it, err := txn.Get(TablePods, IndexSource, source)
+	if err != nil {
+		return fmt.Errorf("pod list: %w", err)
+	}
+	var stale []*Pod
+	have := map[string]*Pod{}
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		p := raw.(*Pod)
+		have[p.Key] = p
+		if _, ok := want[p.Key]; !ok {
+			stale = append(stale, p)
+		}
+	}
+	for _, p := range stale {
+		if err := txn.Delete(TablePods, p); err != nil {
+			return fmt.Errorf("pod delete: %w", err)
+		}
+		s.deferNotify(txn, p.Key)
+	}
+	for key, p := range want {
+		if have[key] == p {
+			continue
+		}
+		if err := txn.Insert(TablePods, p); err != nil {
+			return fmt.Errorf("pod insert: %w", err)
+		}
+		s.deferNotify(txn, key)
+	}
+	txn.Commit()
+	return nil
+}
+
+// Container returns the container with the runtime ID id, or nil.
+func (s *Store) Container(ws memdb.WatchSet, id string) (*Container, error) {
+	txn := s.db.Txn(false)
+	ch, raw, err := txn.FirstWatch(TableContainers, IndexID, id)
+	if err != nil {
+		return nil, fmt.Errorf("container lookup: %w", err)
+	}
+	ws.Add(ch)
+	if raw == nil {
+		return nil, nil
+	}
+	return raw.(*Container), nil
+}
+
+// Containers returns every managed container.
+func (s *Store) Containers(ws memdb.WatchSet) ([]*Container, error) {
+	return s.containersBy(ws, IndexID)
+}
+
+// ContainersByPod returns the containers labelled with pod key podKey.
+func (s *Store) ContainersByPod(ws memdb.WatchSet, podKey string) ([]*Container, error) {
+	return s.containersBy(ws, IndexPod, podKey)
+}
+
+func (s *Store) containersBy(ws memdb.WatchSet, index string, args ...interface{}) ([]*Container, error) {
+	txn := s.db.Txn(false)
+	it, err := txn.Get(TableContainers, index, args...)
+	if err != nil {
+		return nil, fmt.Errorf("container list: %w", err)
+	}
+	ws.Add(it.WatchCh())
+	var out []*Container
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		out = append(out, raw.(*Container))
+	}
+	return out, nil
+}
+
+// UpsertContainer inserts or replaces the observed state of a container.
+func (s *Store) UpsertContainer(c *Container) error {
+	txn := s.db.Txn(true)
+	defer txn.Abort()
+	if old, err := txn.First(TableContainers, IndexID, c.ID); err != nil {
+		return fmt.Errorf("container lookup: %w", err)
+	} else if old != nil && old.(*Container).PodKey != c.PodKey {
+		s.deferNotify(txn, old.(*Container).PodKey)
+	}
+	if err := txn.Insert(TableContainers, c); err != nil {
+		return fmt.Errorf("container insert: %w", err)
+	}
+	s.deferNotify(txn, c.PodKey)
+	txn.Commit()
+	return nil
+}
+
+// DeleteContainer forgets a container; forgetting a missing one is no error.
+func (s *Store) DeleteContainer(id string) error {
+	txn := s.db.Txn(true)
+	defer txn.Abort()
+	raw, err := txn.First(TableContainers, IndexID, id)
+	if err != nil {
+		return fmt.Errorf("container lookup: %w", err)
+	}
+	if raw == nil {
+		return nil
+	}
+	if err := txn.Delete(TableContainers, raw); err != nil {
+		return fmt.Errorf("container delete: %w", err)
+	}
+	s.deferNotify(txn, raw.(*Container).PodKey)
+	txn.Commit()
+	return nil
+}
+
+// ReplaceContainers makes cs the complete set of known containers, as after a
+// full relist of the runtime. Every pod key that gained, lost or changed a
+// container is notified.
+func (s *Store) ReplaceContainers(cs []*Container) error {
+	txn := s.db.Txn(true)
+	defer txn.Abort()
+	want := make(map[string]*Container, len(cs))
+	for _, c := range cs {
+		want[c.ID] = c
+	}
+	it, err := txn.Get(TableContainers, IndexID)
+	if err != nil {
+		return fmt.Errorf("container list: %w", err)
+	}
+	var stale []*Container
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		c := raw.(*Container)
+		if _, ok := want[c.ID]; !ok {
+			stale = append(stale, c)
+		}
+	}
+	for _, c := range stale {
+		if err := txn.Delete(TableContainers, c); err != nil {
+			return fmt.Errorf("container delete: %w", err)
+		}
+		s.deferNotify(txn, c.PodKey)
+	}
+	for _, c := range cs {
+		if err := txn.Insert(TableContainers, c); err != nil {
+			return fmt.Errorf("container insert: %w", err)
+		}
+		s.deferNotify(txn, c.PodKey)
+	}
+	txn.Commit()
+	return nil
+}
+
+// Source returns the state of the named source, or nil.
+func (s *Store) Source(ws memdb.WatchSet, name string) (*Source, error) {
+	txn := s.db.Txn(false)
+	ch, raw, err := txn.FirstWatch(TableSources, IndexID, name)
+	if err != nil {
+		return nil, fmt.Errorf("source lookup: %w", err)
+	}
+	ws.Add(ch)
+	if raw == nil {
+		return nil, nil
+	}
+	return raw.(*Source), nil
+}
+
+// Sources returns every registered source.
+func (s *Store) Sources(ws memdb.WatchSet) ([]*Source, error) {
+	txn := s.db.Txn(false)
+	it, err := txn.Get(TableSources, IndexID)
+	if err != nil {
+		return nil, fmt.Errorf("source list: %w", err)
+	}
+	ws.Add(it.WatchCh())
+	var out []*Source
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		out = append(out, raw.(*Source))
+	}
+	return out, nil
+}
+
+// UpsertSource writes the state of a source. When a source becomes synced,
+// every pod key with containers is notified, since orphans of that source may
+// now be collected.
+func (s *Store) UpsertSource(src *Source) error {
+	txn := s.db.Txn(true)
+	defer txn.Abort()
+	old, err := txn.First(TableSources, IndexID, src.Name)
+	if err != nil {
+		return fmt.Errorf("source lookup: %w", err)
+	}
+	if err := txn.Insert(TableSources, src); err != nil {
+		return fmt.Errorf("source insert: %w", err)
+	}
+	if src.Synced && (old == nil || !old.(*Source).Synced) {
+		it, err := txn.Get(TableContainers, IndexID)
+		if err != nil {
+			return fmt.Errorf("container list: %w", err)
+		}
+		seen := map[string]bool{}
+		for raw := it.Next(); raw != nil; raw = it.Next() {
+			k := raw.(*Container).PodKey
+			if !seen[k] {
+				seen[k] = true
+				s.deferNotify(txn, k)
+			}
+		}
+	}
+	txn.Commit()
+	return nil
+}

@@ -1,0 +1,85 @@
+// Package store holds berth's in-memory state in go-memdb: desired pods, the
+// actual containers seen on the runtime, and the sources that feed pods.
+//
+// Objects returned by getters are shared with the database: never mutate them;
+// copy, change the copy, and write it back through an Upsert method.
+package store
+
+import (
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// Pod is one desired pod as accepted from a source, with the status berth
+// observed for it. Spec is validated and defaulted before it is stored.
+type Pod struct {
+	Key    string // "namespace/name"
+	Source string // name of the source that owns the pod
+	Origin string // file, URL or key the pod came from
+	Spec   *v1.Pod
+	// SeenAt is when this pod (this UID) was first accepted.
+	SeenAt time.Time
+	// Error is the last rejected update of this pod, kept while the last good
+	// spec keeps running. Empty when the latest update was accepted.
+	Error  string
+	Status v1.PodStatus
+	// StartedAt is when all containers first ran; zero until then.
+	StartedAt time.Time
+}
+
+// Container states as reported by Docker.
+const (
+	StateCreated    = "created"
+	StateRunning    = "running"
+	StateExited     = "exited"
+	StatePaused     = "paused"
+	StateRestarting = "restarting"
+	StateRemoving   = "removing"
+	StateDead       = "dead"
+)
+
+// SandboxName is the container name of a pod's network sandbox.
+const SandboxName = "POD"
+
+// Container is one managed container as last seen on the runtime.
+type Container struct {
+	ID            string
+	DockerName    string
+	PodKey        string // from labels; "namespace/name"
+	PodUID        string
+	Name          string // container name inside the pod; SandboxName for the sandbox
+	Hash          string
+	Source        string
+	Attempt       int
+	RestartCount  int
+	Image         string
+	ImageID       string
+	State         string
+	ExitCode      int
+	OOMKilled     bool
+	Error         string
+	CreatedAt     time.Time
+	StartedAt     time.Time
+	FinishedAt    time.Time
+	Labels        map[string]string
+}
+
+// Running reports whether the container is running (or being restarted by
+// the engine, which berth never asks for).
+func (c *Container) Running() bool {
+	return c.State == StateRunning || c.State == StateRestarting || c.State == StatePaused
+}
+
+// Source is the sync state of one desired-state source.
+type Source struct {
+	Name string
+	// Synced is true once the source delivered its first complete set since
+	// start; before that berth never deletes the source's pods.
+	Synced   bool
+	LastSync time.Time
+	Updates  int64
+	// Errors are the current manifest errors of the source, one per origin
+	// or pod, as human-readable "origin: pod: field: message" lines.
+	Errors []string
+}

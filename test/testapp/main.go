@@ -1,0 +1,108 @@
+// Command testapp is the static test workload that berth's tests package
+// FROM scratch. Its first argument picks a behaviour:
+//
+//	serve            HTTP on $PORT (default 8080); see handlers below
+//	exit CODE [DUR]  sleep DUR (default 0) then exit with CODE
+//	sleep            block until SIGTERM/SIGINT, then exit 0
+//
+// Under serve: GET / answers $MESSAGE (or "hello"); /env?name=X answers the
+// value of X; /get?url=U fetches U and answers its body (for pod-localhost
+// checks); /healthz answers 200 unless the file $UNHEALTHY_FILE exists;
+// /exit?code=N exits with N.
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+func main() {
+	mode := "serve"
+	if len(os.Args) > 1 {
+		mode = os.Args[1]
+	}
+	switch mode {
+	case "serve":
+		serve()
+	case "exit":
+		code := 0
+		if len(os.Args) > 2 {
+			code, _ = strconv.Atoi(os.Args[2])
+		}
+		if len(os.Args) > 3 {
+			if d, err := time.ParseDuration(os.Args[3]); err == nil {
+				time.Sleep(d)
+			}
+		}
+		os.Exit(code)
+	case "sleep":
+		waitSignal()
+	default:
+		fmt.Fprintf(os.Stderr, "testapp: unknown mode %q\n", mode)
+		os.Exit(2)
+	}
+}
+
+func waitSignal() {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT)
+	<-ch
+}
+
+func serve() {
+	port := os.Getenv("PORT")
+	if port == "" {
+		port = "8080"
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		msg := os.Getenv("MESSAGE")
+		if msg == "" {
+			msg = "hello"
+		}
+		fmt.Fprint(w, msg)
+	})
+	mux.HandleFunc("/env", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, os.Getenv(r.URL.Query().Get("name")))
+	})
+	mux.HandleFunc("/get", func(w http.ResponseWriter, r *http.Request) {
+		c := http.Client{Timeout: 3 * time.Second}
+		resp, err := c.Get(r.URL.Query().Get("url"))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		w.WriteHeader(resp.StatusCode)
+		io.Copy(w, resp.Body)
+	})
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		if f := os.Getenv("UNHEALTHY_FILE"); f != "" {
+			if _, err := os.Stat(f); err == nil {
+				http.Error(w, "unhealthy", http.StatusServiceUnavailable)
+				return
+			}
+		}
+		fmt.Fprint(w, "ok")
+	})
+	mux.HandleFunc("/exit", func(w http.ResponseWriter, r *http.Request) {
+		code, _ := strconv.Atoi(r.URL.Query().Get("code"))
+		fmt.Fprint(w, "bye")
+		go func() { time.Sleep(50 * time.Millisecond); os.Exit(code) }()
+	})
+	srv := &http.Server{Addr: ":" + port, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		waitSignal()
+		srv.Close()
+	}()
+	if err := srv.ListenAndServe(); err != nil && err != http.ErrServerClosed {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
