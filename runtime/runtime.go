@@ -29,6 +29,10 @@ const (
 // ErrNotFound is returned (wrapped) when a container or image does not exist.
 var ErrNotFound = errors.New("not found")
 
+// ErrNameConflict is returned (wrapped) by CreateContainer when a container
+// with the requested name already exists.
+var ErrNameConflict = errors.New("container name already in use")
+
 // ErrImageNeverPull is returned by EnsureImage for an absent image whose pull
 // policy is Never.
 var ErrImageNeverPull = errors.New("image not present and pull policy is Never")
@@ -78,16 +82,16 @@ type ContainerConfig struct {
 	Labels     map[string]string
 	Hostname   string
 	// NetworkMode is "container:<id>", "host", or "" for the engine default.
-	NetworkMode string
-	PidMode     string // "" or "host"
-	Ports       []PortBinding
-	Mounts      []Mount
-	Resources   Resources
-	Privileged  bool
-	User        string
+	NetworkMode    string
+	PidMode        string // "" or "host"
+	Ports          []PortBinding
+	Mounts         []Mount
+	Resources      Resources
+	Privileged     bool
+	User           string
 	ReadonlyRootfs bool
-	CapAdd      []string
-	CapDrop     []string
+	CapAdd         []string
+	CapDrop        []string
 	// StopSignal and StopTimeout are used when the engine stops it itself.
 	StopTimeout *int
 }

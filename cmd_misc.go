@@ -1,0 +1,65 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/berth-dev/berth/config"
+	"github.com/berth-dev/berth/sources"
+)
+
+func versionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print berth's version",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			fmt.Fprintln(cmd.OutOrStdout(), "berth", config.Version)
+		},
+	}
+}
+
+// pauseCmd is the entrypoint of the pod sandbox image: it holds the pod's
+// namespaces and does nothing until told to stop.
+func pauseCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:    "pause",
+		Short:  "Block until SIGTERM or SIGINT (the pod sandbox process)",
+		Args:   cobra.NoArgs,
+		Hidden: true,
+		Run: func(cmd *cobra.Command, _ []string) {
+			ch := make(chan os.Signal, 1)
+			signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT)
+			<-ch
+		},
+	}
+}
+
+func validateCmd() *cobra.Command {
+	var strict bool
+	cmd := &cobra.Command{
+		Use:   "validate PATH...",
+		Short: "Check pod manifests; print one file: pod: field: error line per problem",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			n, errs, err := sources.ValidateFiles(args, sources.Options{AllowHostAccess: !strict})
+			if err != nil {
+				return err
+			}
+			for _, e := range errs {
+				fmt.Fprintln(cmd.ErrOrStderr(), e.Error())
+			}
+			if len(errs) > 0 {
+				return fmt.Errorf("%d error(s) in manifests", len(errs))
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%d pod(s) valid\n", n)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&strict, "network-source", false, "apply the host-access policy of network sources (no privileged, hostPath, hostNetwork, hostPID)")
+	return cmd
+}

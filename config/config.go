@@ -1,0 +1,274 @@
+// Package config loads berth's configuration with viper: defaults, then a
+// file (--config), then BERTH_ environment variables ("." becomes "_"), then
+// flags. Load validates every value and fails with the key that is wrong.
+package config
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+)
+
+// Version is berth's release, also the default pause image tag.
+var Version = "0.1.0"
+
+// Config is the validated configuration of one berth agent.
+type Config struct {
+	NodeName   string
+	RootDir    string
+	DockerHost string
+
+	FilePath   string
+	FileRescan time.Duration
+
+	HTTPURL      string
+	HTTPInterval time.Duration
+	HTTPHeaders  map[string]string
+
+	EtcdEndpoints []string
+	EtcdPrefix    string
+	EtcdLegacyKey string
+
+	PushEnabled bool
+
+	Workers int
+	Resync  time.Duration
+
+	BackoffInitial time.Duration
+	BackoffMax     time.Duration
+
+	PodInfraImage string
+
+	ServerAddress string
+	ServerPort    int
+	TokenFile     string
+	TLSCertFile   string
+	TLSKeyFile    string
+
+	CadvisorEnabled      bool
+	CadvisorHousekeeping time.Duration
+
+	LogLevel  string
+	LogFormat string
+
+	// AllowHostAccess by source name (http, etcd, push).
+	AllowHostAccess map[string]bool
+}
+
+// DefaultPauseImage is the pod infra image berth builds itself when absent.
+func DefaultPauseImage() string { return "berth/pause:" + Version }
+
+func setDefaults(v *viper.Viper) {
+	host, _ := os.Hostname()
+	v.SetDefault("node_name", strings.ToLower(host))
+	v.SetDefault("root_dir", "/var/lib/berth")
+	dh := os.Getenv("DOCKER_HOST")
+	if dh == "" {
+		dh = "unix:///var/run/docker.sock"
+	}
+	v.SetDefault("docker.host", dh)
+	v.SetDefault("sources.file.path", "/etc/berth/pods")
+	v.SetDefault("sources.file.rescan", "20s")
+	v.SetDefault("sources.http.url", "")
+	v.SetDefault("sources.http.interval", "20s")
+	v.SetDefault("sources.http.headers", map[string]string{})
+	v.SetDefault("sources.http.allow_host_access", false)
+	v.SetDefault("sources.etcd.endpoints", []string{})
+	v.SetDefault("sources.etcd.prefix", "")
+	v.SetDefault("sources.etcd.legacy_key", "")
+	v.SetDefault("sources.etcd.allow_host_access", false)
+	v.SetDefault("sources.push.enabled", false)
+	v.SetDefault("sources.push.allow_host_access", false)
+	v.SetDefault("controller.workers", 4)
+	v.SetDefault("controller.resync", "60s")
+	v.SetDefault("backoff.initial", "10s")
+	v.SetDefault("backoff.max", "300s")
+	v.SetDefault("pod_infra_image", "")
+	v.SetDefault("server.address", "127.0.0.1")
+	v.SetDefault("server.port", 10350)
+	v.SetDefault("server.token_file", "")
+	v.SetDefault("server.tls.cert_file", "")
+	v.SetDefault("server.tls.key_file", "")
+	v.SetDefault("cadvisor.enabled", true)
+	v.SetDefault("cadvisor.housekeeping", "10s")
+	v.SetDefault("log.level", "info")
+	v.SetDefault("log.format", "text")
+}
+
+// BindFlags adds the command-line flags that override the most used keys.
+func BindFlags(fs *pflag.FlagSet) {
+	fs.String("config", "", "configuration file (YAML, JSON or TOML)")
+	fs.String("node-name", "", "node name (config node_name)")
+	fs.String("root-dir", "", "state directory (config root_dir)")
+	fs.String("pods", "", "file or directory of pod manifests (config sources.file.path)")
+	fs.String("address", "", "API listen address (config server.address)")
+	fs.Int("port", 0, "API port (config server.port)")
+	fs.String("log-level", "", "debug, info, warn or error (config log.level)")
+}
+
+var flagKeys = map[string]string{
+	"node-name": "node_name", "root-dir": "root_dir", "pods": "sources.file.path",
+	"address": "server.address", "port": "server.port", "log-level": "log.level",
+}
+
+// Load reads defaults, the config file named by the "config" flag, BERTH_
+// environment variables and the changed flags of fs (which may be nil).
+func Load(fs *pflag.FlagSet) (*Config, error) {
+	v := viper.New()
+	setDefaults(v)
+	v.SetEnvPrefix("BERTH")
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	v.AutomaticEnv()
+	if fs != nil {
+		if f := fs.Lookup("config"); f != nil && f.Value.String() != "" {
+			v.SetConfigFile(f.Value.String())
+			if err := v.ReadInConfig(); err != nil {
+				return nil, fmt.Errorf("config file %s: %w", f.Value.String(), err)
+			}
+		}
+		for flag, key := range flagKeys {
+			if f := fs.Lookup(flag); f != nil && f.Changed {
+				if err := v.BindPFlag(key, f); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return fromViper(v)
+}
+
+type parser struct {
+	v    *viper.Viper
+	errs []string
+}
+
+func (p *parser) duration(key string, min time.Duration) time.Duration {
+	raw := p.v.GetString(key)
+	d, err := time.ParseDuration(raw)
+	if err != nil {
+		p.errs = append(p.errs, fmt.Sprintf("%s: %q is not a duration (like 10s or 500ms)", key, raw))
+		return 0
+	}
+	if d < min {
+		p.errs = append(p.errs, fmt.Sprintf("%s: %s is below the minimum %s", key, d, min))
+	}
+	return d
+}
+
+func (p *parser) integer(key string, min, max int) int {
+	raw := p.v.GetString(key)
+	var n int
+	if _, err := fmt.Sscanf(raw, "%d", &n); err != nil || fmt.Sprint(n) != strings.TrimSpace(raw) {
+		p.errs = append(p.errs, fmt.Sprintf("%s: %q is not an integer", key, raw))
+		return 0
+	}
+	if n < min || n > max {
+		p.errs = append(p.errs, fmt.Sprintf("%s: %d is outside %d..%d", key, n, min, max))
+	}
+	return n
+}
+
+func (p *parser) boolean(key string) bool {
+	raw := strings.ToLower(p.v.GetString(key))
+	switch raw {
+	case "true", "1", "yes":
+		return true
+	case "false", "0", "no", "":
+		return false
+	}
+	p.errs = append(p.errs, fmt.Sprintf("%s: %q is not a boolean", key, raw))
+	return false
+}
+
+func (p *parser) oneOf(key string, allowed ...string) string {
+	raw := strings.ToLower(p.v.GetString(key))
+	for _, a := range allowed {
+		if raw == a {
+			return raw
+		}
+	}
+	p.errs = append(p.errs, fmt.Sprintf("%s: %q is not one of %s", key, raw, strings.Join(allowed, ", ")))
+	return raw
+}
+
+func fromViper(v *viper.Viper) (*Config, error) {
+	p := &parser{v: v}
+	c := &Config{
+		NodeName:             strings.TrimSpace(v.GetString("node_name")),
+		RootDir:              v.GetString("root_dir"),
+		DockerHost:           v.GetString("docker.host"),
+		FilePath:             v.GetString("sources.file.path"),
+		FileRescan:           p.duration("sources.file.rescan", 100*time.Millisecond),
+		HTTPURL:              v.GetString("sources.http.url"),
+		HTTPInterval:         p.duration("sources.http.interval", 100*time.Millisecond),
+		HTTPHeaders:          v.GetStringMapString("sources.http.headers"),
+		EtcdEndpoints:        v.GetStringSlice("sources.etcd.endpoints"),
+		EtcdPrefix:           v.GetString("sources.etcd.prefix"),
+		EtcdLegacyKey:        v.GetString("sources.etcd.legacy_key"),
+		PushEnabled:          p.boolean("sources.push.enabled"),
+		Workers:              p.integer("controller.workers", 1, 256),
+		Resync:               p.duration("controller.resync", time.Second),
+		BackoffInitial:       p.duration("backoff.initial", time.Millisecond),
+		BackoffMax:           p.duration("backoff.max", time.Millisecond),
+		PodInfraImage:        v.GetString("pod_infra_image"),
+		ServerAddress:        v.GetString("server.address"),
+		ServerPort:           p.integer("server.port", 0, 65535),
+		TokenFile:            v.GetString("server.token_file"),
+		TLSCertFile:          v.GetString("server.tls.cert_file"),
+		TLSKeyFile:           v.GetString("server.tls.key_file"),
+		CadvisorEnabled:      p.boolean("cadvisor.enabled"),
+		CadvisorHousekeeping: p.duration("cadvisor.housekeeping", time.Second),
+		LogLevel:             p.oneOf("log.level", "debug", "info", "warn", "error"),
+		LogFormat:            p.oneOf("log.format", "text", "json"),
+		AllowHostAccess: map[string]bool{
+			"http": p.boolean("sources.http.allow_host_access"),
+			"etcd": p.boolean("sources.etcd.allow_host_access"),
+			"push": p.boolean("sources.push.allow_host_access"),
+		},
+	}
+	if c.NodeName == "" {
+		p.errs = append(p.errs, "node_name: must not be empty")
+	}
+	if c.EtcdPrefix == "" {
+		c.EtcdPrefix = "/registry/hosts/" + c.NodeName + "/pods/"
+	}
+	if c.EtcdLegacyKey == "" {
+		c.EtcdLegacyKey = "/registry/hosts/" + c.NodeName + "/kubelet"
+	}
+	if c.PodInfraImage == "" {
+		c.PodInfraImage = DefaultPauseImage()
+	}
+	if c.BackoffMax < c.BackoffInitial {
+		p.errs = append(p.errs, fmt.Sprintf("backoff.max: %s is below backoff.initial %s", c.BackoffMax, c.BackoffInitial))
+	}
+	if c.RootDir == "" || !strings.HasPrefix(c.RootDir, "/") {
+		p.errs = append(p.errs, fmt.Sprintf("root_dir: %q must be an absolute path", c.RootDir))
+	}
+	if c.ServerAddress != "" && net.ParseIP(c.ServerAddress) == nil && c.ServerAddress != "localhost" {
+		p.errs = append(p.errs, fmt.Sprintf("server.address: %q is not an IP address", c.ServerAddress))
+	}
+	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
+		p.errs = append(p.errs, "server.tls: cert_file and key_file must be set together")
+	}
+	if c.HTTPURL != "" && !strings.HasPrefix(c.HTTPURL, "http://") && !strings.HasPrefix(c.HTTPURL, "https://") {
+		p.errs = append(p.errs, fmt.Sprintf("sources.http.url: %q must be an http:// or https:// URL", c.HTTPURL))
+	}
+	if len(p.errs) > 0 {
+		return nil, fmt.Errorf("invalid configuration:\n  %s", strings.Join(p.errs, "\n  "))
+	}
+	return c, nil
+}
+
+// Loopback reports whether the API address only accepts local connections.
+func (c *Config) Loopback() bool {
+	if c.ServerAddress == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(c.ServerAddress)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,211 @@
+// Package controller makes the runtime match the store: one pod key at a
+// time, level-based, from a rate-limited workqueue.
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+
+	"github.com/berth-dev/berth/runtime"
+	"github.com/berth-dev/berth/store"
+)
+
+// Config is the controller's part of berth's configuration.
+type Config struct {
+	Node    string
+	RootDir string
+	Workers int
+	// Resync re-enqueues every known pod key this often.
+	Resync     time.Duration
+	Backoff    Backoff
+	PauseImage string
+	// PauseBinary is a static executable to build PauseImage from when it
+	// is absent; empty means the image must exist.
+	PauseBinary string
+	Clock       clock.WithTicker
+	Metrics     Metrics
+	// QueueMetrics provides the client-go workqueue metrics (nil: none).
+	QueueMetrics workqueue.MetricsProvider
+	Log          *slog.Logger
+}
+
+// Result tells the worker whether to look at the key again.
+type Result struct {
+	Requeue      bool
+	RequeueAfter time.Duration
+}
+
+// Controller reconciles pods. Create with New, feed keys with Enqueue (the
+// store notifier), run with Run.
+type Controller struct {
+	cfg      Config
+	store    *store.Store
+	rt       runtime.Runtime
+	queue    workqueue.TypedRateLimitingInterface[string]
+	restarts *RestartTracker
+	pulls    *pullBackoff
+	log      *slog.Logger
+
+	pauseMu    sync.Mutex
+	pauseReady bool
+}
+
+// New returns a controller over st and rt. It registers nothing: wire
+// st's notifier to Enqueue.
+func New(cfg Config, st *store.Store, rt runtime.Runtime) *Controller {
+	if cfg.Workers <= 0 {
+		cfg.Workers = 4
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = noMetrics{}
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.Backoff.Reset == 0 {
+		cfg.Backoff.Reset = 10 * time.Minute
+	}
+	rl := workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](50*time.Millisecond, 30*time.Second),
+	)
+	q := workqueue.NewTypedRateLimitingQueueWithConfig(rl, workqueue.TypedRateLimitingQueueConfig[string]{
+		Name:            "pods",
+		Clock:           cfg.Clock,
+		MetricsProvider: cfg.QueueMetrics,
+	})
+	return &Controller{
+		cfg:      cfg,
+		store:    st,
+		rt:       rt,
+		queue:    q,
+		restarts: NewRestartTracker(cfg.Backoff),
+		pulls:    newPullBackoff(cfg.Backoff),
+		log:      cfg.Log.With("component", "controller"),
+	}
+}
+
+// Enqueue adds a pod key; it never blocks and is safe from any goroutine.
+func (c *Controller) Enqueue(key string) {
+	if key != "" {
+		c.queue.Add(key)
+	}
+}
+
+// Queue exposes the work queue for tests and simulations.
+func (c *Controller) Queue() workqueue.TypedRateLimitingInterface[string] { return c.queue }
+
+// Run starts the workers and the resync loop, and blocks until ctx ends and
+// the workers have finished their current keys.
+func (c *Controller) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for i := 0; i < c.cfg.Workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c.processNextWorkItem(ctx) {
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c.resyncLoop(ctx)
+	}()
+	<-ctx.Done()
+	c.queue.ShutDownWithDrain()
+	wg.Wait()
+}
+
+func (c *Controller) resyncLoop(ctx context.Context) {
+	if c.cfg.Resync <= 0 {
+		return
+	}
+	t := c.cfg.Clock.NewTicker(c.cfg.Resync)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+			c.EnqueueAll()
+		}
+	}
+}
+
+// EnqueueAll adds every desired pod and every pod key that has containers.
+func (c *Controller) EnqueueAll() {
+	pods, _ := c.store.Pods(nil)
+	for _, p := range pods {
+		c.queue.Add(p.Key)
+	}
+	ctrs, _ := c.store.Containers(nil)
+	for _, ct := range ctrs {
+		c.queue.Add(ct.PodKey)
+	}
+}
+
+func (c *Controller) processNextWorkItem(ctx context.Context) bool {
+	key, shutdown := c.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer c.queue.Done(key)
+
+	start := c.cfg.Clock.Now()
+	res, err := c.Reconcile(ctx, key)
+	var outcome string
+	switch {
+	case err != nil:
+		outcome = ResultError
+		c.queue.AddRateLimited(key)
+		if !errors.Is(err, context.Canceled) {
+			c.log.Warn("reconcile failed", "pod", key, "err", err)
+		}
+	case res.RequeueAfter > 0:
+		outcome = ResultRequeueAfter
+		c.queue.Forget(key)
+		c.queue.AddAfter(key, res.RequeueAfter)
+	case res.Requeue:
+		outcome = ResultRequeue
+		c.queue.AddRateLimited(key)
+	default:
+		outcome = ResultSuccess
+		c.queue.Forget(key)
+	}
+	c.cfg.Metrics.ReconcileDone(outcome, c.cfg.Clock.Since(start))
+	return true
+}
+
+// ensurePauseImage builds the pause image from PauseBinary when absent.
+func (c *Controller) ensurePauseImage(ctx context.Context) error {
+	c.pauseMu.Lock()
+	defer c.pauseMu.Unlock()
+	if c.pauseReady {
+		return nil
+	}
+	ok, err := c.rt.ImagePresent(ctx, c.cfg.PauseImage)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		if c.cfg.PauseBinary == "" {
+			return fmt.Errorf("pause image %s is absent and berth cannot build it", c.cfg.PauseImage)
+		}
+		c.log.Info("building pause image", "image", c.cfg.PauseImage, "from", c.cfg.PauseBinary)
+		if err := c.rt.BuildImage(ctx, c.cfg.PauseImage, c.cfg.PauseBinary, "/berth", []string{"/berth", "pause"}); err != nil {
+			return fmt.Errorf("build pause image %s: %w", c.cfg.PauseImage, err)
+		}
+	}
+	c.pauseReady = true
+	return nil
+}

@@ -1,0 +1,498 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	memdb "github.com/hashicorp/go-memdb"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/berth-dev/berth/runtime"
+	"github.com/berth-dev/berth/store"
+)
+
+// labelSandbox names the sandbox container an app container joined, so a
+// container left in a replaced sandbox is recognised.
+const labelSandbox = "io.berth.sandbox.id"
+
+// Reconcile makes the containers of pod key match its desired state. It reads
+// desired and actual state from the store only (never from an event), acts on
+// the runtime, writes what it did back to the store and records status.
+func (c *Controller) Reconcile(ctx context.Context, key string) (Result, error) {
+	pod, err := c.store.Pod(nil, key)
+	if err != nil {
+		return Result{}, err
+	}
+	ctrs, err := c.store.ContainersByPod(nil, key)
+	if err != nil {
+		return Result{}, err
+	}
+	if pod == nil {
+		return c.reconcileDeleted(ctx, key, ctrs)
+	}
+	return c.reconcilePod(ctx, pod, ctrs)
+}
+
+// sourceSynced reports whether containers labelled with source may be
+// collected: the source completed a sync since start, or it is no longer
+// configured and every configured source has synced.
+func (c *Controller) sourceSynced(name string) bool {
+	src, _ := c.store.Source(nil, name)
+	if src != nil {
+		return src.Synced
+	}
+	all, _ := c.store.Sources(nil)
+	if len(all) == 0 {
+		return false
+	}
+	for _, s := range all {
+		if !s.Synced {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *Controller) reconcileDeleted(ctx context.Context, key string, ctrs []*store.Container) (Result, error) {
+	if len(ctrs) == 0 {
+		return Result{}, nil
+	}
+	for _, ct := range ctrs {
+		if !c.sourceSynced(ct.Source) {
+			return Result{}, nil // the store notifies us when the source syncs
+		}
+	}
+	c.log.Info("removing pod", "pod", key, "containers", len(ctrs))
+	if err := c.killAll(ctx, ctrs, true); err != nil {
+		return Result{}, err
+	}
+	uids := map[string]bool{}
+	for _, ct := range ctrs {
+		uids[ct.PodUID] = true
+	}
+	for uid := range uids {
+		if uid == "" {
+			continue
+		}
+		c.restarts.Forget(uid + "/")
+		c.pulls.forget(uid + "/")
+		if err := os.RemoveAll(c.podDir(uid)); err != nil {
+			return Result{}, fmt.Errorf("remove pod volumes: %w", err)
+		}
+	}
+	return Result{}, nil
+}
+
+// killAll stops app containers in parallel, then sandboxes, and removes
+// them all when remove is set.
+func (c *Controller) killAll(ctx context.Context, ctrs []*store.Container, remove bool) error {
+	var apps, sandboxes []*store.Container
+	for _, ct := range ctrs {
+		if ct.Name == store.SandboxName {
+			sandboxes = append(sandboxes, ct)
+		} else {
+			apps = append(apps, ct)
+		}
+	}
+	if err := c.stopParallel(ctx, apps, remove); err != nil {
+		return err
+	}
+	return c.stopParallel(ctx, sandboxes, remove)
+}
+
+func (c *Controller) stopParallel(ctx context.Context, ctrs []*store.Container, remove bool) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(ctrs))
+	for i, ct := range ctrs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = c.stop(ctx, ct, remove)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func graceOf(ct *store.Container) time.Duration {
+	if s, err := strconv.Atoi(ct.Labels[runtime.LabelGracePeriod]); err == nil && s >= 0 {
+		return time.Duration(s) * time.Second
+	}
+	return 30 * time.Second
+}
+
+func (c *Controller) stop(ctx context.Context, ct *store.Container, remove bool) error {
+	if ct.Running() || ct.State == store.StateCreated {
+		if err := c.rt.StopContainer(ctx, ct.ID, graceOf(ct)); err != nil {
+			return fmt.Errorf("stop %s: %w", ct.DockerName, err)
+		}
+	}
+	if remove {
+		if err := c.rt.RemoveContainer(ctx, ct.ID); err != nil {
+			return fmt.Errorf("remove %s: %w", ct.DockerName, err)
+		}
+		return c.store.DeleteContainer(ct.ID)
+	}
+	c.refresh(ctx, ct.ID)
+	return nil
+}
+
+// refresh writes the runtime's current view of id into the store, so the
+// next reconcile sees this one's actions even before their events arrive.
+func (c *Controller) refresh(ctx context.Context, id string) {
+	ct, err := c.rt.InspectContainer(ctx, id)
+	switch {
+	case errors.Is(err, runtime.ErrNotFound):
+		_ = c.store.DeleteContainer(id)
+	case err == nil:
+		_ = c.store.UpsertContainer(ct)
+	}
+}
+
+// newestFirst orders instances of one container by attempt, newest first.
+func newestFirst(cs []*store.Container) {
+	sort.Slice(cs, func(i, j int) bool {
+		if cs[i].Attempt != cs[j].Attempt {
+			return cs[i].Attempt > cs[j].Attempt
+		}
+		return cs[i].CreatedAt.After(cs[j].CreatedAt)
+	})
+}
+
+// podState is what one reconcile learned, for the status it writes.
+type podState struct {
+	sandbox     *store.Container
+	waiting     map[string]v1.ContainerStateWaiting // by container name
+	initRunning string
+	failedInit  bool
+}
+
+func (c *Controller) reconcilePod(ctx context.Context, p *store.Pod, ctrs []*store.Container) (Result, error) {
+	pod := p.Spec
+	uid := string(pod.UID)
+
+	var stale []*store.Container
+	byName := map[string][]*store.Container{}
+	for _, ct := range ctrs {
+		if ct.PodUID != uid {
+			stale = append(stale, ct)
+			continue
+		}
+		byName[ct.Name] = append(byName[ct.Name], ct)
+	}
+	for _, list := range byName {
+		newestFirst(list)
+	}
+	if len(stale) > 0 {
+		c.log.Info("removing containers of a replaced pod", "pod", p.Key, "containers", len(stale))
+		if err := c.killAll(ctx, stale, true); err != nil {
+			return Result{}, err
+		}
+	}
+
+	st := &podState{waiting: map[string]v1.ContainerStateWaiting{}}
+	sb, err := c.syncSandbox(ctx, p, byName)
+	if err != nil {
+		c.writeStatus(p, st)
+		return Result{}, err
+	}
+	st.sandbox = sb
+	if err := c.ensureVolumes(pod); err != nil {
+		return Result{}, err
+	}
+
+	var res Result
+	merge := func(r Result) {
+		res.Requeue = res.Requeue || r.Requeue
+		if r.RequeueAfter > 0 && (res.RequeueAfter == 0 || r.RequeueAfter < res.RequeueAfter) {
+			res.RequeueAfter = r.RequeueAfter
+		}
+	}
+
+	initDone := true
+	for i := range pod.Spec.InitContainers {
+		ic := &pod.Spec.InitContainers[i]
+		done, r, err := c.syncInit(ctx, p, ic, sb, byName[ic.Name], st)
+		merge(r)
+		if err != nil {
+			c.writeStatus(p, st)
+			return res, err
+		}
+		if !done {
+			initDone = false
+			break
+		}
+	}
+
+	var errs []error
+	if initDone {
+		for i := range pod.Spec.Containers {
+			ctr := &pod.Spec.Containers[i]
+			r, err := c.syncContainer(ctx, p, ctr, sb, byName[ctr.Name], st)
+			merge(r)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("container %s: %w", ctr.Name, err))
+			}
+		}
+	}
+	if err := c.collect(ctx, p, byName); err != nil {
+		errs = append(errs, err)
+	}
+	c.writeStatus(p, st)
+	return res, errors.Join(errs...)
+}
+
+// syncSandbox returns the running sandbox of the pod, creating a new one (and
+// stopping everything that ran in the old one) when it is missing, exited, or
+// its pod-level networking changed.
+func (c *Controller) syncSandbox(ctx context.Context, p *store.Pod, byName map[string][]*store.Container) (*store.Container, error) {
+	sandboxes := byName[store.SandboxName]
+	want := sandboxHash(p.Spec)
+	if len(sandboxes) > 0 {
+		sb := sandboxes[0]
+		if sb.Running() && sb.Hash == want {
+			return sb, nil
+		}
+		if sb.State == store.StateCreated && sb.Hash == want {
+			if err := c.rt.StartContainer(ctx, sb.ID); err != nil {
+				return nil, fmt.Errorf("start sandbox: %w", err)
+			}
+			c.refresh(ctx, sb.ID)
+			return c.store.Container(nil, sb.ID)
+		}
+	}
+	// Everything that ran in the old sandbox goes: running apps are killed
+	// and removed (they are recreated fresh), exited ones stay for status and
+	// logs, and restart by policy.
+	var kill []*store.Container
+	for name, list := range byName {
+		for _, ct := range list {
+			if name == store.SandboxName || ct.Running() || ct.State == store.StateCreated {
+				kill = append(kill, ct)
+			}
+		}
+	}
+	if len(kill) > 0 {
+		c.log.Info("recreating pod sandbox", "pod", p.Key, "stopping", len(kill))
+		if err := c.killAll(ctx, kill, true); err != nil {
+			return nil, err
+		}
+		for name, list := range byName {
+			var keep []*store.Container
+			for _, ct := range list {
+				if !(name == store.SandboxName || ct.Running() || ct.State == store.StateCreated) {
+					keep = append(keep, ct)
+				}
+			}
+			byName[name] = keep
+		}
+	}
+	if err := c.ensurePauseImage(ctx); err != nil {
+		return nil, err
+	}
+	attempt := 0
+	if len(sandboxes) > 0 {
+		attempt = sandboxes[0].Attempt + 1
+	}
+	cfg := c.sandboxConfig(p, attempt)
+	id, err := c.rt.CreateContainer(ctx, cfg)
+	if err != nil {
+		if errors.Is(err, runtime.ErrNotFound) {
+			c.pauseMu.Lock()
+			c.pauseReady = false
+			c.pauseMu.Unlock()
+		}
+		return nil, fmt.Errorf("create sandbox: %w", err)
+	}
+	if err := c.rt.StartContainer(ctx, id); err != nil {
+		c.refresh(ctx, id)
+		return nil, fmt.Errorf("start sandbox: %w", err)
+	}
+	c.refresh(ctx, id)
+	return c.store.Container(nil, id)
+}
+
+func (c *Controller) ensureVolumes(pod *v1.Pod) error {
+	for _, v := range pod.Spec.Volumes {
+		if v.EmptyDir != nil && v.EmptyDir.Medium != v1.StorageMediumMemory {
+			if err := os.MkdirAll(c.emptyDirPath(pod, v.Name), 0o777); err != nil {
+				return fmt.Errorf("emptyDir %s: %w", v.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// syncInit runs one init container to completion; done is true once it
+// exited 0 in the current sandbox.
+func (c *Controller) syncInit(ctx context.Context, p *store.Pod, ic *v1.Container, sb *store.Container, instances []*store.Container, st *podState) (bool, Result, error) {
+	var latest *store.Container
+	if len(instances) > 0 && instances[0].Labels[labelSandbox] == sb.ID {
+		latest = instances[0]
+	}
+	switch {
+	case latest == nil:
+		st.initRunning = ic.Name
+		r, err := c.start(ctx, p, ic, sb, instances, 0, st)
+		return false, r, err
+	case latest.Running():
+		st.initRunning = ic.Name
+		return false, Result{}, nil
+	case latest.State == store.StateCreated:
+		st.initRunning = ic.Name
+		return false, Result{}, c.startExisting(ctx, latest)
+	case latest.ExitCode == 0:
+		return true, Result{}, nil
+	}
+	policy := p.Spec.Spec.RestartPolicy
+	if policy == v1.RestartPolicyAlways {
+		policy = v1.RestartPolicyOnFailure // init containers never restart on success
+	}
+	st.initRunning = ic.Name
+	r, err := c.restartExited(ctx, p, ic, sb, instances, latest, policy, st)
+	if policy == v1.RestartPolicyNever {
+		st.failedInit = true
+	}
+	return false, r, err
+}
+
+func (c *Controller) syncContainer(ctx context.Context, p *store.Pod, ctr *v1.Container, sb *store.Container, instances []*store.Container, st *podState) (Result, error) {
+	if len(instances) == 0 {
+		return c.start(ctx, p, ctr, sb, instances, 0, st)
+	}
+	latest := instances[0]
+	hash := containerHash(p.Spec, ctr)
+	switch {
+	case latest.Hash != hash:
+		c.log.Info("container spec changed, recreating", "pod", p.Key, "container", ctr.Name)
+		if err := c.stop(ctx, latest, true); err != nil {
+			return Result{}, err
+		}
+		return c.start(ctx, p, ctr, sb, instances, latest.RestartCount, st)
+	case latest.Running() && latest.Labels[labelSandbox] != sb.ID:
+		if err := c.stop(ctx, latest, true); err != nil {
+			return Result{}, err
+		}
+		return c.start(ctx, p, ctr, sb, instances, latest.RestartCount, st)
+	case latest.Running():
+		return Result{}, nil
+	case latest.State == store.StateCreated:
+		return Result{}, c.startExisting(ctx, latest)
+	}
+	return c.restartExited(ctx, p, ctr, sb, instances, latest, p.Spec.Spec.RestartPolicy, st)
+}
+
+func (c *Controller) restartExited(ctx context.Context, p *store.Pod, ctr *v1.Container, sb *store.Container, instances []*store.Container, latest *store.Container, policy v1.RestartPolicy, st *podState) (Result, error) {
+	key := string(p.Spec.UID) + "/" + ctr.Name
+	action, delay, reason := c.restarts.Decide(key, policy, latest.ExitCode, latest.StartedAt, latest.FinishedAt, c.cfg.Clock.Now())
+	switch action {
+	case ActionNone:
+		return Result{}, nil
+	case ActionWait:
+		st.waiting[ctr.Name] = v1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
+			Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", c.restarts.Delay(key), ctr.Name, p.Key)}
+		return Result{RequeueAfter: delay}, nil
+	}
+	c.log.Info("restarting container", "pod", p.Key, "container", ctr.Name, "exitCode", latest.ExitCode, "reason", reason)
+	res, err := c.start(ctx, p, ctr, sb, instances, latest.RestartCount+1, st)
+	if err == nil && res.RequeueAfter == 0 {
+		c.restarts.Restarted(key)
+		c.cfg.Metrics.ContainerRestarted()
+	}
+	return res, err
+}
+
+func (c *Controller) startExisting(ctx context.Context, ct *store.Container) error {
+	err := c.rt.StartContainer(ctx, ct.ID)
+	c.refresh(ctx, ct.ID)
+	if err != nil {
+		return fmt.Errorf("start %s: %w", ct.DockerName, err)
+	}
+	return nil
+}
+
+// start creates and starts a new instance of ctr, after making sure its image
+// is present. Image pull failures back off like crashes.
+func (c *Controller) start(ctx context.Context, p *store.Pod, ctr *v1.Container, sb *store.Container, instances []*store.Container, restarts int, st *podState) (Result, error) {
+	pullKey := string(p.Spec.UID) + "/" + ctr.Name
+	if r, ok := c.ensureImage(ctx, p, ctr, pullKey, st); !ok {
+		return r, nil
+	}
+	attempt := 0
+	if len(instances) > 0 {
+		attempt = instances[0].Attempt + 1
+	}
+	cfg, err := c.containerConfig(p, ctr, sb.ID, attempt, restarts)
+	if err != nil {
+		st.waiting[ctr.Name] = v1.ContainerStateWaiting{Reason: "CreateContainerConfigError", Message: err.Error()}
+		return Result{}, err
+	}
+	cfg.Labels[labelSandbox] = sb.ID
+	id, err := c.rt.CreateContainer(ctx, cfg)
+	if err != nil {
+		st.waiting[ctr.Name] = v1.ContainerStateWaiting{Reason: "CreateContainerError", Message: err.Error()}
+		return Result{}, err
+	}
+	err = c.rt.StartContainer(ctx, id)
+	c.refresh(ctx, id)
+	if err != nil {
+		st.waiting[ctr.Name] = v1.ContainerStateWaiting{Reason: "RunContainerError", Message: err.Error()}
+		return Result{}, fmt.Errorf("start %s: %w", cfg.Name, err)
+	}
+	return Result{}, nil
+}
+
+// collect removes containers the spec no longer names, and all but the most
+// recent exited instance of each pod container.
+func (c *Controller) collect(ctx context.Context, p *store.Pod, byName map[string][]*store.Container) error {
+	wanted := map[string]bool{store.SandboxName: true}
+	for _, ct := range p.Spec.Spec.InitContainers {
+		wanted[ct.Name] = true
+	}
+	for _, ct := range p.Spec.Spec.Containers {
+		wanted[ct.Name] = true
+	}
+	var remove []*store.Container
+	for name, list := range byName {
+		keptExited := false
+		for i, ct := range list {
+			switch {
+			case !wanted[name]:
+				remove = append(remove, ct)
+			case ct.Running() || i == 0:
+			case !keptExited && name != store.SandboxName:
+				keptExited = true // the "previous" instance, for logs and status
+			default:
+				remove = append(remove, ct)
+			}
+			if i == 0 && !ct.Running() {
+				keptExited = true
+			}
+		}
+	}
+	if len(remove) == 0 {
+		return nil
+	}
+	return c.killAll(ctx, remove, true)
+}
+
+// currentContainers re-reads the pod's containers of uid, newest first.
+func (c *Controller) currentContainers(key, uid string) map[string][]*store.Container {
+	ctrs, _ := c.store.ContainersByPod(memdb.NewWatchSet(), key)
+	byName := map[string][]*store.Container{}
+	for _, ct := range ctrs {
+		if ct.PodUID == uid {
+			byName[ct.Name] = append(byName[ct.Name], ct)
+		}
+	}
+	for _, list := range byName {
+		newestFirst(list)
+	}
+	return byName
+}

@@ -1,0 +1,24 @@
+// Command berth is a node agent that makes the local Docker engine run the
+// Kubernetes pods declared in its sources, and keeps them running.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	root := &cobra.Command{
+		Use:           "berth",
+		Short:         "berth runs Kubernetes pod manifests on the local Docker engine",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(runCmd(), validateCmd(), versionCmd(), pauseCmd(), getCmd())
+	if err := root.Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "berth:", err)
+		os.Exit(1)
+	}
+}

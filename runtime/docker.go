@@ -1,0 +1,406 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/events"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/docker/client"
+	"github.com/docker/docker/pkg/jsonmessage"
+	"github.com/docker/go-connections/nat"
+
+	"github.com/berth-dev/berth/store"
+)
+
+// Docker implements Runtime on the Docker Engine API.
+type Docker struct {
+	cli *client.Client
+}
+
+var _ Runtime = (*Docker)(nil)
+
+// NewDocker connects to the engine at host (DOCKER_HOST and the other
+// DOCKER_* variables when host is empty). The API version is negotiated on
+// first use, so older engines (Debian's 20.10 speaks 1.41) work.
+func NewDocker(host string) (*Docker, error) {
+	opts := []client.Opt{client.FromEnv}
+	if host != "" {
+		opts = append(opts, client.WithHost(host))
+	}
+	opts = append(opts, client.WithAPIVersionNegotiation())
+	cli, err := client.NewClientWithOpts(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("docker client: %w", err)
+	}
+	return &Docker{cli: cli}, nil
+}
+
+// Client returns the underlying Docker client, for features outside Runtime
+// (logs, exec, stats).
+func (d *Docker) Client() *client.Client { return d.cli }
+
+// Close releases the client's idle connections.
+func (d *Docker) Close() error { return d.cli.Close() }
+
+// Ping reports whether the engine answers.
+func (d *Docker) Ping(ctx context.Context) error {
+	if _, err := d.cli.Ping(ctx); err != nil {
+		return fmt.Errorf("docker ping: %w", err)
+	}
+	return nil
+}
+
+// labelFilters turns match into one label=k=v filter per entry.
+func labelFilters(match map[string]string) filters.Args {
+	args := filters.NewArgs()
+	for k, v := range match {
+		args.Add("label", k+"="+v)
+	}
+	return args
+}
+
+func notFound(what, id string, err error) error {
+	return fmt.Errorf("%s %s: %w (%w)", what, id, ErrNotFound, err)
+}
+
+// ListContainers lists all containers (any state) carrying all labels in
+// match, each inspected for exact state; containers removed in between are
+// skipped. The result is sorted by ID.
+func (d *Docker) ListContainers(ctx context.Context, match map[string]string) ([]*store.Container, error) {
+	list, err := d.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: labelFilters(match)})
+	if err != nil {
+		return nil, fmt.Errorf("list containers: %w", err)
+	}
+	out := make([]*store.Container, 0, len(list))
+	for _, s := range list {
+		c, err := d.InspectContainer(ctx, s.ID)
+		if err != nil {
+			if errors.Is(err, ErrNotFound) {
+				continue // vanished between list and inspect
+			}
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// parseDockerTime parses an RFC 3339 engine timestamp; Docker's zero time
+// ("0001-01-01T00:00:00Z") and unparsable values become the Go zero time.
+func parseDockerTime(s string) time.Time {
+	if s == "" {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil || t.Year() <= 1 {
+		return time.Time{}
+	}
+	return t
+}
+
+// InspectContainer returns one container in store form; ErrNotFound if gone.
+func (d *Docker) InspectContainer(ctx context.Context, id string) (*store.Container, error) {
+	resp, err := d.cli.ContainerInspect(ctx, id)
+	if err != nil {
+		if cerrdefs.IsNotFound(err) {
+			return nil, notFound("container", id, err)
+		}
+		return nil, fmt.Errorf("inspect container %s: %w", id, err)
+	}
+	return convertInspect(resp), nil
+}
+
+func convertInspect(resp container.InspectResponse) *store.Container {
+	c := &store.Container{}
+	var labels map[string]string
+	if resp.ContainerJSONBase != nil {
+		c.ID = resp.ID
+		c.DockerName = strings.TrimPrefix(resp.Name, "/")
+		c.ImageID = resp.Image
+		c.CreatedAt = parseDockerTime(resp.Created)
+		if st := resp.State; st != nil {
+			c.State = string(st.Status)
+			c.ExitCode = st.ExitCode
+			c.OOMKilled = st.OOMKilled
+			c.Error = st.Error
+			c.StartedAt = parseDockerTime(st.StartedAt)
+			c.FinishedAt = parseDockerTime(st.FinishedAt)
+		}
+	}
+	if resp.Config != nil {
+		c.Image = resp.Config.Image
+		labels = resp.Config.Labels
+	}
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	FillFromLabels(c, labels)
+	return c
+}
+
+// CreateContainer creates (does not start) a container and returns its ID.
+// A name already in use yields an error wrapping ErrNameConflict.
+func (d *Docker) CreateContainer(ctx context.Context, cfg *ContainerConfig) (string, error) {
+	config, hostConfig, err := dockerConfig(cfg)
+	if err != nil {
+		return "", fmt.Errorf("create container %s: %w", cfg.Name, err)
+	}
+	resp, err := d.cli.ContainerCreate(ctx, config, hostConfig, nil, nil, cfg.Name)
+	if err != nil {
+		if cerrdefs.IsConflict(err) {
+			return "", fmt.Errorf("create container %s: %w (%w)", cfg.Name, ErrNameConflict, err)
+		}
+		if cerrdefs.IsNotFound(err) {
+			// Most likely the image is absent.
+			return "", fmt.Errorf("create container %s: %w (%w)", cfg.Name, ErrNotFound, err)
+		}
+		return "", fmt.Errorf("create container %s: %w", cfg.Name, err)
+	}
+	return resp.ID, nil
+}
+
+// dockerConfig maps a ContainerConfig to the engine's create request.
+func dockerConfig(cfg *ContainerConfig) (*container.Config, *container.HostConfig, error) {
+	netMode := container.NetworkMode(cfg.NetworkMode)
+	config := &container.Config{
+		Image:       cfg.Image,
+		Env:         cfg.Env,
+		WorkingDir:  cfg.WorkingDir,
+		Labels:      cfg.Labels,
+		User:        cfg.User,
+		StopTimeout: cfg.StopTimeout,
+	}
+	if cfg.Entrypoint != nil {
+		config.Entrypoint = cfg.Entrypoint
+	}
+	if cfg.Cmd != nil {
+		config.Cmd = cfg.Cmd
+	}
+	// The engine rejects a hostname for a container joining another's
+	// network namespace: it shares that container's UTS namespace.
+	if !netMode.IsContainer() {
+		config.Hostname = cfg.Hostname
+	}
+
+	hostConfig := &container.HostConfig{
+		RestartPolicy:  container.RestartPolicy{Name: container.RestartPolicyDisabled},
+		NetworkMode:    netMode,
+		PidMode:        container.PidMode(cfg.PidMode),
+		Privileged:     cfg.Privileged,
+		ReadonlyRootfs: cfg.ReadonlyRootfs,
+		CapAdd:         cfg.CapAdd,
+		CapDrop:        cfg.CapDrop,
+		Resources: container.Resources{
+			CPUShares:         cfg.Resources.CPUShares,
+			CPUQuota:          cfg.Resources.CPUQuota,
+			CPUPeriod:         cfg.Resources.CPUPeriod,
+			Memory:            cfg.Resources.Memory,
+			MemoryReservation: cfg.Resources.MemoryReservation,
+		},
+	}
+
+	for _, p := range cfg.Ports {
+		proto := strings.ToLower(p.Protocol)
+		if proto == "" {
+			proto = "tcp"
+		}
+		port, err := nat.NewPort(proto, strconv.Itoa(p.ContainerPort))
+		if err != nil {
+			return nil, nil, fmt.Errorf("port %d/%s: %w", p.ContainerPort, proto, err)
+		}
+		if p.HostPort == 0 {
+			// Exposed only; the engine refuses any port config for a
+			// container in another container's network namespace.
+			if !netMode.IsContainer() {
+				if config.ExposedPorts == nil {
+					config.ExposedPorts = nat.PortSet{}
+				}
+				config.ExposedPorts[port] = struct{}{}
+			}
+			continue
+		}
+		if config.ExposedPorts == nil {
+			config.ExposedPorts = nat.PortSet{}
+		}
+		config.ExposedPorts[port] = struct{}{}
+		if hostConfig.PortBindings == nil {
+			hostConfig.PortBindings = nat.PortMap{}
+		}
+		hostConfig.PortBindings[port] = append(hostConfig.PortBindings[port], nat.PortBinding{
+			HostIP:   p.HostIP,
+			HostPort: strconv.Itoa(p.HostPort),
+		})
+	}
+
+	for _, m := range cfg.Mounts {
+		if m.Target == "" {
+			return nil, nil, fmt.Errorf("mount of %q: empty target", m.Source)
+		}
+		if m.Tmpfs {
+			hostConfig.Mounts = append(hostConfig.Mounts, mount.Mount{
+				Type:     mount.TypeTmpfs,
+				Target:   m.Target,
+				ReadOnly: m.ReadOnly,
+			})
+			continue
+		}
+		hostConfig.Mounts = append(hostConfig.Mounts, mount.Mount{
+			Type:     mount.TypeBind,
+			Source:   m.Source,
+			Target:   m.Target,
+			ReadOnly: m.ReadOnly,
+		})
+	}
+	return config, hostConfig, nil
+}
+
+// StartContainer starts a created or exited container.
+func (d *Docker) StartContainer(ctx context.Context, id string) error {
+	if err := d.cli.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
+		if cerrdefs.IsNotFound(err) {
+			return fmt.Errorf("start container: %w", notFound("container", id, err))
+		}
+		return fmt.Errorf("start container %s: %w", id, err)
+	}
+	return nil
+}
+
+// StopContainer sends the stop signal, waits up to grace (rounded up to whole
+// seconds), then kills. A missing or already stopped container is not an
+// error.
+func (d *Docker) StopContainer(ctx context.Context, id string, grace time.Duration) error {
+	secs := graceSeconds(grace)
+	if err := d.cli.ContainerStop(ctx, id, container.StopOptions{Timeout: &secs}); err != nil {
+		if cerrdefs.IsNotFound(err) || cerrdefs.IsNotModified(err) {
+			return nil
+		}
+		return fmt.Errorf("stop container %s: %w", id, err)
+	}
+	return nil
+}
+
+// graceSeconds converts a grace period to the engine's whole-second stop
+// timeout, rounding up; negative becomes 0.
+func graceSeconds(grace time.Duration) int {
+	if grace <= 0 {
+		return 0
+	}
+	return int(math.Ceil(grace.Seconds()))
+}
+
+// RemoveContainer force-removes a container and its anonymous volumes. A
+// missing container, or one whose removal is already in progress, is not an
+// error.
+func (d *Docker) RemoveContainer(ctx context.Context, id string) error {
+	err := d.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+	if err == nil || cerrdefs.IsNotFound(err) {
+		return nil
+	}
+	if cerrdefs.IsConflict(err) && strings.Contains(err.Error(), "already in progress") {
+		return nil
+	}
+	return fmt.Errorf("remove container %s: %w", id, err)
+}
+
+// ImagePresent reports whether image exists locally.
+func (d *Docker) ImagePresent(ctx context.Context, img string) (bool, error) {
+	if _, err := d.cli.ImageInspect(ctx, img); err != nil {
+		if cerrdefs.IsNotFound(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("inspect image %s: %w", img, err)
+	}
+	return true, nil
+}
+
+// PullImage pulls img from its registry, reading the progress stream to the
+// end; an error reported in the stream fails the pull.
+func (d *Docker) PullImage(ctx context.Context, img string) error {
+	rc, err := d.cli.ImagePull(ctx, img, image.PullOptions{})
+	if err != nil {
+		return fmt.Errorf("pull image %s: %w", img, err)
+	}
+	defer rc.Close()
+	if err := drainJSONMessages(rc); err != nil {
+		return fmt.Errorf("pull image %s: %w", img, err)
+	}
+	return nil
+}
+
+// drainJSONMessages reads a JSON message stream (pull, build) to its end and
+// returns the first error it reports.
+func drainJSONMessages(r io.Reader) error {
+	dec := json.NewDecoder(r)
+	for {
+		var msg jsonmessage.JSONMessage
+		if err := dec.Decode(&msg); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("reading engine stream: %w", err)
+		}
+		if msg.Error != nil {
+			return msg.Error
+		}
+		if msg.ErrorMessage != "" { //nolint:staticcheck // older engines set only this
+			return errors.New(msg.ErrorMessage) //nolint:staticcheck
+		}
+	}
+}
+
+// Events streams lifecycle events of containers carrying all labels in
+// match. The event channel is closed when the stream ends; if it ended
+// because the engine stream broke (not because ctx ended), the error channel
+// yields that one error first.
+func (d *Docker) Events(ctx context.Context, match map[string]string) (<-chan Event, <-chan error) {
+	args := labelFilters(match)
+	args.Add("type", string(events.ContainerEventType))
+	msgs, derrs := d.cli.Events(ctx, events.ListOptions{Filters: args})
+
+	out := make(chan Event)
+	errs := make(chan error, 1)
+	go func() {
+		defer close(out)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case err, ok := <-derrs:
+				if ctx.Err() != nil {
+					return
+				}
+				if !ok || err == nil {
+					err = io.ErrUnexpectedEOF
+				}
+				errs <- fmt.Errorf("docker events: %w", err)
+				return
+			case m := <-msgs:
+				action := string(m.Action)
+				if i := strings.Index(action, ":"); i >= 0 {
+					action = action[:i] // "exec_start: sh -c ..." → "exec_start"
+				}
+				ev := Event{ContainerID: m.Actor.ID, Action: action, Time: time.Unix(0, m.TimeNano)}
+				select {
+				case out <- ev:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return out, errs
+}

@@ -1,0 +1,116 @@
+package runtime
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/docker/docker/api/types/build"
+)
+
+// buildPayloadName is the binary's name inside the build context.
+const buildPayloadName = "payload"
+
+// labelImage marks images berth built itself.
+const labelImage = "io.berth.image"
+
+// BuildImage builds tag FROM scratch holding the static executable binary (a
+// host path) at path inside the image, with the given entrypoint. It uses the
+// classic builder: Debian's engine 20.10 has no BuildKit session support for
+// API clients.
+func (d *Docker) BuildImage(ctx context.Context, tag, binary, path string, entrypoint []string) error {
+	buildCtx, err := buildContext(binary, path, entrypoint)
+	if err != nil {
+		return fmt.Errorf("build image %s: %w", tag, err)
+	}
+	resp, err := d.cli.ImageBuild(ctx, buildCtx, build.ImageBuildOptions{
+		Tags:        []string{tag},
+		Dockerfile:  "Dockerfile",
+		Remove:      true,
+		ForceRemove: true,
+		Version:     build.BuilderV1,
+	})
+	if err != nil {
+		return fmt.Errorf("build image %s: %w", tag, err)
+	}
+	defer resp.Body.Close()
+	if err := drainJSONMessages(resp.Body); err != nil {
+		return fmt.Errorf("build image %s: %w", tag, err)
+	}
+	return nil
+}
+
+// dockerfile returns the Dockerfile of a FROM scratch image holding the
+// build context's payload at path.
+func dockerfile(path string, entrypoint []string) (string, error) {
+	copyArgs, err := json.Marshal([]string{buildPayloadName, path})
+	if err != nil {
+		return "", err
+	}
+	df := "FROM scratch\nCOPY " + string(copyArgs) + "\n"
+	if len(entrypoint) > 0 {
+		ep, err := json.Marshal(entrypoint)
+		if err != nil {
+			return "", err
+		}
+		df += "ENTRYPOINT " + string(ep) + "\n"
+	}
+	df += "LABEL " + labelImage + "=true\n"
+	return df, nil
+}
+
+// buildContext returns an in-memory tar holding the Dockerfile and binary.
+func buildContext(binary, path string, entrypoint []string) (io.Reader, error) {
+	if path == "" || path[0] != '/' {
+		return nil, fmt.Errorf("image path %q is not absolute", path)
+	}
+	df, err := dockerfile(path, entrypoint)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(binary)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", binary)
+	}
+
+	// A fixed modification time keeps the context, and so the builder's
+	// cache, identical for the same binary.
+	mtime := time.Unix(0, 0)
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	if err := tw.WriteHeader(&tar.Header{
+		Name: "Dockerfile", Mode: 0o644, Size: int64(len(df)), ModTime: mtime, Typeflag: tar.TypeReg,
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := io.WriteString(tw, df); err != nil {
+		return nil, err
+	}
+	if err := tw.WriteHeader(&tar.Header{
+		Name: buildPayloadName, Mode: 0o755, Size: st.Size(), ModTime: mtime, Typeflag: tar.TypeReg,
+	}); err != nil {
+		return nil, err
+	}
+	if n, err := io.Copy(tw, f); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", binary, err)
+	} else if n != st.Size() {
+		return nil, fmt.Errorf("reading %s: size changed while reading", binary)
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	return &buf, nil
+}

@@ -1,0 +1,274 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/berth-dev/berth/store"
+)
+
+// Fake is an in-memory Runtime for controller unit tests and simulations.
+// Containers start instantly; tests drive exits with Exit.
+type Fake struct {
+	mu         sync.Mutex
+	now        func() time.Time
+	seq        int
+	containers map[string]*fakeContainer
+	images     map[string]bool
+	subs       map[int]chan Event
+	nsubs      int
+	// Calls counts calls by method name.
+	Calls map[string]int
+	// PullErr, when set, fails every PullImage.
+	PullErr error
+}
+
+type fakeContainer struct {
+	c   store.Container
+	cfg ContainerConfig
+}
+
+// NewFake returns an empty fake engine whose clock is now (time.Now if nil).
+func NewFake(now func() time.Time) *Fake {
+	if now == nil {
+		now = time.Now
+	}
+	return &Fake{now: now, containers: map[string]*fakeContainer{}, images: map[string]bool{},
+		subs: map[int]chan Event{}, Calls: map[string]int{}}
+}
+
+// AddImage makes image present.
+func (f *Fake) AddImage(image string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.images[image] = true
+}
+
+func (f *Fake) call(name string) { f.Calls[name]++ }
+
+// CallCount returns how often method was called.
+func (f *Fake) CallCount(method string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.Calls[method]
+}
+
+func (f *Fake) emit(id, action string) {
+	ev := Event{ContainerID: id, Action: action, Time: f.now()}
+	for _, ch := range f.subs {
+		select {
+		case ch <- ev:
+		default: // a slow test subscriber loses hints, not state
+		}
+	}
+}
+
+func (f *Fake) Ping(ctx context.Context) error { return nil }
+
+func matches(labels, match map[string]string) bool {
+	for k, v := range match {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func (f *Fake) ListContainers(ctx context.Context, match map[string]string) ([]*store.Container, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.call("ListContainers")
+	var out []*store.Container
+	for _, fc := range f.containers {
+		if matches(fc.c.Labels, match) {
+			c := fc.c
+			out = append(out, &c)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+func (f *Fake) InspectContainer(ctx context.Context, id string) (*store.Container, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.call("InspectContainer")
+	fc, ok := f.containers[id]
+	if !ok {
+		return nil, fmt.Errorf("container %s: %w", id, ErrNotFound)
+	}
+	c := fc.c
+	return &c, nil
+}
+
+// Config returns the configuration a container was created with.
+func (f *Fake) Config(id string) (ContainerConfig, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fc, ok := f.containers[id]
+	if !ok {
+		return ContainerConfig{}, false
+	}
+	return fc.cfg, true
+}
+
+func (f *Fake) CreateContainer(ctx context.Context, cfg *ContainerConfig) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.call("CreateContainer")
+	if !f.images[cfg.Image] {
+		return "", fmt.Errorf("image %s: %w", cfg.Image, ErrNotFound)
+	}
+	for _, fc := range f.containers {
+		if fc.c.DockerName == cfg.Name {
+			return "", fmt.Errorf("container name %s: %w", cfg.Name, ErrNameConflict)
+		}
+	}
+	if strings.HasPrefix(cfg.NetworkMode, "container:") {
+		if _, ok := f.containers[strings.TrimPrefix(cfg.NetworkMode, "container:")]; !ok {
+			return "", fmt.Errorf("network container: %w", ErrNotFound)
+		}
+	}
+	f.seq++
+	id := fmt.Sprintf("%064x", f.seq)
+	labels := make(map[string]string, len(cfg.Labels))
+	for k, v := range cfg.Labels {
+		labels[k] = v
+	}
+	c := store.Container{ID: id, DockerName: cfg.Name, Image: cfg.Image, State: store.StateCreated, CreatedAt: f.now()}
+	FillFromLabels(&c, labels)
+	f.containers[id] = &fakeContainer{c: c, cfg: *cfg}
+	f.emit(id, "create")
+	return id, nil
+}
+
+func (f *Fake) StartContainer(ctx context.Context, id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.call("StartContainer")
+	fc, ok := f.containers[id]
+	if !ok {
+		return fmt.Errorf("container %s: %w", id, ErrNotFound)
+	}
+	fc.c.State = store.StateRunning
+	fc.c.StartedAt = f.now()
+	fc.c.FinishedAt = time.Time{}
+	fc.c.ExitCode = 0
+	f.emit(id, "start")
+	return nil
+}
+
+func (f *Fake) StopContainer(ctx context.Context, id string, grace time.Duration) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.call("StopContainer")
+	fc, ok := f.containers[id]
+	if !ok || fc.c.State != store.StateRunning {
+		return nil
+	}
+	f.exitLocked(fc, 0)
+	return nil
+}
+
+func (f *Fake) exitLocked(fc *fakeContainer, code int) {
+	fc.c.State = store.StateExited
+	fc.c.ExitCode = code
+	fc.c.FinishedAt = f.now()
+	f.emit(fc.c.ID, "die")
+}
+
+// Exit makes a running container exit with code, as a crash or kill would.
+func (f *Fake) Exit(id string, code int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if fc, ok := f.containers[id]; ok && fc.c.State == store.StateRunning {
+		f.exitLocked(fc, code)
+	}
+}
+
+// Remove deletes a container behind berth's back, as `docker rm -f` would.
+func (f *Fake) Remove(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.containers[id]; ok {
+		delete(f.containers, id)
+		f.emit(id, "destroy")
+	}
+}
+
+func (f *Fake) RemoveContainer(ctx context.Context, id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.call("RemoveContainer")
+	if _, ok := f.containers[id]; ok {
+		delete(f.containers, id)
+		f.emit(id, "destroy")
+	}
+	return nil
+}
+
+func (f *Fake) ImagePresent(ctx context.Context, image string) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.call("ImagePresent")
+	return f.images[image], nil
+}
+
+func (f *Fake) PullImage(ctx context.Context, image string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.call("PullImage")
+	if f.PullErr != nil {
+		return f.PullErr
+	}
+	f.images[image] = true
+	return nil
+}
+
+func (f *Fake) BuildImage(ctx context.Context, tag, binary, path string, entrypoint []string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.call("BuildImage")
+	f.images[tag] = true
+	return nil
+}
+
+func (f *Fake) Events(ctx context.Context, match map[string]string) (<-chan Event, <-chan error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ch := make(chan Event, 1024)
+	errs := make(chan error, 1)
+	id := f.nsubs
+	f.nsubs++
+	f.subs[id] = ch
+	out := make(chan Event, 1024)
+	go func() {
+		defer close(out)
+		for {
+			select {
+			case <-ctx.Done():
+				f.mu.Lock()
+				delete(f.subs, id)
+				f.mu.Unlock()
+				return
+			case ev := <-ch:
+				f.mu.Lock()
+				fc, ok := f.containers[ev.ContainerID]
+				keep := !ok || matches(fc.c.Labels, match)
+				f.mu.Unlock()
+				if !keep {
+					continue
+				}
+				select {
+				case out <- ev:
+				case <-ctx.Done():
+				}
+			}
+		}
+	}()
+	return out, errs
+}
