@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -199,6 +200,9 @@ func (c *Controller) mount(pod *v1.Pod, m v1.VolumeMount) (runtime.Mount, error)
 		}
 		switch {
 		case v.HostPath != nil:
+			if err := prepareHostPath(v.HostPath); err != nil {
+				return runtime.Mount{}, fmt.Errorf("volume %q: %w", v.Name, err)
+			}
 			return runtime.Mount{Source: v.HostPath.Path, Target: m.MountPath, ReadOnly: m.ReadOnly}, nil
 		case v.EmptyDir != nil && v.EmptyDir.Medium == v1.StorageMediumMemory:
 			return runtime.Mount{Target: m.MountPath, Tmpfs: true, ReadOnly: m.ReadOnly}, nil
@@ -275,4 +279,53 @@ func expandEnv(val string, env []v1.EnvVar) string {
 		b.WriteByte(val[i])
 	}
 	return b.String()
+}
+
+// prepareHostPath enforces the hostPath type as the kubelet does. An unset
+// type creates a missing directory, as Docker's -v did for the seed kubelet.
+func prepareHostPath(hp *v1.HostPathVolumeSource) error {
+	t := v1.HostPathUnset
+	if hp.Type != nil {
+		t = *hp.Type
+	}
+	fi, err := os.Stat(hp.Path)
+	exists := err == nil
+	switch t {
+	case v1.HostPathUnset, v1.HostPathDirectoryOrCreate:
+		if !exists {
+			return os.MkdirAll(hp.Path, 0o755)
+		}
+	case v1.HostPathFileOrCreate:
+		if !exists {
+			if err := os.MkdirAll(filepath.Dir(hp.Path), 0o755); err != nil {
+				return err
+			}
+			f, err := os.OpenFile(hp.Path, os.O_CREATE|os.O_WRONLY, 0o644)
+			if err != nil {
+				return err
+			}
+			return f.Close()
+		}
+	case v1.HostPathDirectory:
+		if !exists || !fi.IsDir() {
+			return fmt.Errorf("hostPath type check failed: %s is not a directory", hp.Path)
+		}
+	case v1.HostPathFile:
+		if !exists || !fi.Mode().IsRegular() {
+			return fmt.Errorf("hostPath type check failed: %s is not a file", hp.Path)
+		}
+	case v1.HostPathSocket:
+		if !exists || fi.Mode()&os.ModeSocket == 0 {
+			return fmt.Errorf("hostPath type check failed: %s is not a socket", hp.Path)
+		}
+	case v1.HostPathCharDev:
+		if !exists || fi.Mode()&os.ModeCharDevice == 0 {
+			return fmt.Errorf("hostPath type check failed: %s is not a character device", hp.Path)
+		}
+	case v1.HostPathBlockDev:
+		if !exists || fi.Mode()&os.ModeDevice == 0 || fi.Mode()&os.ModeCharDevice != 0 {
+			return fmt.Errorf("hostPath type check failed: %s is not a block device", hp.Path)
+		}
+	}
+	return nil
 }

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Runs berth's whole test suite against a real Docker engine, installing and
+# starting what it needs on a Debian machine. Extra arguments go to go test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PATH:/usr/local/go/bin"
+
+./scripts/ensure-docker.sh
+
+export CGO_ENABLED=0
+go vet ./...
+go test -count=1 -timeout 25m "$@" ./...
