@@ -20,6 +20,7 @@ type Fake struct {
 	containers map[string]*fakeContainer
 	images     map[string]bool
 	subs       map[int]chan Event
+	subErrs    map[int]chan error
 	nsubs      int
 	// Calls counts calls by method name.
 	Calls map[string]int
@@ -38,7 +39,7 @@ func NewFake(now func() time.Time) *Fake {
 		now = time.Now
 	}
 	return &Fake{now: now, containers: map[string]*fakeContainer{}, images: map[string]bool{},
-		subs: map[int]chan Event{}, Calls: map[string]int{}}
+		subs: map[int]chan Event{}, subErrs: map[int]chan error{}, Calls: map[string]int{}}
 }
 
 // AddImage makes image present.
@@ -190,6 +191,28 @@ func (f *Fake) Exit(id string, code int) {
 	}
 }
 
+// BreakEvents fails every open event stream with err, as a dockerd restart
+// would; subscribers must relist.
+func (f *Fake) BreakEvents(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for id, errs := range f.subErrs {
+		select {
+		case errs <- err:
+		default:
+		}
+		delete(f.subErrs, id)
+		delete(f.subs, id)
+	}
+}
+
+// Subscribers returns the number of open event streams.
+func (f *Fake) Subscribers() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.subs)
+}
+
 // Remove deletes a container behind berth's back, as `docker rm -f` would.
 func (f *Fake) Remove(id string) {
 	f.mu.Lock()
@@ -245,6 +268,7 @@ func (f *Fake) Events(ctx context.Context, match map[string]string) (<-chan Even
 	id := f.nsubs
 	f.nsubs++
 	f.subs[id] = ch
+	f.subErrs[id] = errs
 	out := make(chan Event, 1024)
 	go func() {
 		defer close(out)
@@ -253,6 +277,7 @@ func (f *Fake) Events(ctx context.Context, match map[string]string) (<-chan Even
 			case <-ctx.Done():
 				f.mu.Lock()
 				delete(f.subs, id)
+				delete(f.subErrs, id)
 				f.mu.Unlock()
 				return
 			case ev := <-ch:

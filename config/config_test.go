@@ -1,0 +1,77 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+func flags(t *testing.T, args ...string) *pflag.FlagSet {
+	t.Helper()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return fs
+}
+
+func TestDefaults(t *testing.T) {
+	c, err := Load(flags(t, "--node-name", "n1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.RootDir != "/var/lib/berth" || c.FilePath != "/etc/berth/pods" || c.FileRescan != 20*time.Second ||
+		c.Workers != 4 || c.Resync != time.Minute || c.BackoffInitial != 10*time.Second || c.BackoffMax != 300*time.Second ||
+		c.ServerAddress != "127.0.0.1" || c.ServerPort != 10350 || c.PodInfraImage != "berth/pause:"+Version ||
+		c.EtcdPrefix != "/registry/hosts/n1/pods/" || c.EtcdLegacyKey != "/registry/hosts/n1/kubelet" || !c.CadvisorEnabled {
+		t.Fatalf("defaults: %+v", c)
+	}
+}
+
+func TestPrecedenceFileEnvFlag(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "berth.yaml")
+	if err := os.WriteFile(file, []byte("node_name: from-file\nbackoff:\n  initial: 1s\ncontroller:\n  workers: 7\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("BERTH_BACKOFF_INITIAL", "250ms")
+	c, err := Load(flags(t, "--config", file, "--port", "9999"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.NodeName != "from-file" || c.BackoffInitial != 250*time.Millisecond || c.Workers != 7 || c.ServerPort != 9999 {
+		t.Fatalf("got node %q initial %v workers %d port %d", c.NodeName, c.BackoffInitial, c.Workers, c.ServerPort)
+	}
+}
+
+func TestBadValuesNameTheKey(t *testing.T) {
+	for env, want := range map[string]string{
+		"BERTH_BACKOFF_INITIAL":      "backoff.initial",
+		"BERTH_CONTROLLER_WORKERS":   "controller.workers",
+		"BERTH_SERVER_PORT":          "server.port",
+		"BERTH_LOG_LEVEL":            "log.level",
+		"BERTH_SOURCES_HTTP_URL":     "sources.http.url",
+		"BERTH_ROOT_DIR":             "root_dir",
+		"BERTH_SOURCES_PUSH_ENABLED": "sources.push.enabled",
+	} {
+		t.Run(env, func(t *testing.T) {
+			t.Setenv(env, "bogus")
+			_, err := Load(flags(t))
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Fatalf("error %v does not name %s", err, want)
+			}
+		})
+	}
+}
+
+func TestMissingConfigFile(t *testing.T) {
+	_, err := Load(flags(t, "--config", "/nonexistent/berth.yaml"))
+	if err == nil || !strings.Contains(err.Error(), "/nonexistent/berth.yaml") {
+		t.Fatalf("error %v", err)
+	}
+}

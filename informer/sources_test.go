@@ -1,0 +1,152 @@
+package informer
+
+import (
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/berth-dev/berth/sources"
+	"github.com/berth-dev/berth/store"
+)
+
+type countMetrics struct {
+	noMetrics
+	manifestErrs map[string]int
+	updates      map[string]int
+}
+
+func (m *countMetrics) ManifestErrors(s string, n int) { m.manifestErrs[s] += n }
+
+func newInformer(t *testing.T) (*SourceInformer, *store.Store, *countMetrics, *[]string) {
+	t.Helper()
+	var notified []string
+	st, err := store.New(func(k string) { notified = append(notified, k) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &countMetrics{manifestErrs: map[string]int{}, updates: map[string]int{}}
+	return NewSourceInformer(st, nil, m, nil), st, m, &notified
+}
+
+func pod(name, image string, hostPort int32) sources.Desired {
+	p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: image}}}}
+	if hostPort != 0 {
+		p.Spec.Containers[0].Ports = []v1.ContainerPort{{ContainerPort: 80, HostPort: hostPort, Protocol: v1.ProtocolTCP}}
+	}
+	return sources.Desired{Pod: p, Origin: name + ".yaml"}
+}
+
+func mustApply(t *testing.T, i *SourceInformer, u sources.Update) {
+	t.Helper()
+	if err := i.Apply(u); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestApplyAddUpdateDelete(t *testing.T) {
+	inf, st, _, notified := newInformer(t)
+	if err := inf.Register("file"); err != nil {
+		t.Fatal(err)
+	}
+	src, _ := st.Source(nil, "file")
+	if src.Synced {
+		t.Fatal("source synced before its first update")
+	}
+	mustApply(t, inf, sources.Update{Source: "file", Pods: []sources.Desired{pod("a", "img:1", 0), pod("b", "img:1", 0)}})
+	if src, _ = st.Source(nil, "file"); !src.Synced {
+		t.Fatal("source not synced after an update")
+	}
+	pods, _ := st.Pods(nil)
+	if len(pods) != 2 {
+		t.Fatalf("%d pods", len(pods))
+	}
+	a1, _ := st.Pod(nil, "default/a")
+
+	*notified = nil
+	mustApply(t, inf, sources.Update{Source: "file", Pods: []sources.Desired{pod("a", "img:1", 0), pod("b", "img:2", 0)}})
+	if a2, _ := st.Pod(nil, "default/a"); a2 != a1 {
+		t.Error("unchanged pod rewritten")
+	}
+	if strings.Join(*notified, ",") != "default/b" {
+		t.Errorf("notified %v, want only default/b", *notified)
+	}
+	mustApply(t, inf, sources.Update{Source: "file", Pods: []sources.Desired{pod("b", "img:2", 0)}})
+	if a, _ := st.Pod(nil, "default/a"); a != nil {
+		t.Error("pod a not deleted")
+	}
+}
+
+func TestInvalidEditKeepsLastGoodSpec(t *testing.T) {
+	inf, st, m, _ := newInformer(t)
+	mustApply(t, inf, sources.Update{Source: "file", Pods: []sources.Desired{pod("a", "img:1", 0), pod("b", "img:1", 0)}})
+
+	// a's file no longer decodes at all; b's pod is invalid.
+	mustApply(t, inf, sources.Update{Source: "file", Errors: []sources.ManifestError{
+		{Origin: "a.yaml", Err: "yaml: line 3: did not find expected key"},
+		{Origin: "b.yaml", PodKey: "default/b", Field: "spec.containers[0].image", Err: "Required value"},
+	}})
+	a, _ := st.Pod(nil, "default/a")
+	b, _ := st.Pod(nil, "default/b")
+	if a == nil || b == nil {
+		t.Fatal("last good spec dropped")
+	}
+	if b.Spec.Spec.Containers[0].Image != "img:1" || !strings.Contains(b.Error, "spec.containers[0].image") {
+		t.Errorf("b = %q error %q", b.Spec.Spec.Containers[0].Image, b.Error)
+	}
+	src, _ := st.Source(nil, "file")
+	if len(src.Errors) != 2 || m.manifestErrs["file"] != 2 {
+		t.Errorf("source errors %v, counted %d", src.Errors, m.manifestErrs["file"])
+	}
+	// The same errors again are not counted again; a fix clears them.
+	mustApply(t, inf, sources.Update{Source: "file", Errors: []sources.ManifestError{
+		{Origin: "a.yaml", Err: "yaml: line 3: did not find expected key"},
+		{Origin: "b.yaml", PodKey: "default/b", Field: "spec.containers[0].image", Err: "Required value"},
+	}})
+	if m.manifestErrs["file"] != 2 {
+		t.Errorf("repeated errors counted again: %d", m.manifestErrs["file"])
+	}
+	mustApply(t, inf, sources.Update{Source: "file", Pods: []sources.Desired{pod("a", "img:1", 0), pod("b", "img:3", 0)}})
+	b, _ = st.Pod(nil, "default/b")
+	if b.Error != "" || b.Spec.Spec.Containers[0].Image != "img:3" {
+		t.Errorf("fix not applied: %q %q", b.Error, b.Spec.Spec.Containers[0].Image)
+	}
+	// An invalid new pod is simply not created.
+	mustApply(t, inf, sources.Update{Source: "file", Pods: []sources.Desired{pod("a", "img:1", 0), pod("b", "img:3", 0)},
+		Errors: []sources.ManifestError{{Origin: "c.yaml", PodKey: "default/c", Field: "metadata.name", Err: "bad"}}})
+	if c, _ := st.Pod(nil, "default/c"); c != nil {
+		t.Error("invalid new pod created")
+	}
+}
+
+func TestConflictsBetweenSources(t *testing.T) {
+	inf, st, _, _ := newInformer(t)
+	mustApply(t, inf, sources.Update{Source: "file", Pods: []sources.Desired{pod("a", "img:1", 8080)}})
+	mustApply(t, inf, sources.Update{Source: "http", Pods: []sources.Desired{pod("a", "img:2", 0), pod("b", "img:1", 8080), pod("c", "img:1", 9090)}})
+	a, _ := st.Pod(nil, "default/a")
+	if a.Source != "file" || a.Spec.Spec.Containers[0].Image != "img:1" {
+		t.Error("first source lost its pod to the second")
+	}
+	if b, _ := st.Pod(nil, "default/b"); b != nil {
+		t.Error("hostPort conflict accepted")
+	}
+	if c, _ := st.Pod(nil, "default/c"); c == nil {
+		t.Error("unrelated pod rejected")
+	}
+	src, _ := st.Source(nil, "http")
+	joined := strings.Join(src.Errors, "\n")
+	if !strings.Contains(joined, `already provided by source "file"`) || !strings.Contains(joined, "hostPort 8080/TCP") {
+		t.Errorf("errors %q", joined)
+	}
+	// Within one source, an accepted pod keeps its port against a newcomer.
+	mustApply(t, inf, sources.Update{Source: "http", Pods: []sources.Desired{pod("d", "img:1", 9090), pod("c", "img:1", 9090)}})
+	if c, _ := st.Pod(nil, "default/c"); c == nil {
+		t.Error("accepted pod lost its port")
+	}
+	if d, _ := st.Pod(nil, "default/d"); d != nil {
+		t.Error("newcomer took an accepted pod's port")
+	}
+}

@@ -1,0 +1,93 @@
+package store
+
+import (
+	"sort"
+	"testing"
+	"time"
+
+	memdb "github.com/hashicorp/go-memdb"
+	v1 "k8s.io/api/core/v1"
+)
+
+func TestNotifyAndWatch(t *testing.T) {
+	var got []string
+	s, err := New(func(k string) { got = append(got, k) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := memdb.NewWatchSet()
+	if p, _ := s.Pod(ws, "default/a"); p != nil {
+		t.Fatal("pod before insert")
+	}
+	if err := s.UpsertPod(&Pod{Key: "default/a", Source: "file", Spec: &v1.Pod{}}); err != nil {
+		t.Fatal(err)
+	}
+	if ws.Watch(time.After(time.Second)) {
+		t.Fatal("watch set did not fire on insert")
+	}
+	if len(got) != 1 || got[0] != "default/a" {
+		t.Fatalf("notified %v", got)
+	}
+
+	got = nil
+	_ = s.UpsertContainer(&Container{ID: "1", PodKey: "default/a"})
+	_ = s.UpsertContainer(&Container{ID: "2", PodKey: "default/b"})
+	got = nil
+	if err := s.ReplaceContainers([]*Container{{ID: "2", PodKey: "default/b"}, {ID: "3", PodKey: "default/c"}}); err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(got)
+	if len(got) != 3 || got[0] != "default/a" || got[2] != "default/c" {
+		t.Fatalf("relist notified %v", got)
+	}
+	cs, _ := s.ContainersByPod(nil, "default/a")
+	if len(cs) != 0 {
+		t.Fatal("stale container kept by relist")
+	}
+
+	// Status writes do not notify (the controller writes them while
+	// reconciling; a notification would loop).
+	got = nil
+	if ok, err := s.UpdatePod("default/a", func(p *Pod) bool { p.Status.Phase = v1.PodRunning; return true }); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if len(got) != 0 {
+		t.Fatalf("status write notified %v", got)
+	}
+	p, _ := s.Pod(nil, "default/a")
+	if p.Status.Phase != v1.PodRunning {
+		t.Fatal("status not written")
+	}
+}
+
+func TestReplaceSourcePods(t *testing.T) {
+	s, _ := New(nil)
+	a := &Pod{Key: "default/a", Source: "file", Spec: &v1.Pod{}}
+	b := &Pod{Key: "default/b", Source: "file", Spec: &v1.Pod{}}
+	h := &Pod{Key: "default/h", Source: "http", Spec: &v1.Pod{}}
+	for _, p := range []*Pod{a, b, h} {
+		_ = s.UpsertPod(p)
+	}
+	if err := s.ReplaceSourcePods("file", []*Pod{a}); err != nil {
+		t.Fatal(err)
+	}
+	pods, _ := s.Pods(nil)
+	if len(pods) != 2 || pods[0] != a || pods[1] != h {
+		t.Fatalf("pods %v", pods)
+	}
+	if err := s.ReplaceSourcePods("file", []*Pod{h}); err == nil {
+		t.Fatal("a source replaced another source's pod")
+	}
+}
+
+func TestSourceSyncNotifiesContainerPods(t *testing.T) {
+	var got []string
+	s, _ := New(func(k string) { got = append(got, k) })
+	_ = s.UpsertSource(&Source{Name: "file"})
+	_ = s.UpsertContainer(&Container{ID: "1", PodKey: "default/orphan", Source: "file"})
+	got = nil
+	_ = s.UpsertSource(&Source{Name: "file", Synced: true})
+	if len(got) != 1 || got[0] != "default/orphan" {
+		t.Fatalf("notified %v", got)
+	}
+}
