@@ -217,6 +217,7 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 		return err
 	}
 
+	errs = append(errs, u.Warnings...)
 	sort.Strings(errs)
 	cur := map[string]bool{}
 	fresh := 0

@@ -41,6 +41,9 @@ type Update struct {
 	Source string
 	Pods   []Desired
 	Errors []ManifestError
+	// Warnings are source-level conditions shown in the source's status
+	// that do not keep any pod (e.g. "path does not exist").
+	Warnings []string
 }
 
 // Source produces updates until ctx ends. Run sends on out with a select on

@@ -1,0 +1,404 @@
+package sources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// MaxManifestBytes is the size limit of one manifest file.
+const MaxManifestBytes = 10 << 20
+
+// DefaultDebounce is how long a FileSource collects filesystem events before
+// it scans.
+const DefaultDebounce = 100 * time.Millisecond
+
+// FileSource declares the pods of the manifest files at a path: a single file
+// (read whatever its name), or a directory whose regular files (or symlinks to
+// them) are read, non-recursively, except names starting with ".", editor
+// swap and backup files (*~, *.swp, *.bak, *.tmp) and names not ending in
+// .yaml, .yml or .json. Each file is one origin, named by the path joined
+// with the file name.
+//
+// Run scans at once, after each burst of filesystem events (fsnotify on the
+// directory, or on a single file's parent directory, so that atomic renames
+// and Kubernetes-style "..data" symlink swaps are seen), and every rescan
+// interval; each scan sends one complete Update, changed or not. When the
+// watch cannot be set up, Run relies on the rescans and retries the watch on
+// each of them.
+//
+// A missing path is an Update with no pods and the error "path does not
+// exist" for origin path: a missing directory therefore drops all pods, as
+// the kubelet does, while a missing single file keeps its pods (its origin
+// failed) until it reappears or is emptied. A file that cannot be read or is
+// larger than MaxManifestBytes fails its origin. When the directory cannot be
+// listed for another reason, the previous scan's pods are sent again with the
+// error added, or nothing is sent before a first good scan. A pod key
+// declared by two files goes to the file first in name order; the other gets
+// an error.
+type FileSource struct {
+	// Debounce is how long events are collected before a scan
+	// (DefaultDebounce when zero). Set it before Run.
+	Debounce time.Duration
+
+	name   string
+	path   string
+	rescan time.Duration
+	opts   Options
+
+	last     *Update
+	lastErrs []string
+}
+
+// NewFileSource returns a file source named name for path, rescanning every
+// rescan (never when rescan <= 0).
+func NewFileSource(name, path string, rescan time.Duration, opts Options) *FileSource {
+	return &FileSource{name: name, path: path, rescan: rescan, opts: opts}
+}
+
+// Name returns the source's name.
+func (s *FileSource) Name() string { return s.name }
+
+// Run scans and reports until ctx ends, then returns nil. It must not be
+// called more than once at a time.
+func (s *FileSource) Run(ctx context.Context, out chan<- Update) error {
+	log := slog.Default().With("source", s.name, "path", s.path)
+	debounce := s.Debounce
+	if debounce <= 0 {
+		debounce = DefaultDebounce
+	}
+	w := &dirWatch{log: log}
+	defer w.close()
+	w.ensure(s.path)
+
+	var tick <-chan time.Time
+	if s.rescan > 0 {
+		t := time.NewTicker(s.rescan)
+		defer t.Stop()
+		tick = t.C
+	}
+	timer := time.NewTimer(debounce)
+	timer.Stop()
+	var pending <-chan time.Time
+	wake := func() {
+		if pending == nil {
+			timer.Reset(debounce)
+			pending = timer.C
+		}
+	}
+
+	if !s.scanAndSend(ctx, out, log) {
+		return nil
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick:
+			w.ensure(s.path)
+			if !s.scanAndSend(ctx, out, log) {
+				return nil
+			}
+		case <-pending:
+			pending = nil
+			w.ensure(s.path)
+			if !s.scanAndSend(ctx, out, log) {
+				return nil
+			}
+		case ev, ok := <-w.events():
+			if !ok {
+				w.close()
+				continue
+			}
+			if w.relevant(ev) {
+				wake()
+			}
+		case err, ok := <-w.errors():
+			if !ok {
+				w.close()
+				continue
+			}
+			log.Warn("file watch error; scanning", "err", err)
+			wake()
+		}
+	}
+}
+
+// scanAndSend reports false when ctx ended before the update was taken.
+func (s *FileSource) scanAndSend(ctx context.Context, out chan<- Update, log *slog.Logger) bool {
+	u, ok := s.scan(log)
+	if !ok {
+		return ctx.Err() == nil
+	}
+	select {
+	case out <- u:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (s *FileSource) scan(log *slog.Logger) (Update, bool) {
+	files, err := listManifests(s.path)
+	var u Update
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// Like the kubelet: no path, no pods. A deleted single file thus
+		// deletes its pods, as a deleted file in a directory does.
+		u = Update{Source: s.name, Warnings: []string{s.path + ": path does not exist"}}
+	case err != nil:
+		if s.last == nil {
+			log.Error("cannot list manifests; not reporting until a scan succeeds", "err", err)
+			return Update{}, false
+		}
+		log.Error("cannot list manifests; keeping the last scan", "err", err)
+		u = Update{Source: s.name, Pods: s.last.Pods}
+		u.Errors = append(slices.Clip(s.last.Errors), ManifestError{Origin: s.path, Err: err.Error()})
+		return u, true
+	default:
+		u = Update{Source: s.name}
+		for _, f := range files {
+			pods, errs, exists := decodeFile(s.name, f, s.opts)
+			if !exists {
+				continue
+			}
+			u.Pods = append(u.Pods, pods...)
+			u.Errors = append(u.Errors, errs...)
+		}
+		var dups []ManifestError
+		u.Pods, dups = dedupe(u.Pods)
+		u.Errors = append(u.Errors, dups...)
+	}
+	s.last = &u
+	s.logErrors(log, u)
+	log.Debug("scanned manifests", "files", len(files), "pods", len(u.Pods), "errors", len(u.Errors))
+	return u, true
+}
+
+// logErrors logs the manifest errors of a scan when they differ from the
+// previous scan's.
+func (s *FileSource) logErrors(log *slog.Logger, u Update) {
+	msgs := make([]string, len(u.Errors))
+	for i, e := range u.Errors {
+		msgs[i] = e.Error()
+	}
+	if slices.Equal(msgs, s.lastErrs) {
+		return
+	}
+	s.lastErrs = msgs
+	for _, m := range msgs {
+		log.Warn("manifest rejected", "err", m)
+	}
+}
+
+// ignoredName reports whether a directory entry is not a manifest.
+func ignoredName(name string) bool {
+	if strings.HasPrefix(name, ".") {
+		return true
+	}
+	for _, suffix := range []string{"~", ".swp", ".bak", ".tmp"} {
+		if strings.HasSuffix(name, suffix) {
+			return true
+		}
+	}
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".yaml", ".yml", ".json":
+		return false
+	}
+	return true
+}
+
+// listManifests returns the manifest files at path, following symlinks: path
+// itself when it is a file, else the directory's manifest entries in name
+// order. Entries that vanish or dangle while listing are left out.
+func listManifests(path string) ([]string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		if !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s: not a regular file or directory", path)
+		}
+		return []string{path}, nil
+	}
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, e := range entries {
+		if ignoredName(e.Name()) {
+			continue
+		}
+		full := filepath.Join(path, e.Name())
+		mode := e.Type()
+		if mode&fs.ModeSymlink != 0 {
+			fi, err := os.Stat(full)
+			if err != nil {
+				continue
+			}
+			mode = fi.Mode()
+		}
+		if mode.IsRegular() {
+			files = append(files, full)
+		}
+	}
+	return files, nil
+}
+
+// decodeFile reads and decodes one manifest file; exists is false when the
+// file vanished before it could be opened.
+func decodeFile(source, file string, opts Options) (pods []Desired, errs []ManifestError, exists bool) {
+	data, err := readManifest(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, false
+	}
+	if err != nil {
+		return nil, []ManifestError{{Origin: file, Err: err.Error()}}, true
+	}
+	pods, errs = Decode(source, file, data, opts)
+	return pods, errs, true
+}
+
+func readManifest(file string) ([]byte, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, unwrapPathError(err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxManifestBytes+1))
+	if err != nil {
+		return nil, unwrapPathError(err)
+	}
+	if len(data) > MaxManifestBytes {
+		return nil, fmt.Errorf("file is larger than %d MiB", MaxManifestBytes>>20)
+	}
+	return data, nil
+}
+
+// unwrapPathError drops the path from err, which the ManifestError's origin
+// already names.
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	}
+	return err
+}
+
+// dedupe keeps the first pod of each key and reports the others as errors
+// of their origins.
+func dedupe(pods []Desired) ([]Desired, []ManifestError) {
+	first := map[string]string{}
+	var kept []Desired
+	var errs []ManifestError
+	for _, d := range pods {
+		key := podKey(d.Pod.Namespace, d.Pod.Name)
+		if origin, ok := first[key]; ok {
+			e := field.Duplicate(field.NewPath("metadata", "name"), d.Pod.Name)
+			e.Detail = "pod " + key + " is already declared in " + origin
+			errs = append(errs, ManifestError{Origin: d.Origin, PodKey: key, Field: e.Field, Err: e.ErrorBody()})
+			continue
+		}
+		first[key] = d.Origin
+		kept = append(kept, d)
+	}
+	return kept, errs
+}
+
+// dirWatch is the fsnotify watch of a FileSource: the directory at path, or
+// the parent directory of a single (or missing) file, filtered to its name.
+type dirWatch struct {
+	log      *slog.Logger
+	w        *fsnotify.Watcher
+	dir      string // watched directory, "" when none
+	resolved string // dir with symlinks resolved when it was added
+	only     string // base name that events must have, "" for all
+	failed   string // last setup error, logged once
+}
+
+func (w *dirWatch) events() <-chan fsnotify.Event {
+	if w.w == nil {
+		return nil
+	}
+	return w.w.Events
+}
+
+func (w *dirWatch) errors() <-chan error {
+	if w.w == nil {
+		return nil
+	}
+	return w.w.Errors
+}
+
+// ensure watches the right directory for path, re-adding it when it was
+// removed, replaced, or its symlink now points elsewhere.
+func (w *dirWatch) ensure(path string) {
+	dir, only := path, ""
+	if fi, err := os.Stat(path); err != nil || !fi.IsDir() {
+		dir, only = filepath.Dir(path), filepath.Base(path)
+	}
+	resolved, _ := filepath.EvalSymlinks(dir)
+	if w.w == nil {
+		nw, err := fsnotify.NewWatcher()
+		if err != nil {
+			w.setupFailed(err)
+			return
+		}
+		w.w = nw
+	}
+	w.only = only
+	if w.dir == dir && w.resolved == resolved && slices.Contains(w.w.WatchList(), dir) {
+		return
+	}
+	if w.dir != "" {
+		_ = w.w.Remove(w.dir)
+		w.dir = ""
+	}
+	if err := w.w.Add(dir); err != nil {
+		w.setupFailed(err)
+		return
+	}
+	w.dir, w.resolved, w.failed = dir, resolved, ""
+	w.log.Debug("watching manifests", "dir", dir)
+}
+
+func (w *dirWatch) setupFailed(err error) {
+	if err.Error() != w.failed {
+		w.failed = err.Error()
+		w.log.Warn("cannot watch manifests; relying on rescans", "err", err)
+	}
+}
+
+// relevant reports whether an event may change the scan: any event on a
+// manifest name or on a "..name" of an atomic symlink swap.
+func (w *dirWatch) relevant(ev fsnotify.Event) bool {
+	base := filepath.Base(ev.Name)
+	if strings.HasPrefix(base, "..") {
+		return true
+	}
+	if w.only != "" {
+		return base == w.only
+	}
+	return !ignoredName(base) || filepath.Clean(ev.Name) == filepath.Clean(w.dir)
+}
+
+func (w *dirWatch) close() {
+	if w.w != nil {
+		_ = w.w.Close()
+		w.w = nil
+		w.dir = ""
+	}
+}

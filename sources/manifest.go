@@ -1,0 +1,367 @@
+package sources
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	sigsjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+)
+
+// Options say what the pods of a source may do.
+type Options struct {
+	// AllowHostAccess permits privileged containers, hostPath volumes,
+	// hostNetwork, hostPID and hostIPC.
+	AllowHostAccess bool
+}
+
+// Decode parses, defaults and validates the manifests of one origin (a file,
+// URL or key) of the source named source.
+//
+// data may hold Kubernetes v1 Pods in YAML or JSON, several YAML documents
+// separated by "---", v1 List or PodList objects, and legacy ContainerManifests
+// (see legacy.go), singly or as a sequence. Empty documents and empty input
+// declare no pods and are not errors. Decoding is strict: unknown and
+// duplicate fields are errors naming the field.
+//
+// Every pod that passes validation is returned; each rejected pod or document
+// adds one or more ManifestErrors. An error carries the PodKey when the pod's
+// name is known, and then its Field is a path inside that pod
+// (spec.containers[0].image); otherwise PodKey is empty, the error stands for
+// the whole origin (callers keep the pods the origin declared before), and
+// Field is a path inside the document.
+//
+// A document that cannot be parsed does not discard its origin's other
+// documents: Decode returns the pods of the good documents together with the
+// whole-origin error, so pods that were in the broken document keep running
+// from their last good spec, and the rest of the origin still updates.
+//
+// A second pod with the same key in one call is rejected; the first is kept.
+// Decode never panics on any input.
+func Decode(source, origin string, data []byte, opts Options) ([]Desired, []ManifestError) {
+	d := &decoder{source: source, origin: origin, opts: opts, seen: map[string]bool{}}
+	docs, err := splitDocuments(data)
+	if err != nil {
+		d.fail("", "", err.Error())
+	}
+	for i, doc := range docs {
+		if len(docs) > 1 {
+			d.doc = fmt.Sprintf(" (document %d)", i+1)
+		}
+		d.document(doc)
+	}
+	return d.pods, d.errs
+}
+
+type decoder struct {
+	source, origin string
+	opts           Options
+	doc            string // suffix for whole-origin errors of multi-document input
+	seen           map[string]bool
+	pods           []Desired
+	errs           []ManifestError
+}
+
+// fail records an error; an empty key makes it a whole-origin error.
+func (d *decoder) fail(key, fieldPath, msg string) {
+	if key == "" {
+		msg += d.doc
+	}
+	d.errs = append(d.errs, ManifestError{Origin: d.origin, PodKey: key, Field: fieldPath, Err: msg})
+}
+
+// failField records a validation error, prefixing its path with prefix when
+// the error is not tied to a pod.
+func (d *decoder) failField(key, prefix string, e *field.Error) {
+	d.fail(key, joinPath(key, prefix, e.Field), e.ErrorBody())
+}
+
+func joinPath(key, prefix, p string) string {
+	if key != "" || prefix == "" {
+		return p
+	}
+	if p == "" || p == "<nil>" {
+		return prefix
+	}
+	if strings.HasPrefix(p, "[") {
+		return prefix + p
+	}
+	return prefix + "." + p
+}
+
+var utf8BOM = []byte("\xef\xbb\xbf")
+
+// splitDocuments returns the YAML documents of data; JSON input is one
+// document.
+func splitDocuments(data []byte) ([][]byte, error) {
+	data = bytes.TrimPrefix(data, utf8BOM)
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 {
+		return nil, nil
+	}
+	if (trimmed[0] == '{' || trimmed[0] == '[') && json.Valid(trimmed) {
+		return [][]byte{trimmed}, nil
+	}
+	var docs [][]byte
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return docs, err
+		}
+		docs = append(docs, doc)
+	}
+}
+
+func (d *decoder) document(doc []byte) {
+	defer func() {
+		if r := recover(); r != nil {
+			d.fail("", "", fmt.Sprintf("internal error decoding manifest: %v", r))
+		}
+	}()
+	j, err := toJSON(doc)
+	if err != nil {
+		d.fail("", "", err.Error())
+		return
+	}
+	switch {
+	case len(j) == 0 || string(j) == "null":
+	case j[0] == '[':
+		d.legacyList(j)
+	case j[0] == '{':
+		d.object(j, "")
+	default:
+		d.fail("", "", "manifest must be an object or a list of ContainerManifests")
+	}
+}
+
+func toJSON(doc []byte) ([]byte, error) {
+	doc = bytes.TrimSpace(doc)
+	if json.Valid(doc) {
+		return doc, nil
+	}
+	j, err := yaml.YAMLToJSONStrict(doc)
+	if err != nil {
+		return nil, errors.New(oneLine(err.Error()))
+	}
+	return bytes.TrimSpace(j), nil
+}
+
+// oneLine joins a multi-line message into one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+type typeMeta struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+}
+
+// object decodes one top-level (prefix "") or list item mapping.
+func (d *decoder) object(j []byte, prefix string) {
+	var keys map[string]json.RawMessage
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(j, &keys); err != nil {
+		d.fail("", prefix, jsonMessage(err))
+		return
+	}
+	_, hasKind := keys["kind"]
+	_, hasAPIVersion := keys["apiVersion"]
+	_, hasVersion := keys["version"]
+	if prefix == "" && hasVersion && !hasKind && !hasAPIVersion {
+		d.legacy(j, "")
+		return
+	}
+	var tm typeMeta
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(j, &tm); err != nil {
+		d.fail("", prefix, jsonMessage(err))
+		return
+	}
+	kinds := []string{"Pod", "List", "PodList"}
+	if prefix != "" {
+		kinds = []string{"Pod"}
+	}
+	switch {
+	case tm.Kind == "":
+		d.failField("", prefix, field.Required(field.NewPath("kind"), ""))
+	case !slices.Contains(kinds, tm.Kind):
+		d.failField("", prefix, field.NotSupported(field.NewPath("kind"), tm.Kind, kinds))
+	case tm.APIVersion != "v1":
+		d.failField("", prefix, field.NotSupported(field.NewPath("apiVersion"), tm.APIVersion, []string{"v1"}))
+	case tm.Kind == "Pod":
+		d.pod(j, prefix)
+	default:
+		d.list(j, tm.Kind)
+	}
+}
+
+func (d *decoder) list(j []byte, kind string) {
+	var l struct {
+		typeMeta
+		Metadata json.RawMessage   `json:"metadata"`
+		Items    []json.RawMessage `json:"items"`
+	}
+	strict, err := sigsjson.UnmarshalStrict(j, &l)
+	if err != nil {
+		d.fail("", "", jsonMessage(err))
+		return
+	}
+	if len(strict) > 0 {
+		for _, e := range strict {
+			d.strictError("", "", e)
+		}
+		return
+	}
+	for i, item := range l.Items {
+		prefix := fmt.Sprintf("items[%d]", i)
+		item = bytes.TrimSpace(item)
+		if len(item) == 0 || item[0] != '{' {
+			d.fail("", prefix, "list item must be an object")
+			continue
+		}
+		if kind == "PodList" {
+			item = withPodTypeMeta(item)
+		}
+		d.object(item, prefix)
+	}
+}
+
+// withPodTypeMeta fills in kind and apiVersion of a PodList item that omits
+// them.
+func withPodTypeMeta(item []byte) []byte {
+	var tm typeMeta
+	if sigsjson.UnmarshalCaseSensitivePreserveInts(item, &tm) != nil || (tm.Kind != "" && tm.APIVersion != "") {
+		return item
+	}
+	var m map[string]json.RawMessage
+	if sigsjson.UnmarshalCaseSensitivePreserveInts(item, &m) != nil {
+		return item
+	}
+	if tm.Kind == "" {
+		m["kind"] = json.RawMessage(`"Pod"`)
+	}
+	if tm.APIVersion == "" {
+		m["apiVersion"] = json.RawMessage(`"v1"`)
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return item
+	}
+	return out
+}
+
+// podKeyOf returns "namespace/name" of a pod object, or "" when its name is
+// not a readable string.
+func podKeyOf(j []byte) string {
+	var m struct {
+		Metadata struct {
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
+		} `json:"metadata"`
+	}
+	if sigsjson.UnmarshalCaseSensitivePreserveInts(j, &m) != nil || m.Metadata.Name == "" {
+		return ""
+	}
+	return podKey(m.Metadata.Namespace, m.Metadata.Name)
+}
+
+func podKey(namespace, name string) string {
+	if namespace == "" {
+		namespace = v1.NamespaceDefault
+	}
+	return namespace + "/" + name
+}
+
+func (d *decoder) pod(j []byte, prefix string) {
+	key := podKeyOf(j)
+	pod := &v1.Pod{}
+	strict, err := sigsjson.UnmarshalStrict(j, pod)
+	if err != nil {
+		d.jsonError(key, prefix, err)
+		return
+	}
+	if len(strict) > 0 {
+		for _, e := range strict {
+			d.strictError(key, prefix, e)
+		}
+		return
+	}
+	d.accept(pod, prefix)
+}
+
+// accept defaults and validates a decoded pod and adds it unless its key was
+// already taken in this call.
+func (d *decoder) accept(pod *v1.Pod, prefix string) {
+	Default(d.source, pod)
+	key := ""
+	if pod.Name != "" {
+		key = podKey(pod.Namespace, pod.Name)
+	}
+	if errs := Validate(pod, d.opts); len(errs) > 0 {
+		for _, e := range errs {
+			d.failField(key, prefix, e)
+		}
+		return
+	}
+	if d.seen[key] {
+		e := field.Duplicate(field.NewPath("metadata", "name"), pod.Name)
+		e.Detail = "pod " + key + " is declared twice in this origin"
+		d.failField(key, prefix, e)
+		return
+	}
+	d.seen[key] = true
+	d.pods = append(d.pods, Desired{Pod: pod, Origin: d.origin})
+}
+
+func (d *decoder) strictError(key, prefix string, err error) {
+	msg := err.Error()
+	fe, ok := err.(sigsjson.FieldError)
+	if !ok {
+		d.fail(key, prefix, msg)
+		return
+	}
+	switch {
+	case strings.HasPrefix(msg, "unknown field"):
+		msg = "unknown field"
+	case strings.HasPrefix(msg, "duplicate field"):
+		msg = "duplicate field"
+	}
+	d.fail(key, joinPath(key, prefix, fe.FieldPath()), msg)
+}
+
+func (d *decoder) jsonError(key, prefix string, err error) {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		d.fail(key, joinPath(key, prefix, jsonFieldPath(te.Field)), fmt.Sprintf("Invalid value: %s: expected %s", te.Value, te.Type))
+		return
+	}
+	d.fail(key, prefix, jsonMessage(err))
+}
+
+// jsonFieldPath drops the Go names of embedded structs (ProbeHandler) from an
+// encoding/json field path.
+func jsonFieldPath(p string) string {
+	parts := strings.Split(p, ".")
+	kept := parts[:0]
+	for _, part := range parts {
+		if part != "" && !(part[0] >= 'A' && part[0] <= 'Z') {
+			kept = append(kept, part)
+		}
+	}
+	return strings.Join(kept, ".")
+}
+
+func jsonMessage(err error) string {
+	return strings.TrimPrefix(err.Error(), "json: ")
+}

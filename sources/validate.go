@@ -1,0 +1,569 @@
+package sources
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"path"
+	"reflect"
+	"slices"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+const hostAccessDenied = "host access is not allowed for this source (allow_host_access is false)"
+
+// Validate checks a defaulted pod against what berth can run and what opts
+// allow, and returns every problem with its JSON field path. It does not
+// modify the pod.
+//
+// Rules: metadata.name is a DNS-1123 subdomain and namespace a DNS-1123
+// label; at least one container; container names are DNS-1123 labels, unique
+// across init and app containers, and not "POD"; image is required; ports are
+// 1-65535 with protocol TCP, UDP or SCTP, and a (hostIP, protocol, hostPort)
+// is claimed once per pod; volumes have unique names and are hostPath (with
+// an absolute path) or emptyDir only; mounts name a volume and use an absolute
+// mountPath; restartPolicy is Always, OnFailure or Never; resource quantities
+// are nonnegative with requests not above limits; the grace period is not
+// negative; each probe and lifecycle hook has exactly one handler. Without
+// opts.AllowHostAccess, privileged containers, hostPath volumes, hostNetwork,
+// hostPID and hostIPC are forbidden.
+func Validate(pod *v1.Pod, opts Options) field.ErrorList {
+	var errs field.ErrorList
+	meta := field.NewPath("metadata")
+	if pod.Name == "" {
+		errs = append(errs, field.Required(meta.Child("name"), ""))
+	}
+	for _, msg := range validation.IsDNS1123Subdomain(pod.Name) {
+		if pod.Name != "" {
+			errs = append(errs, field.Invalid(meta.Child("name"), pod.Name, msg))
+		}
+	}
+	if pod.Namespace == "" {
+		errs = append(errs, field.Required(meta.Child("namespace"), ""))
+	}
+	for _, msg := range validation.IsDNS1123Label(pod.Namespace) {
+		if pod.Namespace != "" {
+			errs = append(errs, field.Invalid(meta.Child("namespace"), pod.Namespace, msg))
+		}
+	}
+
+	spec := &pod.Spec
+	sp := field.NewPath("spec")
+	volumes, verrs := validateVolumes(spec.Volumes, sp.Child("volumes"), opts)
+	errs = append(errs, verrs...)
+
+	v := &podValidator{opts: opts, spec: spec, volumes: volumes, names: map[string]bool{}}
+	for i := range spec.InitContainers {
+		errs = append(errs, v.container(&spec.InitContainers[i], sp.Child("initContainers").Index(i), true)...)
+	}
+	if len(spec.Containers) == 0 {
+		errs = append(errs, field.Required(sp.Child("containers"), "must have at least one container"))
+	}
+	for i := range spec.Containers {
+		errs = append(errs, v.container(&spec.Containers[i], sp.Child("containers").Index(i), false)...)
+	}
+	if len(spec.EphemeralContainers) > 0 {
+		errs = append(errs, field.Forbidden(sp.Child("ephemeralContainers"), "not supported by berth"))
+	}
+
+	policies := []v1.RestartPolicy{v1.RestartPolicyAlways, v1.RestartPolicyOnFailure, v1.RestartPolicyNever}
+	if !slices.Contains(policies, spec.RestartPolicy) {
+		errs = append(errs, field.NotSupported(sp.Child("restartPolicy"), spec.RestartPolicy, policies))
+	}
+	if g := spec.TerminationGracePeriodSeconds; g != nil && *g < 0 {
+		errs = append(errs, field.Invalid(sp.Child("terminationGracePeriodSeconds"), *g, "must be greater than or equal to 0"))
+	}
+	if !opts.AllowHostAccess {
+		if spec.HostNetwork {
+			errs = append(errs, field.Forbidden(sp.Child("hostNetwork"), hostAccessDenied))
+		}
+		if spec.HostPID {
+			errs = append(errs, field.Forbidden(sp.Child("hostPID"), hostAccessDenied))
+		}
+		if spec.HostIPC {
+			errs = append(errs, field.Forbidden(sp.Child("hostIPC"), hostAccessDenied))
+		}
+	}
+	return errs
+}
+
+// volumeTypes are the volume sources berth supports.
+var volumeTypes = []string{"hostPath", "emptyDir"}
+
+var hostPathTypes = []v1.HostPathType{
+	v1.HostPathUnset, v1.HostPathDirectoryOrCreate, v1.HostPathDirectory, v1.HostPathFileOrCreate,
+	v1.HostPathFile, v1.HostPathSocket, v1.HostPathCharDev, v1.HostPathBlockDev,
+}
+
+func validateVolumes(vols []v1.Volume, vp *field.Path, opts Options) (map[string]bool, field.ErrorList) {
+	var errs field.ErrorList
+	names := map[string]bool{}
+	for i := range vols {
+		vol := &vols[i]
+		p := vp.Index(i)
+		switch {
+		case vol.Name == "":
+			errs = append(errs, field.Required(p.Child("name"), ""))
+		case names[vol.Name]:
+			errs = append(errs, field.Duplicate(p.Child("name"), vol.Name))
+		default:
+			for _, msg := range validation.IsDNS1123Label(vol.Name) {
+				errs = append(errs, field.Invalid(p.Child("name"), vol.Name, msg))
+			}
+		}
+		names[vol.Name] = true
+
+		types := setVolumeTypes(&vol.VolumeSource)
+		switch {
+		case len(types) == 0:
+			errs = append(errs, field.Required(p, "must specify a volume type"))
+			continue
+		case len(types) > 1:
+			errs = append(errs, field.Forbidden(p.Child(types[1]), "may not specify more than 1 volume type"))
+			continue
+		case !slices.Contains(volumeTypes, types[0]):
+			errs = append(errs, field.Forbidden(p.Child(types[0]), "unsupported volume type; berth supports hostPath and emptyDir"))
+			continue
+		}
+		if hp := vol.HostPath; hp != nil {
+			hpp := p.Child("hostPath")
+			if !opts.AllowHostAccess {
+				errs = append(errs, field.Forbidden(hpp, hostAccessDenied))
+			}
+			errs = append(errs, absolutePath(hp.Path, hpp.Child("path"))...)
+			if hp.Type != nil && !slices.Contains(hostPathTypes, *hp.Type) {
+				errs = append(errs, field.NotSupported(hpp.Child("type"), *hp.Type, hostPathTypes))
+			}
+		}
+		if ed := vol.EmptyDir; ed != nil {
+			media := []v1.StorageMedium{v1.StorageMediumDefault, v1.StorageMediumMemory}
+			if !slices.Contains(media, ed.Medium) {
+				errs = append(errs, field.NotSupported(p.Child("emptyDir", "medium"), ed.Medium, media))
+			}
+			if ed.SizeLimit != nil && ed.SizeLimit.Sign() < 0 {
+				errs = append(errs, field.Invalid(p.Child("emptyDir", "sizeLimit"), ed.SizeLimit.String(), "must be greater than or equal to 0"))
+			}
+		}
+	}
+	return names, errs
+}
+
+// setVolumeTypes returns the JSON names of the volume types set in vs.
+func setVolumeTypes(vs *v1.VolumeSource) []string {
+	var set []string
+	rv := reflect.ValueOf(vs).Elem()
+	for i := 0; i < rv.NumField(); i++ {
+		f := rv.Field(i)
+		if f.Kind() == reflect.Pointer && !f.IsNil() {
+			name, _, _ := strings.Cut(rv.Type().Field(i).Tag.Get("json"), ",")
+			set = append(set, name)
+		}
+	}
+	return set
+}
+
+func absolutePath(p string, fp *field.Path) field.ErrorList {
+	switch {
+	case p == "":
+		return field.ErrorList{field.Required(fp, "")}
+	case !path.IsAbs(p):
+		return field.ErrorList{field.Invalid(fp, p, "must be an absolute path")}
+	}
+	return nil
+}
+
+type hostPortKey struct {
+	protocol v1.Protocol
+	port     int32
+}
+
+type podValidator struct {
+	opts    Options
+	spec    *v1.PodSpec
+	volumes map[string]bool
+	names   map[string]bool          // container names seen
+	hostIPs map[hostPortKey][]string // host IPs claimed per protocol/port
+}
+
+func (v *podValidator) container(c *v1.Container, p *field.Path, init bool) field.ErrorList {
+	var errs field.ErrorList
+	switch {
+	case c.Name == "":
+		errs = append(errs, field.Required(p.Child("name"), ""))
+	case c.Name == "POD":
+		errs = append(errs, field.Invalid(p.Child("name"), c.Name, "is reserved for the pod sandbox"))
+	case v.names[c.Name]:
+		errs = append(errs, field.Duplicate(p.Child("name"), c.Name))
+	default:
+		for _, msg := range validation.IsDNS1123Label(c.Name) {
+			errs = append(errs, field.Invalid(p.Child("name"), c.Name, msg))
+		}
+	}
+	v.names[c.Name] = true
+
+	if strings.TrimSpace(c.Image) == "" {
+		errs = append(errs, field.Required(p.Child("image"), ""))
+	} else if strings.TrimSpace(c.Image) != c.Image {
+		errs = append(errs, field.Invalid(p.Child("image"), c.Image, "must not have leading or trailing whitespace"))
+	}
+	pulls := []v1.PullPolicy{v1.PullAlways, v1.PullIfNotPresent, v1.PullNever}
+	if !slices.Contains(pulls, c.ImagePullPolicy) {
+		errs = append(errs, field.NotSupported(p.Child("imagePullPolicy"), c.ImagePullPolicy, pulls))
+	}
+
+	errs = append(errs, v.ports(c.Ports, p.Child("ports"))...)
+	errs = append(errs, validateEnv(c, p)...)
+	errs = append(errs, v.mounts(c.VolumeMounts, p.Child("volumeMounts"))...)
+	if len(c.VolumeDevices) > 0 {
+		errs = append(errs, field.Forbidden(p.Child("volumeDevices"), "not supported by berth"))
+	}
+	errs = append(errs, validateResources(&c.Resources, p.Child("resources"))...)
+
+	sidecar := init && c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
+	switch {
+	case c.RestartPolicy == nil:
+	case !init:
+		errs = append(errs, field.Forbidden(p.Child("restartPolicy"), "may only be set on init containers"))
+	case !sidecar:
+		errs = append(errs, field.NotSupported(p.Child("restartPolicy"), *c.RestartPolicy, []v1.ContainerRestartPolicy{v1.ContainerRestartPolicyAlways}))
+	}
+	if len(c.RestartPolicyRules) > 0 {
+		errs = append(errs, field.Forbidden(p.Child("restartPolicyRules"), "not supported by berth"))
+	}
+
+	probes := []struct {
+		name    string
+		probe   *v1.Probe
+		oneShot bool // successThreshold must be 1
+	}{
+		{"livenessProbe", c.LivenessProbe, true},
+		{"readinessProbe", c.ReadinessProbe, false},
+		{"startupProbe", c.StartupProbe, true},
+	}
+	for _, pr := range probes {
+		if pr.probe == nil {
+			continue
+		}
+		if init && !sidecar {
+			errs = append(errs, field.Forbidden(p.Child(pr.name), "may not be set for init containers"))
+			continue
+		}
+		errs = append(errs, validateProbe(pr.probe, p.Child(pr.name), pr.oneShot)...)
+	}
+	if l := c.Lifecycle; l != nil {
+		if init && !sidecar {
+			errs = append(errs, field.Forbidden(p.Child("lifecycle"), "may not be set for init containers"))
+		} else {
+			if l.PostStart != nil {
+				errs = append(errs, validateLifecycleHandler(l.PostStart, p.Child("lifecycle", "postStart"))...)
+			}
+			if l.PreStop != nil {
+				errs = append(errs, validateLifecycleHandler(l.PreStop, p.Child("lifecycle", "preStop"))...)
+			}
+		}
+	}
+
+	if sc := c.SecurityContext; sc != nil && sc.Privileged != nil && *sc.Privileged && !v.opts.AllowHostAccess {
+		errs = append(errs, field.Forbidden(p.Child("securityContext", "privileged"), hostAccessDenied))
+	}
+	return errs
+}
+
+var protocols = []v1.Protocol{v1.ProtocolTCP, v1.ProtocolUDP, v1.ProtocolSCTP}
+
+func (v *podValidator) ports(ports []v1.ContainerPort, pp *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	names := map[string]bool{}
+	for i, port := range ports {
+		p := pp.Index(i)
+		if port.Name != "" {
+			for _, msg := range validation.IsValidPortName(port.Name) {
+				errs = append(errs, field.Invalid(p.Child("name"), port.Name, msg))
+			}
+			if names[port.Name] {
+				errs = append(errs, field.Duplicate(p.Child("name"), port.Name))
+			}
+			names[port.Name] = true
+		}
+		if port.ContainerPort == 0 {
+			errs = append(errs, field.Required(p.Child("containerPort"), ""))
+		} else {
+			for _, msg := range validation.IsValidPortNum(int(port.ContainerPort)) {
+				errs = append(errs, field.Invalid(p.Child("containerPort"), port.ContainerPort, msg))
+			}
+		}
+		if port.HostPort != 0 {
+			for _, msg := range validation.IsValidPortNum(int(port.HostPort)) {
+				errs = append(errs, field.Invalid(p.Child("hostPort"), port.HostPort, msg))
+			}
+		}
+		if !slices.Contains(protocols, port.Protocol) {
+			errs = append(errs, field.NotSupported(p.Child("protocol"), port.Protocol, protocols))
+		}
+		if port.HostIP != "" && net.ParseIP(port.HostIP) == nil {
+			errs = append(errs, field.Invalid(p.Child("hostIP"), port.HostIP, "must be a valid IP address"))
+		}
+		if v.spec.HostNetwork && port.HostPort != port.ContainerPort {
+			errs = append(errs, field.Invalid(p.Child("hostPort"), port.HostPort, "must match containerPort when hostNetwork is true"))
+		}
+		if port.HostPort > 0 {
+			errs = append(errs, v.claimHostPort(port, p.Child("hostPort"))...)
+		}
+	}
+	return errs
+}
+
+// claimHostPort records a host port; an unspecified host IP conflicts with
+// every address.
+func (v *podValidator) claimHostPort(port v1.ContainerPort, p *field.Path) field.ErrorList {
+	if v.hostIPs == nil {
+		v.hostIPs = map[hostPortKey][]string{}
+	}
+	k := hostPortKey{port.Protocol, port.HostPort}
+	ip := port.HostIP
+	if ip == "" || ip == "0.0.0.0" || ip == "::" {
+		ip = ""
+	}
+	for _, other := range v.hostIPs[k] {
+		if other == "" || ip == "" || other == ip {
+			return field.ErrorList{field.Duplicate(p, fmt.Sprintf("%s/%d on %s", port.Protocol, port.HostPort, displayIP(port.HostIP)))}
+		}
+	}
+	v.hostIPs[k] = append(v.hostIPs[k], ip)
+	return nil
+}
+
+func displayIP(ip string) string {
+	if ip == "" {
+		return "0.0.0.0"
+	}
+	return ip
+}
+
+func validateEnv(c *v1.Container, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if len(c.EnvFrom) > 0 {
+		errs = append(errs, field.Forbidden(p.Child("envFrom"), "not supported by berth"))
+	}
+	for i, e := range c.Env {
+		ep := p.Child("env").Index(i)
+		switch {
+		case e.Name == "":
+			errs = append(errs, field.Required(ep.Child("name"), ""))
+		case strings.ContainsAny(e.Name, "=\x00"):
+			errs = append(errs, field.Invalid(ep.Child("name"), e.Name, "must not contain '=' or NUL"))
+		}
+		if e.ValueFrom != nil {
+			errs = append(errs, field.Forbidden(ep.Child("valueFrom"), "not supported by berth; use value"))
+		}
+	}
+	return errs
+}
+
+func (v *podValidator) mounts(mounts []v1.VolumeMount, mp *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	paths := map[string]bool{}
+	for i, m := range mounts {
+		p := mp.Index(i)
+		if m.Name == "" {
+			errs = append(errs, field.Required(p.Child("name"), ""))
+		} else if !v.volumes[m.Name] {
+			errs = append(errs, field.NotFound(p.Child("name"), m.Name))
+		}
+		errs = append(errs, absolutePath(m.MountPath, p.Child("mountPath"))...)
+		if m.MountPath != "" && paths[path.Clean(m.MountPath)] {
+			errs = append(errs, field.Duplicate(p.Child("mountPath"), m.MountPath))
+		}
+		paths[path.Clean(m.MountPath)] = true
+		if m.SubPath != "" && (path.IsAbs(m.SubPath) || slices.Contains(strings.Split(m.SubPath, "/"), "..")) {
+			errs = append(errs, field.Invalid(p.Child("subPath"), m.SubPath, "must be a relative path without '..'"))
+		}
+	}
+	return errs
+}
+
+func validateResources(r *v1.ResourceRequirements, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, list := range []struct {
+		name string
+		rl   v1.ResourceList
+	}{{"limits", r.Limits}, {"requests", r.Requests}} {
+		for _, name := range sortedResourceNames(list.rl) {
+			q := list.rl[name]
+			if q.Sign() < 0 {
+				errs = append(errs, field.Invalid(p.Child(list.name).Key(string(name)), q.String(), "must be greater than or equal to 0"))
+			}
+		}
+	}
+	for _, name := range sortedResourceNames(r.Requests) {
+		req := r.Requests[name]
+		lim, ok := r.Limits[name]
+		if ok && req.Cmp(lim) > 0 {
+			errs = append(errs, field.Invalid(p.Child("requests").Key(string(name)), req.String(),
+				fmt.Sprintf("must be less than or equal to %s limit of %s", name, lim.String())))
+		}
+	}
+	if len(r.Claims) > 0 {
+		errs = append(errs, field.Forbidden(p.Child("claims"), "not supported by berth"))
+	}
+	return errs
+}
+
+func sortedResourceNames(rl v1.ResourceList) []v1.ResourceName {
+	names := make([]v1.ResourceName, 0, len(rl))
+	for n := range rl {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func validateProbe(pr *v1.Probe, p *field.Path, oneShot bool) field.ErrorList {
+	h := &pr.ProbeHandler
+	var set []string
+	for _, s := range []struct {
+		name string
+		ok   bool
+	}{{"exec", h.Exec != nil}, {"httpGet", h.HTTPGet != nil}, {"tcpSocket", h.TCPSocket != nil}, {"grpc", h.GRPC != nil}} {
+		if s.ok {
+			set = append(set, s.name)
+		}
+	}
+	errs := handlerCount(set, p)
+	if h.Exec != nil {
+		errs = append(errs, validateExec(h.Exec, p.Child("exec"))...)
+	}
+	if h.HTTPGet != nil {
+		errs = append(errs, validateHTTPGet(h.HTTPGet, p.Child("httpGet"))...)
+	}
+	if h.TCPSocket != nil {
+		errs = append(errs, validatePort(h.TCPSocket.Port, p.Child("tcpSocket", "port"))...)
+	}
+	if h.GRPC != nil {
+		errs = append(errs, field.Forbidden(p.Child("grpc"), "not supported by berth"))
+	}
+	for _, n := range []struct {
+		name  string
+		value int32
+		min   int32
+	}{
+		{"initialDelaySeconds", pr.InitialDelaySeconds, 0},
+		{"timeoutSeconds", pr.TimeoutSeconds, 1},
+		{"periodSeconds", pr.PeriodSeconds, 1},
+		{"successThreshold", pr.SuccessThreshold, 1},
+		{"failureThreshold", pr.FailureThreshold, 1},
+	} {
+		if n.value < n.min {
+			errs = append(errs, field.Invalid(p.Child(n.name), n.value, fmt.Sprintf("must be greater than or equal to %d", n.min)))
+		}
+	}
+	if oneShot && pr.SuccessThreshold != 1 {
+		errs = append(errs, field.Invalid(p.Child("successThreshold"), pr.SuccessThreshold, "must be 1"))
+	}
+	if g := pr.TerminationGracePeriodSeconds; g != nil && *g <= 0 {
+		errs = append(errs, field.Invalid(p.Child("terminationGracePeriodSeconds"), *g, "must be greater than 0"))
+	}
+	return errs
+}
+
+func validateLifecycleHandler(h *v1.LifecycleHandler, p *field.Path) field.ErrorList {
+	var set []string
+	for _, s := range []struct {
+		name string
+		ok   bool
+	}{{"exec", h.Exec != nil}, {"httpGet", h.HTTPGet != nil}, {"tcpSocket", h.TCPSocket != nil}, {"sleep", h.Sleep != nil}} {
+		if s.ok {
+			set = append(set, s.name)
+		}
+	}
+	errs := handlerCount(set, p)
+	if h.Exec != nil {
+		errs = append(errs, validateExec(h.Exec, p.Child("exec"))...)
+	}
+	if h.HTTPGet != nil {
+		errs = append(errs, validateHTTPGet(h.HTTPGet, p.Child("httpGet"))...)
+	}
+	if h.TCPSocket != nil {
+		errs = append(errs, validatePort(h.TCPSocket.Port, p.Child("tcpSocket", "port"))...)
+	}
+	if h.Sleep != nil && h.Sleep.Seconds < 0 {
+		errs = append(errs, field.Invalid(p.Child("sleep", "seconds"), h.Sleep.Seconds, "must be greater than or equal to 0"))
+	}
+	return errs
+}
+
+func handlerCount(set []string, p *field.Path) field.ErrorList {
+	switch len(set) {
+	case 0:
+		return field.ErrorList{field.Required(p, "must specify a handler type")}
+	case 1:
+		return nil
+	}
+	return field.ErrorList{field.Forbidden(p.Child(set[1]), "may not specify more than 1 handler type")}
+}
+
+func validateExec(e *v1.ExecAction, p *field.Path) field.ErrorList {
+	if len(e.Command) == 0 {
+		return field.ErrorList{field.Required(p.Child("command"), "")}
+	}
+	return nil
+}
+
+func validateHTTPGet(h *v1.HTTPGetAction, p *field.Path) field.ErrorList {
+	errs := validatePort(h.Port, p.Child("port"))
+	schemes := []v1.URIScheme{v1.URISchemeHTTP, v1.URISchemeHTTPS}
+	if !slices.Contains(schemes, h.Scheme) {
+		errs = append(errs, field.NotSupported(p.Child("scheme"), h.Scheme, schemes))
+	}
+	return errs
+}
+
+func validatePort(port intstr.IntOrString, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if port.Type == intstr.String {
+		for _, msg := range validation.IsValidPortName(port.StrVal) {
+			errs = append(errs, field.Invalid(p, port.StrVal, msg))
+		}
+		return errs
+	}
+	for _, msg := range validation.IsValidPortNum(port.IntValue()) {
+		errs = append(errs, field.Invalid(p, port.IntVal, msg))
+	}
+	return errs
+}
+
+// ValidateFiles decodes and validates the manifests at paths, as
+// `berth validate` does. A path may be a file, read whatever its name, or a
+// directory, whose entries are filtered as the file source filters them. It
+// returns the number of valid pods and every manifest error, including pod
+// keys declared by more than one file; err joins the paths that do not exist
+// or cannot be listed.
+func ValidateFiles(paths []string, opts Options) (npods int, errs []ManifestError, err error) {
+	var pods []Desired
+	var pathErrs []error
+	for _, p := range paths {
+		files, lerr := listManifests(p)
+		if errors.Is(lerr, fs.ErrNotExist) {
+			pathErrs = append(pathErrs, fmt.Errorf("%s: path does not exist", p))
+			continue
+		}
+		if lerr != nil {
+			pathErrs = append(pathErrs, lerr)
+			continue
+		}
+		for _, f := range files {
+			fp, ferrs, _ := decodeFile("validate", f, opts)
+			pods = append(pods, fp...)
+			errs = append(errs, ferrs...)
+		}
+	}
+	pods, dups := dedupe(pods)
+	errs = append(errs, dups...)
+	return len(pods), errs, errors.Join(pathErrs...)
+}
