@@ -102,6 +102,9 @@ func conflicts(a hostPort, b hostPort) bool {
 // decode as a whole are kept as they were.
 func (i *SourceInformer) Apply(u sources.Update) error {
 	now := i.clock.Now()
+	if u.Err != nil {
+		return i.failed(u.Source, u.Err)
+	}
 	existing, err := i.store.PodsBySource(nil, u.Source)
 	if err != nil {
 		return err
@@ -240,6 +243,7 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 	}
 	ns.Synced = true
 	ns.LastSync = now
+	ns.LastError = ""
 	ns.Updates++
 	ns.Errors = errs
 	if err := i.store.UpsertSource(ns); err != nil {
@@ -270,4 +274,17 @@ func withError(p *store.Pod, msg string) *store.Pod {
 	cp := *p
 	cp.Error = msg
 	return &cp
+}
+
+// failed records a read failure of a source: its pods stay as they are.
+func (i *SourceInformer) failed(source string, err error) error {
+	i.metrics.SourceError(source)
+	i.log.Warn("source unreadable; keeping its last good pods", "source", source, "err", err)
+	ns := &store.Source{Name: source}
+	if src, _ := i.store.Source(nil, source); src != nil {
+		cp := *src
+		ns = &cp
+	}
+	ns.LastError = err.Error()
+	return i.store.UpsertSource(ns)
 }

@@ -1,6 +1,7 @@
 package informer
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -148,5 +149,24 @@ func TestConflictsBetweenSources(t *testing.T) {
 	}
 	if d, _ := st.Pod(nil, "default/d"); d != nil {
 		t.Error("newcomer took an accepted pod's port")
+	}
+}
+
+func TestReadFailureKeepsPodsAndDoesNotSync(t *testing.T) {
+	inf, st, _, _ := newInformer(t)
+	_ = inf.Register("http")
+	mustApply(t, inf, sources.Update{Source: "http", Err: errors.New("500 Internal Server Error")})
+	src, _ := st.Source(nil, "http")
+	if src.Synced || src.LastError == "" {
+		t.Fatalf("after a failed first read: synced=%v lastError=%q", src.Synced, src.LastError)
+	}
+	mustApply(t, inf, sources.Update{Source: "http", Pods: []sources.Desired{pod("a", "img:1", 0)}})
+	mustApply(t, inf, sources.Update{Source: "http", Err: errors.New("timeout")})
+	if a, _ := st.Pod(nil, "default/a"); a == nil {
+		t.Fatal("read failure dropped pods")
+	}
+	src, _ = st.Source(nil, "http")
+	if !src.Synced || src.LastError != "timeout" {
+		t.Fatalf("synced=%v lastError=%q", src.Synced, src.LastError)
 	}
 }

@@ -19,7 +19,7 @@ func testServer(t *testing.T, tokens []string, ready ...Checker) *httptest.Serve
 	t.Helper()
 	st, _ := store.New(nil)
 	_ = st.UpsertPod(&store.Pod{Key: "default/web", Source: "file", Origin: "/p/web.yaml",
-		Spec: &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"}},
+		Spec:   &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"}},
 		Status: v1.PodStatus{Phase: v1.PodRunning}})
 	m := metrics.New()
 	m.RegisterState(st)

@@ -44,6 +44,11 @@ type Update struct {
 	// Warnings are source-level conditions shown in the source's status
 	// that do not keep any pod (e.g. "path does not exist").
 	Warnings []string
+	// Err, when set, means the source could not be read this time (HTTP
+	// 500, timeout, etcd down): Pods and Errors are ignored, the last good
+	// set stays, and the error is counted and shown. It does not mark the
+	// source synced.
+	Err error
 }
 
 // Source produces updates until ctx ends. Run sends on out with a select on

@@ -44,25 +44,25 @@ const SandboxName = "POD"
 
 // Container is one managed container as last seen on the runtime.
 type Container struct {
-	ID            string
-	DockerName    string
-	PodKey        string // from labels; "namespace/name"
-	PodUID        string
-	Name          string // container name inside the pod; SandboxName for the sandbox
-	Hash          string
-	Source        string
-	Attempt       int
-	RestartCount  int
-	Image         string
-	ImageID       string
-	State         string
-	ExitCode      int
-	OOMKilled     bool
-	Error         string
-	CreatedAt     time.Time
-	StartedAt     time.Time
-	FinishedAt    time.Time
-	Labels        map[string]string
+	ID           string
+	DockerName   string
+	PodKey       string // from labels; "namespace/name"
+	PodUID       string
+	Name         string // container name inside the pod; SandboxName for the sandbox
+	Hash         string
+	Source       string
+	Attempt      int
+	RestartCount int
+	Image        string
+	ImageID      string
+	State        string
+	ExitCode     int
+	OOMKilled    bool
+	Error        string
+	CreatedAt    time.Time
+	StartedAt    time.Time
+	FinishedAt   time.Time
+	Labels       map[string]string
 }
 
 // Running reports whether the container is running (or being restarted by
@@ -82,4 +82,7 @@ type Source struct {
 	// Errors are the current manifest errors of the source, one per origin
 	// or pod, as human-readable "origin: pod: field: message" lines.
 	Errors []string
+	// LastError is the last failure to read the source; cleared by the next
+	// successful read.
+	LastError string
 }
