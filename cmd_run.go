@@ -19,6 +19,7 @@ import (
 
 	"github.com/berth-dev/berth/config"
 	"github.com/berth-dev/berth/controller"
+	"github.com/berth-dev/berth/events"
 	"github.com/berth-dev/berth/informer"
 	"github.com/berth-dev/berth/metrics"
 	"github.com/berth-dev/berth/runtime"
@@ -110,6 +111,8 @@ func run(ctx context.Context, cfg *config.Config) error {
 	m := metrics.New()
 	m.RegisterState(st)
 	clk := clock.RealClock{}
+	recent := events.NewBuffer(1000)
+	recorder := events.Multi{recent}
 
 	ctrl := controller.New(controller.Config{
 		Node:         cfg.NodeName,
@@ -122,6 +125,7 @@ func run(ctx context.Context, cfg *config.Config) error {
 		Clock:        clk,
 		Metrics:      m,
 		QueueMetrics: m.WorkqueueProvider(),
+		Events:       recorder,
 		Log:          log,
 	}, st, rt)
 	st.SetNotifier(ctrl.Enqueue)
@@ -142,6 +146,7 @@ func run(ctx context.Context, cfg *config.Config) error {
 		Store:    st,
 		Registry: m.Registry,
 		Tokens:   tokens,
+		Events:   recent.List,
 		Ready: []server.Checker{
 			server.SourcesSynced(st),
 			func(ctx context.Context) error {

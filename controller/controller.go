@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 
+	"github.com/berth-dev/berth/events"
 	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/store"
 )
@@ -31,6 +33,8 @@ type Config struct {
 	PauseBinary string
 	Clock       clock.WithTicker
 	Metrics     Metrics
+	// Events receives what the controller does to pods (nil: discarded).
+	Events events.Recorder
 	// QueueMetrics provides the client-go workqueue metrics (nil: none).
 	QueueMetrics workqueue.MetricsProvider
 	Log          *slog.Logger
@@ -68,6 +72,9 @@ func New(cfg Config, st *store.Store, rt runtime.Runtime) *Controller {
 	}
 	if cfg.Metrics == nil {
 		cfg.Metrics = noMetrics{}
+	}
+	if cfg.Events == nil {
+		cfg.Events = events.Discard{}
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
@@ -208,4 +215,11 @@ func (c *Controller) ensurePauseImage(ctx context.Context) error {
 	}
 	c.pauseReady = true
 	return nil
+}
+
+// event records an event about container (empty: the pod) of pod key.
+func (c *Controller) event(key, container, typ, reason, format string, args ...interface{}) {
+	ns, name, _ := strings.Cut(key, "/")
+	c.cfg.Events.Record(events.Event{Time: c.cfg.Clock.Now(), Namespace: ns, Pod: name, Container: container,
+		Type: typ, Reason: reason, Message: fmt.Sprintf(format, args...)})
 }

@@ -10,6 +10,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/berth-dev/berth/events"
 	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/store"
 )
@@ -99,6 +100,7 @@ func (c *Controller) ensureImage(ctx context.Context, p *store.Pod, ctr *v1.Cont
 			reason = "ErrImageNeverPull"
 		}
 		st.waiting[ctr.Name] = v1.ContainerStateWaiting{Reason: reason, Message: err.Error()}
+		c.event(p.Key, ctr.Name, events.Warning, "Failed", "Failed to pull image %q: %v", ctr.Image, err)
 		c.log.Warn("image unavailable", "pod", p.Key, "container", ctr.Name, "image", ctr.Image, "err", err)
 		return Result{RequeueAfter: delay}, false
 	}

@@ -13,6 +13,7 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/berth-dev/berth/events"
 	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/store"
 )
@@ -69,6 +70,7 @@ func (c *Controller) reconcileDeleted(ctx context.Context, key string, ctrs []*s
 		}
 	}
 	c.log.Info("removing pod", "pod", key, "containers", len(ctrs))
+	c.event(key, "", events.Normal, "Killing", "Stopping pod: removed from its source")
 	if err := c.killAll(ctx, ctrs, true); err != nil {
 		return Result{}, err
 	}
@@ -129,6 +131,9 @@ func graceOf(ct *store.Container) time.Duration {
 
 func (c *Controller) stop(ctx context.Context, ct *store.Container, remove bool) error {
 	if ct.Running() || ct.State == store.StateCreated {
+		if ct.Name != store.SandboxName {
+			c.event(ct.PodKey, ct.Name, events.Normal, "Killing", "Stopping container %s", ct.Name)
+		}
 		if err := c.rt.StopContainer(ctx, ct.ID, graceOf(ct)); err != nil {
 			return fmt.Errorf("stop %s: %w", ct.DockerName, err)
 		}
@@ -280,6 +285,7 @@ func (c *Controller) syncSandbox(ctx context.Context, p *store.Pod, byName map[s
 	}
 	if len(kill) > 0 {
 		c.log.Info("recreating pod sandbox", "pod", p.Key, "stopping", len(kill))
+		c.event(p.Key, "", events.Normal, "SandboxChanged", "Pod sandbox changed, it will be killed and re-created")
 		if err := c.killAll(ctx, kill, true); err != nil {
 			return nil, err
 		}
@@ -395,6 +401,7 @@ func (c *Controller) restartExited(ctx context.Context, p *store.Pod, ctr *v1.Co
 	case ActionNone:
 		return Result{}, nil
 	case ActionWait:
+		c.event(p.Key, ctr.Name, events.Warning, "BackOff", "Back-off restarting failed container %s", ctr.Name)
 		st.waiting[ctr.Name] = v1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
 			Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", c.restarts.Delay(key), ctr.Name, p.Key)}
 		return Result{RequeueAfter: delay}, nil
@@ -437,14 +444,18 @@ func (c *Controller) start(ctx context.Context, p *store.Pod, ctr *v1.Container,
 	id, err := c.rt.CreateContainer(ctx, cfg)
 	if err != nil {
 		st.waiting[ctr.Name] = v1.ContainerStateWaiting{Reason: "CreateContainerError", Message: err.Error()}
+		c.event(p.Key, ctr.Name, events.Warning, "Failed", "Error: %v", err)
 		return Result{}, err
 	}
+	c.event(p.Key, ctr.Name, events.Normal, "Created", "Created container %s", ctr.Name)
 	err = c.rt.StartContainer(ctx, id)
 	c.refresh(ctx, id)
 	if err != nil {
 		st.waiting[ctr.Name] = v1.ContainerStateWaiting{Reason: "RunContainerError", Message: err.Error()}
+		c.event(p.Key, ctr.Name, events.Warning, "Failed", "Error: %v", err)
 		return Result{}, fmt.Errorf("start %s: %w", cfg.Name, err)
 	}
+	c.event(p.Key, ctr.Name, events.Normal, "Started", "Started container %s", ctr.Name)
 	return Result{}, nil
 }
 

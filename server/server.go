@@ -20,6 +20,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/berth-dev/berth/events"
 	"github.com/berth-dev/berth/store"
 )
 
@@ -34,6 +35,8 @@ type Options struct {
 	Ready []Checker
 	// Tokens accepted as "Authorization: Bearer <token>"; empty: no auth.
 	Tokens []string
+	// Events lists recent events, oldest first (nil: /events is empty).
+	Events func() []events.Event
 }
 
 // Server serves the API; build with New, serve with http.Server{Handler: s}.
@@ -52,6 +55,7 @@ func New(o Options) *Server {
 	}
 	s.mux.Handle("GET /pods", s.auth(http.HandlerFunc(s.listPods)))
 	s.mux.Handle("GET /pods/{ns}/{name}", s.auth(http.HandlerFunc(s.getPod)))
+	s.mux.Handle("GET /events", s.auth(http.HandlerFunc(s.listEvents)))
 	return s
 }
 
@@ -201,4 +205,19 @@ func HTTPServer(addr string, h http.Handler) *http.Server {
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 	}
+}
+
+// listEvents answers the recent events, newest last; ?namespace= and ?pod=
+// filter.
+func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) {
+	out := []events.Event{}
+	if s.opts.Events != nil {
+		ns, pod := r.URL.Query().Get("namespace"), r.URL.Query().Get("pod")
+		for _, e := range s.opts.Events() {
+			if (ns == "" || e.Namespace == ns) && (pod == "" || e.Pod == pod) {
+				out = append(out, e)
+			}
+		}
+	}
+	writeJSON(w, out)
 }

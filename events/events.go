@@ -1,0 +1,88 @@
+// Package events records what berth did to pods (created, started, killed,
+// failed, backed off) for the API's /events and, when etcd is configured,
+// under /events/<ns>/<pod>/<unix-nanos> as the seed kubelet did.
+package events
+
+import (
+	"sync"
+	"time"
+)
+
+// Event types, as in Kubernetes.
+const (
+	Normal  = "Normal"
+	Warning = "Warning"
+)
+
+// Event is one thing that happened to a pod or one of its containers.
+type Event struct {
+	Time      time.Time `json:"time"`
+	Namespace string    `json:"namespace"`
+	Pod       string    `json:"pod"`
+	Container string    `json:"container,omitempty"`
+	Type      string    `json:"type"`
+	Reason    string    `json:"reason"`
+	Message   string    `json:"message"`
+}
+
+// Recorder takes events. Record must not block: sinks drop rather than
+// stall a reconcile.
+type Recorder interface {
+	Record(e Event)
+}
+
+// Multi fans an event out to several recorders.
+type Multi []Recorder
+
+// Record implements Recorder.
+func (m Multi) Record(e Event) {
+	for _, r := range m {
+		r.Record(e)
+	}
+}
+
+// Discard drops every event.
+type Discard struct{}
+
+// Record implements Recorder.
+func (Discard) Record(Event) {}
+
+// Buffer keeps the most recent events in memory, oldest first.
+type Buffer struct {
+	mu   sync.Mutex
+	max  int
+	ring []Event
+	next int
+	full bool
+}
+
+// NewBuffer keeps at most max events.
+func NewBuffer(max int) *Buffer {
+	if max <= 0 {
+		max = 1000
+	}
+	return &Buffer{max: max, ring: make([]Event, max)}
+}
+
+// Record implements Recorder.
+func (b *Buffer) Record(e Event) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.ring[b.next] = e
+	b.next = (b.next + 1) % b.max
+	if b.next == 0 {
+		b.full = true
+	}
+}
+
+// List returns the kept events, newest last.
+func (b *Buffer) List() []Event {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.full {
+		return append([]Event(nil), b.ring[:b.next]...)
+	}
+	out := make([]Event, 0, b.max)
+	out = append(out, b.ring[b.next:]...)
+	return append(out, b.ring[:b.next]...)
+}
