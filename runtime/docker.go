@@ -145,6 +145,14 @@ func convertInspect(resp container.InspectResponse) *store.Container {
 		c.Image = resp.Config.Image
 		labels = resp.Config.Labels
 	}
+	if ns := resp.NetworkSettings; ns != nil {
+		c.IP = ns.IPAddress
+		for _, n := range ns.Networks {
+			if c.IP == "" && n != nil {
+				c.IP = n.IPAddress
+			}
+		}
+	}
 	if labels == nil {
 		labels = map[string]string{}
 	}

@@ -26,6 +26,8 @@ type Fake struct {
 	Calls map[string]int
 	// PullErr, when set, fails every PullImage.
 	PullErr error
+	// ExecFunc answers Exec (default: exit 0, no output).
+	ExecFunc func(id string, cmd []string) (int, []byte, error)
 }
 
 type fakeContainer struct {
@@ -296,4 +298,20 @@ func (f *Fake) Events(ctx context.Context, match map[string]string) (<-chan Even
 		}
 	}()
 	return out, errs
+}
+
+func (f *Fake) Exec(ctx context.Context, id string, cmd []string) (int, []byte, error) {
+	f.mu.Lock()
+	f.call("Exec")
+	fc, ok := f.containers[id]
+	fn := f.ExecFunc
+	running := ok && fc.c.State == store.StateRunning
+	f.mu.Unlock()
+	if !running {
+		return 0, nil, fmt.Errorf("container %s not running: %w", id, ErrNotFound)
+	}
+	if fn == nil {
+		return 0, nil, nil
+	}
+	return fn(id, cmd)
 }

@@ -129,6 +129,10 @@ type Runtime interface {
 	// BuildImage builds tag FROM scratch holding the static executable binary
 	// (a host path) at path inside the image, with the given entrypoint.
 	BuildImage(ctx context.Context, tag, binary, path string, entrypoint []string) error
+	// Exec runs cmd inside a running container and returns its exit code
+	// and up to 10 KiB of combined output. ctx bounds the run; on expiry the
+	// error wraps context.DeadlineExceeded (the process may linger).
+	Exec(ctx context.Context, id string, cmd []string) (int, []byte, error)
 	// Events streams events of containers carrying all labels in match until
 	// ctx ends or the stream breaks; the error channel then yields one error.
 	Events(ctx context.Context, match map[string]string) (<-chan Event, <-chan error)

@@ -55,14 +55,17 @@ type Container struct {
 	RestartCount int
 	Image        string
 	ImageID      string
-	State        string
-	ExitCode     int
-	OOMKilled    bool
-	Error        string
-	CreatedAt    time.Time
-	StartedAt    time.Time
-	FinishedAt   time.Time
-	Labels       map[string]string
+	// IP is the container's own address on an engine network; empty for
+	// containers that join another's network namespace or the host's.
+	IP         string
+	State      string
+	ExitCode   int
+	OOMKilled  bool
+	Error      string
+	CreatedAt  time.Time
+	StartedAt  time.Time
+	FinishedAt time.Time
+	Labels     map[string]string
 }
 
 // Running reports whether the container is running (or being restarted by
