@@ -22,6 +22,7 @@ import (
 	"github.com/berth-dev/berth/events"
 	"github.com/berth-dev/berth/informer"
 	"github.com/berth-dev/berth/metrics"
+	"github.com/berth-dev/berth/prober"
 	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/server"
 	"github.com/berth-dev/berth/sources"
@@ -114,7 +115,12 @@ func run(ctx context.Context, cfg *config.Config) error {
 	recent := events.NewBuffer(1000)
 	recorder := events.Multi{recent}
 
-	ctrl := controller.New(controller.Config{
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var ctrl *controller.Controller
+	hooks := prober.NewExecutor(rt)
+	probes := prober.NewManager(ctx, hooks, clk, func(key string) { ctrl.Enqueue(key) }, m)
+	ctrl = controller.New(controller.Config{
 		Node:         cfg.NodeName,
 		RootDir:      cfg.RootDir,
 		Workers:      cfg.Workers,
@@ -126,6 +132,8 @@ func run(ctx context.Context, cfg *config.Config) error {
 		Metrics:      m,
 		QueueMetrics: m.WorkqueueProvider(),
 		Events:       recorder,
+		Prober:       probes,
+		Hooks:        hooks,
 		Log:          log,
 	}, st, rt)
 	st.SetNotifier(ctrl.Enqueue)
@@ -166,9 +174,6 @@ func run(ctx context.Context, cfg *config.Config) error {
 		return fmt.Errorf("server: %w", err)
 	}
 	srv := server.HTTPServer(addr, api)
-
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	done := make(chan struct{})
 	var workers []func()
 	start := func(f func()) {

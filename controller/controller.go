@@ -35,6 +35,10 @@ type Config struct {
 	Metrics     Metrics
 	// Events receives what the controller does to pods (nil: discarded).
 	Events events.Recorder
+	// Prober runs probes of running containers (nil: probes are ignored).
+	Prober Prober
+	// Hooks runs lifecycle hooks (nil: hooks are ignored).
+	Hooks HookRunner
 	// QueueMetrics provides the client-go workqueue metrics (nil: none).
 	QueueMetrics workqueue.MetricsProvider
 	Log          *slog.Logger
@@ -55,6 +59,8 @@ type Controller struct {
 	queue    workqueue.TypedRateLimitingInterface[string]
 	restarts *RestartTracker
 	pulls    *pullBackoff
+	probes   Prober
+	hooks    HookRunner
 	log      *slog.Logger
 
 	pauseMu    sync.Mutex
@@ -72,6 +78,9 @@ func New(cfg Config, st *store.Store, rt runtime.Runtime) *Controller {
 	}
 	if cfg.Metrics == nil {
 		cfg.Metrics = noMetrics{}
+	}
+	if cfg.Prober == nil {
+		cfg.Prober = noProber{}
 	}
 	if cfg.Events == nil {
 		cfg.Events = events.Discard{}
@@ -97,6 +106,8 @@ func New(cfg Config, st *store.Store, rt runtime.Runtime) *Controller {
 		queue:    q,
 		restarts: NewRestartTracker(cfg.Backoff),
 		pulls:    newPullBackoff(cfg.Backoff),
+		probes:   cfg.Prober,
+		hooks:    cfg.Hooks,
 		log:      cfg.Log.With("component", "controller"),
 	}
 }

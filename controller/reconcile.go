@@ -14,6 +14,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/berth-dev/berth/events"
+	"github.com/berth-dev/berth/prober"
 	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/store"
 )
@@ -21,6 +22,9 @@ import (
 // labelSandbox names the sandbox container an app container joined, so a
 // container left in a replaced sandbox is recognised.
 const labelSandbox = "io.berth.sandbox.id"
+
+// labelHostNetwork marks containers of hostNetwork pods.
+const labelHostNetwork = "io.berth.hostnetwork"
 
 // Reconcile makes the containers of pod key match its desired state. It reads
 // desired and actual state from the store only (never from an event), acts on
@@ -69,6 +73,7 @@ func (c *Controller) reconcileDeleted(ctx context.Context, key string, ctrs []*s
 			return Result{}, nil // the store notifies us when the source syncs
 		}
 	}
+	c.probes.Sync(key, nil)
 	c.log.Info("removing pod", "pod", key, "containers", len(ctrs))
 	c.event(key, "", events.Normal, "Killing", "Stopping pod: removed from its source")
 	if err := c.killAll(ctx, ctrs, true); err != nil {
@@ -131,10 +136,12 @@ func graceOf(ct *store.Container) time.Duration {
 
 func (c *Controller) stop(ctx context.Context, ct *store.Container, remove bool) error {
 	if ct.Running() || ct.State == store.StateCreated {
+		grace := graceOf(ct)
 		if ct.Name != store.SandboxName {
 			c.event(ct.PodKey, ct.Name, events.Normal, "Killing", "Stopping container %s", ct.Name)
+			grace = c.runPreStop(ctx, ct, grace)
 		}
-		if err := c.rt.StopContainer(ctx, ct.ID, graceOf(ct)); err != nil {
+		if err := c.rt.StopContainer(ctx, ct.ID, grace); err != nil {
 			return fmt.Errorf("stop %s: %w", ct.DockerName, err)
 		}
 	}
@@ -176,6 +183,7 @@ type podState struct {
 	waiting     map[string]v1.ContainerStateWaiting // by container name
 	initRunning string
 	failedInit  bool
+	probe       func(id string, kind prober.Kind) prober.Result
 }
 
 func (c *Controller) reconcilePod(ctx context.Context, p *store.Pod, ctrs []*store.Container) (Result, error) {
@@ -201,7 +209,7 @@ func (c *Controller) reconcilePod(ctx context.Context, p *store.Pod, ctrs []*sto
 		}
 	}
 
-	st := &podState{waiting: map[string]v1.ContainerStateWaiting{}}
+	st := &podState{waiting: map[string]v1.ContainerStateWaiting{}, probe: c.probes.Result}
 	sb, err := c.syncSandbox(ctx, p, byName)
 	if err != nil {
 		c.writeStatus(p, st)
@@ -249,6 +257,7 @@ func (c *Controller) reconcilePod(ctx context.Context, p *store.Pod, ctrs []*sto
 	if err := c.collect(ctx, p, byName); err != nil {
 		errs = append(errs, err)
 	}
+	c.syncProbes(p)
 	c.writeStatus(p, st)
 	return res, errors.Join(errs...)
 }
@@ -387,6 +396,12 @@ func (c *Controller) syncContainer(ctx context.Context, p *store.Pod, ctr *v1.Co
 		}
 		return c.start(ctx, p, ctr, sb, instances, latest.RestartCount, st)
 	case latest.Running():
+		if kind, bad := c.unhealthy(latest); bad {
+			c.event(p.Key, ctr.Name, events.Warning, "Unhealthy", "%s probe failed", kind)
+			c.log.Info("killing unhealthy container", "pod", p.Key, "container", ctr.Name, "probe", kind)
+			c.event(p.Key, ctr.Name, events.Normal, "Killing", "Container %s failed %s probe, will be restarted", ctr.Name, kind)
+			return Result{}, c.stop(ctx, latest, false)
+		}
 		return Result{}, nil
 	case latest.State == store.StateCreated:
 		return Result{}, c.startExisting(ctx, latest)
@@ -441,6 +456,12 @@ func (c *Controller) start(ctx context.Context, p *store.Pod, ctr *v1.Container,
 		return Result{}, err
 	}
 	cfg.Labels[labelSandbox] = sb.ID
+	if l := preStopLabel(ctr); l != "" {
+		cfg.Labels[labelPreStop] = l
+	}
+	if p.Spec.Spec.HostNetwork {
+		cfg.Labels[labelHostNetwork] = "true"
+	}
 	id, err := c.rt.CreateContainer(ctx, cfg)
 	if err != nil {
 		st.waiting[ctr.Name] = v1.ContainerStateWaiting{Reason: "CreateContainerError", Message: err.Error()}
@@ -456,6 +477,12 @@ func (c *Controller) start(ctx context.Context, p *store.Pod, ctr *v1.Container,
 		return Result{}, fmt.Errorf("start %s: %w", cfg.Name, err)
 	}
 	c.event(p.Key, ctr.Name, events.Normal, "Started", "Started container %s", ctr.Name)
+	if err := c.runPostStart(ctx, p, ctr, id); err != nil {
+		ct, _ := c.store.Container(nil, id)
+		if ct != nil {
+			_ = c.stop(ctx, ct, false)
+		}
+	}
 	return Result{}, nil
 }
 

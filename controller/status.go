@@ -6,6 +6,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/berth-dev/berth/prober"
 	"github.com/berth-dev/berth/store"
 )
 
@@ -82,9 +83,9 @@ func containerStatus(ctr *v1.Container, instances []*store.Container, st *podSta
 	switch {
 	case latest.Running():
 		cs.State = v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: metav1.Time{Time: latest.StartedAt}}}
-		cs.Ready = true
-		t := true
-		cs.Started = &t
+		started := ctr.StartupProbe == nil || st.probe(latest.ID, prober.Startup) == prober.Success
+		cs.Started = &started
+		cs.Ready = started && (ctr.ReadinessProbe == nil || st.probe(latest.ID, prober.Readiness) == prober.Success)
 	case cs.State.Waiting != nil:
 		// A backoff or error reason wins; the last run is history.
 		cs.LastTerminationState.Terminated = terminated(latest)

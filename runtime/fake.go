@@ -173,7 +173,7 @@ func (f *Fake) StopContainer(ctx context.Context, id string, grace time.Duration
 	if !ok || fc.c.State != store.StateRunning {
 		return nil
 	}
-	f.exitLocked(fc, 0)
+	f.exitLocked(fc, 143) // SIGTERM, as for a process without a handler
 	return nil
 }
 

@@ -1,0 +1,136 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/berth-dev/berth/events"
+	"github.com/berth-dev/berth/prober"
+	"github.com/berth-dev/berth/store"
+)
+
+// labelPreStop carries a container's preStop hook (and ports, for named
+// ports), so the hook runs even when the pod's spec is gone or berth
+// restarted.
+const labelPreStop = "io.berth.prestop"
+
+// Prober is the controller's view of the probe manager.
+type Prober interface {
+	Sync(podKey string, containers []prober.Probed)
+	Result(id string, kind prober.Kind) prober.Result
+}
+
+// HookRunner runs lifecycle hook handlers.
+type HookRunner interface {
+	Run(ctx context.Context, h prober.Handler, t prober.Target, timeout time.Duration) error
+}
+
+type noProber struct{}
+
+func (noProber) Sync(string, []prober.Probed)             {}
+func (noProber) Result(string, prober.Kind) prober.Result { return prober.Unknown }
+
+type preStopSpec struct {
+	Handler *v1.LifecycleHandler `json:"h"`
+	Ports   []v1.ContainerPort   `json:"p,omitempty"`
+}
+
+func preStopLabel(ctr *v1.Container) string {
+	if ctr.Lifecycle == nil || ctr.Lifecycle.PreStop == nil {
+		return ""
+	}
+	b, _ := json.Marshal(preStopSpec{Handler: ctr.Lifecycle.PreStop, Ports: ctr.Ports})
+	return string(b)
+}
+
+// podIP is where httpGet and tcpSocket handlers of the pod connect.
+func (c *Controller) podIP(podKey string, hostNetwork bool) string {
+	if hostNetwork {
+		return "127.0.0.1"
+	}
+	ctrs, _ := c.store.ContainersByPod(nil, podKey)
+	for _, ct := range ctrs {
+		if ct.Name == store.SandboxName && ct.Running() && ct.IP != "" {
+			return ct.IP
+		}
+	}
+	return "127.0.0.1"
+}
+
+// runPreStop runs the container's preStop hook, if any, within grace, and
+// returns the grace left for the stop itself (at least 2 s, as the kubelet).
+func (c *Controller) runPreStop(ctx context.Context, ct *store.Container, grace time.Duration) time.Duration {
+	raw := ct.Labels[labelPreStop]
+	if raw == "" || !ct.Running() || c.hooks == nil {
+		return grace
+	}
+	var spec preStopSpec
+	if err := json.Unmarshal([]byte(raw), &spec); err != nil || spec.Handler == nil {
+		return grace
+	}
+	start := c.cfg.Clock.Now()
+	t := prober.Target{ContainerID: ct.ID, Spec: &v1.Container{Ports: spec.Ports},
+		PodIP: c.podIP(ct.PodKey, ct.Labels[labelHostNetwork] == "true")}
+	if err := c.hooks.Run(ctx, prober.FromLifecycle(spec.Handler), t, grace); err != nil {
+		c.event(ct.PodKey, ct.Name, events.Warning, "FailedPreStopHook", "PreStop hook for container %s failed: %v", ct.Name, err)
+	}
+	left := grace - c.cfg.Clock.Since(start)
+	if left < 2*time.Second {
+		left = 2 * time.Second
+	}
+	return left
+}
+
+// runPostStart runs the postStart hook; a failure kills the container, which
+// then restarts by policy (FailedPostStartHook).
+func (c *Controller) runPostStart(ctx context.Context, p *store.Pod, ctr *v1.Container, id string) error {
+	if ctr.Lifecycle == nil || ctr.Lifecycle.PostStart == nil || c.hooks == nil {
+		return nil
+	}
+	t := prober.Target{ContainerID: id, Spec: ctr, PodIP: c.podIP(p.Key, p.Spec.Spec.HostNetwork)}
+	err := c.hooks.Run(ctx, prober.FromLifecycle(ctr.Lifecycle.PostStart), t, gracePeriod(p.Spec))
+	if err != nil {
+		c.event(p.Key, ctr.Name, events.Warning, "FailedPostStartHook", "PostStart hook for container %s failed: %v", ctr.Name, err)
+	}
+	return err
+}
+
+func gracePeriod(pod *v1.Pod) time.Duration {
+	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil && *g >= 0 {
+		return time.Duration(*g) * time.Second
+	}
+	return 30 * time.Second
+}
+
+// unhealthy reports which probe condemned a running container, if any.
+func (c *Controller) unhealthy(ct *store.Container) (prober.Kind, bool) {
+	for _, k := range []prober.Kind{prober.Startup, prober.Liveness} {
+		if c.probes.Result(ct.ID, k) == prober.Failure {
+			return k, true
+		}
+	}
+	return "", false
+}
+
+// syncProbes points the probe manager at the running app containers of p.
+func (c *Controller) syncProbes(p *store.Pod) {
+	byName := c.currentContainers(p.Key, string(p.Spec.UID))
+	ip := c.podIP(p.Key, p.Spec.Spec.HostNetwork)
+	var probed []prober.Probed
+	for i := range p.Spec.Spec.Containers {
+		ctr := &p.Spec.Spec.Containers[i]
+		if ctr.LivenessProbe == nil && ctr.ReadinessProbe == nil && ctr.StartupProbe == nil {
+			continue
+		}
+		if list := byName[ctr.Name]; len(list) > 0 && list[0].Running() {
+			probed = append(probed, prober.Probed{
+				Target:    prober.Target{ContainerID: list[0].ID, Spec: ctr, PodIP: ip},
+				StartedAt: list[0].StartedAt,
+			})
+		}
+	}
+	c.probes.Sync(p.Key, probed)
+}

@@ -1,0 +1,162 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/berth-dev/berth/prober"
+	"github.com/berth-dev/berth/store"
+)
+
+type fakeProber struct {
+	mu      sync.Mutex
+	results map[string]map[prober.Kind]prober.Result
+	synced  map[string][]prober.Probed
+}
+
+func newFakeProber() *fakeProber {
+	return &fakeProber{results: map[string]map[prober.Kind]prober.Result{}, synced: map[string][]prober.Probed{}}
+}
+
+func (f *fakeProber) Sync(key string, cs []prober.Probed) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.synced[key] = cs
+}
+
+func (f *fakeProber) Result(id string, k prober.Kind) prober.Result {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.results[id][k]
+}
+
+func (f *fakeProber) set(id string, k prober.Kind, r prober.Result) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.results[id] == nil {
+		f.results[id] = map[prober.Kind]prober.Result{}
+	}
+	f.results[id][k] = r
+}
+
+type hookCall struct {
+	id      string
+	running bool
+	cmd     []string
+}
+
+type fakeHooks struct {
+	h     *harness
+	calls []hookCall
+	fail  bool
+}
+
+func (f *fakeHooks) Run(ctx context.Context, hd prober.Handler, t prober.Target, timeout time.Duration) error {
+	c, _ := f.h.rt.InspectContainer(ctx, t.ContainerID)
+	f.calls = append(f.calls, hookCall{id: t.ContainerID, running: c != nil && c.Running(), cmd: hd.Exec.Command})
+	if f.fail {
+		return errors.New("hook failed")
+	}
+	return nil
+}
+
+func withProbes(t *testing.T) (*harness, *fakeProber, *fakeHooks) {
+	h := newHarness(t)
+	fp := newFakeProber()
+	fh := &fakeHooks{h: h}
+	cfg := h.ctrl.cfg
+	cfg.Prober, cfg.Hooks = fp, fh
+	h.ctrl = New(cfg, h.st, h.rt)
+	return h, fp, fh
+}
+
+func probe() *v1.Probe {
+	return &v1.Probe{ProbeHandler: v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080)}},
+		PeriodSeconds: 10, TimeoutSeconds: 1, FailureThreshold: 3, SuccessThreshold: 1}
+}
+
+func TestLivenessFailureRestartsContainer(t *testing.T) {
+	h, fp, _ := withProbes(t)
+	c := ctr("a", "app:1")
+	c.LivenessProbe = probe()
+	h.put(testPod("web", c))
+	h.settle("default/web")
+	a := h.running("default/web")["a"]
+	if got := fp.synced["default/web"]; len(got) != 1 || got[0].ContainerID != a.ID || got[0].Spec.LivenessProbe == nil {
+		t.Fatalf("prober synced %+v", got)
+	}
+	fp.set(a.ID, prober.Liveness, prober.Failure)
+	h.settle("default/web")
+	b := h.running("default/web")["a"]
+	if b == nil || b.ID == a.ID || b.RestartCount != 1 {
+		t.Fatalf("unhealthy container not restarted: %+v", b)
+	}
+	if got := fp.synced["default/web"]; len(got) != 1 || got[0].ContainerID != b.ID {
+		t.Fatalf("prober not moved to the new container: %+v", got)
+	}
+}
+
+func TestReadinessDrivesReady(t *testing.T) {
+	h, fp, _ := withProbes(t)
+	c := ctr("a", "app:1")
+	c.ReadinessProbe = probe()
+	h.put(testPod("web", c))
+	h.settle("default/web")
+	p, _ := h.st.Pod(nil, "default/web")
+	if p.Status.ContainerStatuses[0].Ready || p.Status.Conditions[3].Status != v1.ConditionFalse {
+		t.Fatal("ready before the readiness probe succeeded")
+	}
+	fp.set(h.running("default/web")["a"].ID, prober.Readiness, prober.Success)
+	if _, err := h.ctrl.Reconcile(context.Background(), "default/web"); err != nil {
+		t.Fatal(err)
+	}
+	p, _ = h.st.Pod(nil, "default/web")
+	if !p.Status.ContainerStatuses[0].Ready || p.Status.Conditions[3].Type != v1.PodReady || p.Status.Conditions[3].Status != v1.ConditionTrue {
+		t.Fatalf("not ready after success: %+v", p.Status.Conditions)
+	}
+}
+
+func TestPreStopRunsBeforeStop(t *testing.T) {
+	h, _, fh := withProbes(t)
+	c := ctr("a", "app:1")
+	c.Lifecycle = &v1.Lifecycle{PreStop: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"/bin/drain"}}}}
+	h.put(testPod("web", c))
+	h.settle("default/web")
+	id := h.running("default/web")["a"].ID
+	_ = h.st.DeletePod("default/web")
+	h.settle("default/web")
+	if len(fh.calls) != 1 || fh.calls[0].id != id || !fh.calls[0].running || fh.calls[0].cmd[0] != "/bin/drain" {
+		t.Fatalf("preStop calls %+v", fh.calls)
+	}
+	if len(h.running("default/web")) != 0 {
+		t.Fatal("pod not stopped")
+	}
+}
+
+func TestPostStartFailureKillsContainer(t *testing.T) {
+	h, _, fh := withProbes(t)
+	fh.fail = true
+	c := ctr("a", "app:1")
+	c.Lifecycle = &v1.Lifecycle{PostStart: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"/bin/init"}}}}
+	p := testPod("web", c)
+	p.Spec.RestartPolicy = v1.RestartPolicyNever
+	h.put(p)
+	h.settle("default/web")
+	if len(fh.calls) != 1 {
+		t.Fatalf("postStart calls %d", len(fh.calls))
+	}
+	if h.running("default/web")["a"] != nil {
+		t.Fatal("container kept running after its postStart hook failed")
+	}
+	got, _ := h.st.Pod(nil, "default/web")
+	if got.Status.Phase != v1.PodFailed {
+		t.Errorf("phase %s", got.Status.Phase)
+	}
+	_ = store.SandboxName
+}

@@ -1,0 +1,175 @@
+// Package prober runs Kubernetes probes (liveness, readiness, startup) and
+// lifecycle hook handlers against containers: httpGet, tcpSocket and exec.
+package prober
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/berth-dev/berth/runtime"
+)
+
+// Target is where a handler runs: the container (for exec) and the pod's
+// address (for httpGet and tcpSocket).
+type Target struct {
+	ContainerID string
+	Spec        *v1.Container
+	// PodIP is the sandbox's address; "127.0.0.1" for hostNetwork pods.
+	PodIP string
+}
+
+// Executor runs probe and hook handlers. Its zero value is not usable; use
+// NewExecutor.
+type Executor struct {
+	rt     runtime.Runtime
+	client *http.Client
+}
+
+// NewExecutor runs exec handlers through rt.
+func NewExecutor(rt runtime.Runtime) *Executor {
+	tr := &http.Transport{DisableKeepAlives: true, Proxy: nil,
+		DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext}
+	return &Executor{rt: rt, client: &http.Client{
+		Transport: tr,
+		// A redirect counts as success, as for the kubelet when it leaves
+		// the host; berth does not follow any.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+}
+
+// Handler is the part of a probe or lifecycle hook that says what to run.
+type Handler struct {
+	Exec      *v1.ExecAction
+	HTTPGet   *v1.HTTPGetAction
+	TCPSocket *v1.TCPSocketAction
+	Sleep     *v1.SleepAction
+}
+
+// FromProbe returns the handler of p.
+func FromProbe(p *v1.Probe) Handler {
+	return Handler{Exec: p.Exec, HTTPGet: p.HTTPGet, TCPSocket: p.TCPSocket}
+}
+
+// FromLifecycle returns the handler of a lifecycle hook.
+func FromLifecycle(h *v1.LifecycleHandler) Handler {
+	return Handler{Exec: h.Exec, HTTPGet: h.HTTPGet, TCPSocket: h.TCPSocket, Sleep: h.Sleep}
+}
+
+// Run runs h against t within timeout; nil means success.
+func (e *Executor) Run(ctx context.Context, h Handler, t Target, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	switch {
+	case h.Exec != nil:
+		code, out, err := e.rt.Exec(ctx, t.ContainerID, h.Exec.Command)
+		if err != nil {
+			return err
+		}
+		if code != 0 {
+			return fmt.Errorf("command %q exited with %d: %s", strings.Join(h.Exec.Command, " "), code, strings.TrimSpace(string(out)))
+		}
+		return nil
+	case h.HTTPGet != nil:
+		return e.httpGet(ctx, h.HTTPGet, t)
+	case h.TCPSocket != nil:
+		port, err := resolvePort(h.TCPSocket.Port, t.Spec)
+		if err != nil {
+			return err
+		}
+		host := h.TCPSocket.Host
+		if host == "" {
+			host = t.PodIP
+		}
+		var d net.Dialer
+		conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+		if err != nil {
+			return err
+		}
+		return conn.Close()
+	case h.Sleep != nil:
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Duration(h.Sleep.Seconds) * time.Second):
+		}
+		return nil
+	}
+	return errors.New("handler has no action")
+}
+
+func (e *Executor) httpGet(ctx context.Context, g *v1.HTTPGetAction, t Target) error {
+	port, err := resolvePort(g.Port, t.Spec)
+	if err != nil {
+		return err
+	}
+	host := g.Host
+	if host == "" {
+		host = t.PodIP
+	}
+	scheme := strings.ToLower(string(g.Scheme))
+	if scheme == "" {
+		scheme = "http"
+	}
+	path := g.Path
+	if !strings.HasPrefix(path, "/") {
+		path = "/" + path
+	}
+	u := &url.URL{Scheme: scheme, Host: net.JoinHostPort(host, strconv.Itoa(port))}
+	if p, q, ok := strings.Cut(path, "?"); ok {
+		u.Path, u.RawQuery = p, q
+	} else {
+		u.Path = path
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("User-Agent", "berth-probe/1.0")
+	for _, h := range g.HTTPHeaders {
+		if strings.EqualFold(h.Name, "host") {
+			req.Host = h.Value
+		} else {
+			req.Header.Add(h.Name, h.Value)
+		}
+	}
+	resp, err := e.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 10<<10))
+	if resp.StatusCode < 200 || resp.StatusCode >= 400 {
+		return fmt.Errorf("HTTP probe failed with statuscode: %d", resp.StatusCode)
+	}
+	return nil
+}
+
+func resolvePort(p intstr.IntOrString, c *v1.Container) (int, error) {
+	if p.Type == intstr.Int {
+		if p.IntVal <= 0 || p.IntVal > 65535 {
+			return 0, fmt.Errorf("invalid port %d", p.IntVal)
+		}
+		return int(p.IntVal), nil
+	}
+	if c != nil {
+		for _, cp := range c.Ports {
+			if cp.Name == p.StrVal {
+				return int(cp.ContainerPort), nil
+			}
+		}
+	}
+	if n, err := strconv.Atoi(p.StrVal); err == nil {
+		return n, nil
+	}
+	return 0, fmt.Errorf("port %q not found in container ports", p.StrVal)
+}
