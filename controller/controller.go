@@ -59,6 +59,7 @@ type Controller struct {
 	queue    workqueue.TypedRateLimitingInterface[string]
 	restarts *RestartTracker
 	pulls    *pullBackoff
+	pullJobs *pullJobs
 	probes   Prober
 	hooks    HookRunner
 	log      *slog.Logger
@@ -106,6 +107,7 @@ func New(cfg Config, st *store.Store, rt runtime.Runtime) *Controller {
 		queue:    q,
 		restarts: NewRestartTracker(cfg.Backoff),
 		pulls:    newPullBackoff(cfg.Backoff),
+		pullJobs: newPullJobs(),
 		probes:   cfg.Prober,
 		hooks:    cfg.Hooks,
 		log:      cfg.Log.With("component", "controller"),

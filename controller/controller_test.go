@@ -80,6 +80,7 @@ func (h *harness) settle(key string) Result {
 		if err != nil {
 			h.t.Fatalf("reconcile %s: %v", key, err)
 		}
+		h.waitPulls()
 		res = r
 		if h.calls() == before {
 			return res
@@ -87,6 +88,24 @@ func (h *harness) settle(key string) Result {
 	}
 	h.t.Fatalf("reconcile of %s did not settle", key)
 	return res
+}
+
+// waitPulls waits until no background image pull is in flight.
+func (h *harness) waitPulls() {
+	h.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		h.ctrl.pullJobs.mu.Lock()
+		n := len(h.ctrl.pullJobs.inflight)
+		h.ctrl.pullJobs.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatal("image pull did not finish")
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 func (h *harness) calls() int {
@@ -373,6 +392,14 @@ func TestImagePullBackOff(t *testing.T) {
 	h := newHarness(t)
 	h.rt.PullErr = context.DeadlineExceeded
 	h.put(testPod("web", ctr("a", "missing:1"), ctr("b", "app:1")))
+	if _, err := h.ctrl.Reconcile(context.Background(), "default/web"); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := h.st.Pod(nil, "default/web")
+	if w := p.Status.ContainerStatuses[0].State.Waiting; w == nil || w.Reason != "ContainerCreating" {
+		t.Fatalf("a state while pulling %+v", p.Status.ContainerStatuses[0].State)
+	}
+	h.waitPulls()
 	res, err := h.ctrl.Reconcile(context.Background(), "default/web")
 	if err != nil {
 		t.Fatal(err)
@@ -380,7 +407,7 @@ func TestImagePullBackOff(t *testing.T) {
 	if res.RequeueAfter != 10*time.Second {
 		t.Errorf("requeue %v, want 10s", res.RequeueAfter)
 	}
-	p, _ := h.st.Pod(nil, "default/web")
+	p, _ = h.st.Pod(nil, "default/web")
 	if w := p.Status.ContainerStatuses[0].State.Waiting; w == nil || w.Reason != "ErrImagePull" {
 		t.Fatalf("a state %+v", p.Status.ContainerStatuses[0].State)
 	}
@@ -427,5 +454,38 @@ func TestInitContainersRunInOrder(t *testing.T) {
 	h.settle("default/web")
 	if h.running("default/web")["app"] == nil {
 		t.Fatal("app not started after init containers")
+	}
+}
+
+func TestSlowPullDoesNotBlockOtherPods(t *testing.T) {
+	h := newHarness(t)
+	block := make(chan struct{})
+	h.rt.PullBlock = block
+	h.put(testPod("slow", ctr("a", "remote:1")))
+	h.put(testPod("fast", ctr("a", "app:1")))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, err := h.ctrl.Reconcile(context.Background(), "default/slow"); err != nil {
+			t.Error(err)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("reconcile waited for the image pull")
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := h.ctrl.Reconcile(context.Background(), "default/fast"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if h.running("default/fast")["a"] == nil {
+		t.Fatal("other pod not started during a pull")
+	}
+	close(block)
+	h.settle("default/slow")
+	if h.running("default/slow")["a"] == nil {
+		t.Fatal("pod not started after its pull")
 	}
 }

@@ -26,6 +26,8 @@ type Fake struct {
 	Calls map[string]int
 	// PullErr, when set, fails every PullImage.
 	PullErr error
+	// PullBlock, when set, makes PullImage wait until it is closed.
+	PullBlock chan struct{}
 	// ExecFunc answers Exec (default: exit 0, no output).
 	ExecFunc func(id string, cmd []string) (int, []byte, error)
 }
@@ -244,6 +246,16 @@ func (f *Fake) ImagePresent(ctx context.Context, image string) (bool, error) {
 }
 
 func (f *Fake) PullImage(ctx context.Context, image string) error {
+	f.mu.Lock()
+	block := f.PullBlock
+	f.mu.Unlock()
+	if block != nil {
+		select {
+		case <-block:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.call("PullImage")
