@@ -18,6 +18,7 @@ import (
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/docker/api/types/registry"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/jsonmessage"
 	"github.com/docker/go-connections/nat"
@@ -27,7 +28,8 @@ import (
 
 // Docker implements Runtime on the Docker Engine API.
 type Docker struct {
-	cli *client.Client
+	cli   *client.Client
+	creds *Credentials
 }
 
 var _ Runtime = (*Docker)(nil)
@@ -338,7 +340,15 @@ func (d *Docker) ImagePresent(ctx context.Context, img string) (bool, error) {
 // PullImage pulls img from its registry, reading the progress stream to the
 // end; an error reported in the stream fails the pull.
 func (d *Docker) PullImage(ctx context.Context, img string) error {
-	rc, err := d.cli.ImagePull(ctx, img, image.PullOptions{})
+	var opts image.PullOptions
+	if auth, ok := d.creds.For(img); ok {
+		enc, err := registry.EncodeAuthConfig(auth)
+		if err != nil {
+			return fmt.Errorf("pull image %s: credentials: %w", img, err)
+		}
+		opts.RegistryAuth = enc
+	}
+	rc, err := d.cli.ImagePull(ctx, img, opts)
 	if err != nil {
 		return fmt.Errorf("pull image %s: %w", img, err)
 	}
