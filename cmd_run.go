@@ -104,6 +104,13 @@ func run(ctx context.Context, cfg *config.Config) error {
 		return fmt.Errorf("docker.host %s: %w", cfg.DockerHost, err)
 	}
 	defer rt.Close()
+	if cfg.DockerConfig != "" {
+		creds, err := runtime.LoadCredentials(cfg.DockerConfig)
+		if err != nil {
+			return fmt.Errorf("docker.config: %w", err)
+		}
+		rt.SetCredentials(creds)
+	}
 
 	st, err := store.New(nil)
 	if err != nil {

@@ -22,6 +22,8 @@ type Config struct {
 	NodeName   string
 	RootDir    string
 	DockerHost string
+	// DockerConfig is a Docker config.json whose "auths" log in for pulls.
+	DockerConfig string
 
 	FilePath   string
 	FileRescan time.Duration
@@ -72,6 +74,7 @@ func setDefaults(v *viper.Viper) {
 		dh = "unix:///var/run/docker.sock"
 	}
 	v.SetDefault("docker.host", dh)
+	v.SetDefault("docker.config", "")
 	v.SetDefault("sources.file.path", "/etc/berth/pods")
 	v.SetDefault("sources.file.rescan", "20s")
 	v.SetDefault("sources.http.url", "")
@@ -202,6 +205,7 @@ func fromViper(v *viper.Viper) (*Config, error) {
 		NodeName:             strings.TrimSpace(v.GetString("node_name")),
 		RootDir:              v.GetString("root_dir"),
 		DockerHost:           v.GetString("docker.host"),
+		DockerConfig:         v.GetString("docker.config"),
 		FilePath:             v.GetString("sources.file.path"),
 		FileRescan:           p.duration("sources.file.rescan", 100*time.Millisecond),
 		HTTPURL:              v.GetString("sources.http.url"),
