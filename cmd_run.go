@@ -175,6 +175,7 @@ func run(ctx context.Context, cfg *config.Config) error {
 			},
 		},
 	})
+	server.RegisterLogs(api, rt)
 	addr := net.JoinHostPort(cfg.ServerAddress, strconv.Itoa(cfg.ServerPort))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ type Fake struct {
 	seq        int
 	containers map[string]*fakeContainer
 	images     map[string]bool
+	logs       map[string]string
 	subs       map[int]chan Event
 	subErrs    map[int]chan error
 	nsubs      int
@@ -42,7 +44,7 @@ func NewFake(now func() time.Time) *Fake {
 	if now == nil {
 		now = time.Now
 	}
-	return &Fake{now: now, containers: map[string]*fakeContainer{}, images: map[string]bool{},
+	return &Fake{now: now, containers: map[string]*fakeContainer{}, images: map[string]bool{}, logs: map[string]string{},
 		subs: map[int]chan Event{}, subErrs: map[int]chan error{}, Calls: map[string]int{}}
 }
 
@@ -326,4 +328,22 @@ func (f *Fake) Exec(ctx context.Context, id string, cmd []string) (int, []byte, 
 		return 0, nil, nil
 	}
 	return fn(id, cmd)
+}
+
+// Logs returns what SetLogs recorded for id.
+func (f *Fake) Logs(ctx context.Context, id string, opts LogOptions) (io.ReadCloser, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.call("Logs")
+	if _, ok := f.containers[id]; !ok {
+		return nil, fmt.Errorf("container %s: %w", id, ErrNotFound)
+	}
+	return io.NopCloser(strings.NewReader(f.logs[id])), nil
+}
+
+// SetLogs sets the log text of a container.
+func (f *Fake) SetLogs(id, text string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.logs[id] = text
 }

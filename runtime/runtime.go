@@ -6,6 +6,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"io"
 	"time"
 
 	"github.com/berth-dev/berth/store"
@@ -96,6 +97,13 @@ type ContainerConfig struct {
 	StopTimeout *int
 }
 
+// LogOptions select what Logs returns.
+type LogOptions struct {
+	Follow     bool
+	TailLines  int // < 0: all
+	Timestamps bool
+}
+
 // Event is a container lifecycle event of a managed container. Consumers
 // must treat it as a hint only and re-read state (level-based).
 type Event struct {
@@ -133,6 +141,10 @@ type Runtime interface {
 	// and up to 10 KiB of combined output. ctx bounds the run; on expiry the
 	// error wraps context.DeadlineExceeded (the process may linger).
 	Exec(ctx context.Context, id string, cmd []string) (int, []byte, error)
+	// Logs streams the container's stdout and stderr, demultiplexed, with
+	// the engine's timestamps when asked; Follow streams until ctx ends or
+	// the container stops.
+	Logs(ctx context.Context, id string, opts LogOptions) (io.ReadCloser, error)
 	// Events streams events of containers carrying all labels in match until
 	// ctx ends or the stream breaks; the error channel then yields one error.
 	Events(ctx context.Context, match map[string]string) (<-chan Event, <-chan error)

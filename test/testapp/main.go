@@ -27,6 +27,8 @@ func main() {
 	if len(os.Args) > 1 {
 		mode = os.Args[1]
 	}
+	fmt.Printf("testapp %s starting\n", mode)
+	fmt.Fprintf(os.Stderr, "testapp %s stderr\n", mode)
 	switch mode {
 	case "serve":
 		serve()
