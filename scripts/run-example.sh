@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
 
-./scripts/ensure-docker.sh
+./scripts/ensure-deps.sh
 
 export CGO_ENABLED=0
 mkdir -p bin

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Makes sure what berth and its tests need is here: a Docker engine answering
+# on /var/run/docker.sock (Debian's docker.io, dockerd started when not
+# running) and the etcd server binary (Debian's etcd-server; tests start
+# their own etcd). Needs root (or sudo) on a Debian machine.
+set -euo pipefail
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+ping_docker() {
+	curl -fsS --max-time 3 --unix-socket /var/run/docker.sock http://localhost/_ping >/dev/null 2>&1
+}
+
+missing=()
+command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
+command -v curl >/dev/null 2>&1 || missing+=(curl)
+command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
+if [ "${#missing[@]}" -gt 0 ]; then
+	echo "ensure-deps: installing ${missing[*]} from Debian" >&2
+	$SUDO apt-get update -q >/dev/null
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "${missing[@]}" >/dev/null
+	# The package's own service is not wanted: tests start etcd themselves.
+	$SUDO sh -c 'pkill -x etcd || true'
+fi
+
+if ! ping_docker; then
+	echo "ensure-deps: starting dockerd (log: /tmp/berth-dockerd.log)" >&2
+	$SUDO sh -c 'nohup dockerd >/tmp/berth-dockerd.log 2>&1 &'
+	for _ in $(seq 1 120); do
+		if ping_docker; then break; fi
+		sleep 0.5
+	done
+fi
+
+if ! ping_docker; then
+	echo "ensure-deps: dockerd did not come up; last log lines:" >&2
+	tail -n 30 /tmp/berth-dockerd.log >&2 || true
+	exit 1
+fi
+echo "ensure-deps: Docker engine is up" >&2
