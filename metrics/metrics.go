@@ -72,6 +72,17 @@ func New() *Metrics {
 			Name: "berth_probe_results_total", Help: "Probe results, by probe type and result.",
 		}, []string{"probe", "result"}),
 	}
+	// Known label values start at zero, so rates and alerts work from the
+	// first scrape.
+	for _, res := range []string{"success", "error", "requeue", "requeue_after"} {
+		m.reconcileTotal.WithLabelValues(res)
+	}
+	for _, res := range []string{"success", "failure"} {
+		m.imagePulls.WithLabelValues(res)
+		for _, probe := range []string{"liveness", "readiness", "startup"} {
+			m.probeResults.WithLabelValues(probe, res)
+		}
+	}
 	r.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

@@ -2,7 +2,8 @@
 # Makes sure what berth and its tests need is here: a Docker engine answering
 # on /var/run/docker.sock (Debian's docker.io, dockerd started when not
 # running) and the etcd server binary (Debian's etcd-server; tests start
-# their own etcd). Needs root (or sudo) on a Debian machine.
+# their own etcd) and Prometheus with promtool (Debian's prometheus).
+# Needs root (or sudo) on a Debian machine.
 set -euo pipefail
 
 SUDO=""
@@ -16,12 +17,13 @@ missing=()
 command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
+command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 if [ "${#missing[@]}" -gt 0 ]; then
 	echo "ensure-deps: installing ${missing[*]} from Debian" >&2
 	$SUDO apt-get update -q >/dev/null
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "${missing[@]}" >/dev/null
-	# The package's own service is not wanted: tests start etcd themselves.
-	$SUDO sh -c 'pkill -x etcd || true'
+	# The packages' own services are not wanted: tests start their own.
+	$SUDO sh -c 'pkill -x etcd || true; pkill -x prometheus || true'
 fi
 
 if ! ping_docker; then
