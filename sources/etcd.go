@@ -1,0 +1,435 @@
+package sources
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	grpcbackoff "google.golang.org/grpc/backoff"
+	"sigs.k8s.io/yaml"
+)
+
+// Defaults of an EtcdSource's timing fields.
+const (
+	DefaultEtcdRequestTimeout = 10 * time.Second
+	DefaultEtcdRetryInitial   = 500 * time.Millisecond
+	DefaultEtcdRetryMax       = 30 * time.Second
+	DefaultEtcdCheckInterval  = 30 * time.Second
+
+	// etcdReconnectMax caps gRPC's delay between connection attempts.
+	etcdReconnectMax = 3 * time.Second
+)
+
+// EtcdConfig says where an EtcdSource finds its pods.
+type EtcdConfig struct {
+	Endpoints []string
+	// Prefix holds one key per pod (/registry/hosts/<node>/pods/<ns>/<name>),
+	// each value a Pod manifest in YAML or JSON; the key is the origin.
+	Prefix string
+	// LegacyKey is the seed's single key holding a YAML/JSON list of
+	// ContainerManifests or Pods; the key is the origin.
+	LegacyKey string
+	// DialTimeout bounds connecting to an endpoint (the client's default
+	// when zero).
+	DialTimeout time.Duration
+}
+
+// EtcdSource declares the pods stored in etcd under a prefix (one key per
+// pod) and in a legacy key (a list), following the apiserver's etcd3 watcher
+// pattern. Every value goes through Decode with its key as origin, so a key
+// may in fact hold anything Decode accepts; a pod key claimed by two keys
+// goes to the first key in byte order, the other gets an error.
+//
+// Run lists the prefix and the legacy key in one transaction (one revision),
+// sends the full snapshot, then watches from the next revision: one watch on
+// the longest common prefix of Prefix and LegacyKey (keys outside both are
+// ignored), so that changes arrive in revision order even when a
+// transaction touches both. Each watch response that changes a relevant key
+// sends a new full snapshot. Values are decoded again only when they change.
+//
+// The etcd client resumes a watch by itself when the connection drops and
+// comes back (e.g. an etcd restart), from the revision after the last event
+// seen, so nothing is dropped or replayed. When the watch ends instead
+// (compaction past that revision, a watch error or cancellation such as a
+// lost leader, a closed channel), Run waits a backoff and relists through
+// the same code path as at startup. While watching, Run checks every
+// CheckInterval that etcd answers a quorum read: a failed check sends
+// Update{Err} (pods kept, outage shown), a good one sends the snapshot
+// again (liveness: the informer records the sync and changes nothing).
+// A list that fails (etcd unreachable,
+// RequestTimeout) sends Update{Err}: the source keeps all its pods and,
+// before its first good list, stays unsynced; Run keeps retrying with a
+// doubling backoff from RetryInitial to RetryMax.
+type EtcdSource struct {
+	// RequestTimeout bounds each list (DefaultEtcdRequestTimeout when
+	// zero). Set before Run.
+	RequestTimeout time.Duration
+	// RetryInitial and RetryMax bound the backoff between failed lists and
+	// before a relist (defaults DefaultEtcdRetryInitial/DefaultEtcdRetryMax).
+	RetryInitial, RetryMax time.Duration
+	// CheckInterval is how often a watching source checks that etcd
+	// answers (DefaultEtcdCheckInterval when zero, never when negative).
+	CheckInterval time.Duration
+
+	name string
+	cfg  EtcdConfig
+	opts Options
+
+	entries map[string]*etcdEntry
+	lastErr string
+}
+
+type etcdEntry struct {
+	value []byte
+	pods  []Desired
+	errs  []ManifestError
+}
+
+// NewEtcdSource returns a source named name reading the etcd of cfg.
+func NewEtcdSource(name string, cfg EtcdConfig, opts Options) *EtcdSource {
+	cfg.Endpoints = slices.Clone(cfg.Endpoints)
+	return &EtcdSource{name: name, cfg: cfg, opts: opts}
+}
+
+// Name returns the source's name.
+func (s *EtcdSource) Name() string { return s.name }
+
+func (s *EtcdSource) requestTimeout() time.Duration {
+	if s.RequestTimeout > 0 {
+		return s.RequestTimeout
+	}
+	return DefaultEtcdRequestTimeout
+}
+
+func (s *EtcdSource) backoff() *backoff {
+	b := &backoff{initial: s.RetryInitial, max: s.RetryMax}
+	if b.initial <= 0 {
+		b.initial = DefaultEtcdRetryInitial
+	}
+	if b.max <= 0 {
+		b.max = DefaultEtcdRetryMax
+	}
+	if b.max < b.initial {
+		b.max = b.initial
+	}
+	return b
+}
+
+// Run lists and watches until ctx ends, then returns nil. It must not be
+// called more than once at a time.
+func (s *EtcdSource) Run(ctx context.Context, out chan<- Update) error {
+	log := slog.Default().With("source", s.name, "endpoints", strings.Join(s.cfg.Endpoints, ","))
+	if s.cfg.Prefix == "" && s.cfg.LegacyKey == "" {
+		send(ctx, out, Update{Source: s.name, Err: errors.New("etcd: neither prefix nor legacy key is configured")})
+		<-ctx.Done()
+		return nil
+	}
+	bo := s.backoff()
+	var cli *clientv3.Client
+	defer func() {
+		if cli != nil {
+			_ = cli.Close()
+		}
+	}()
+	for ctx.Err() == nil {
+		if cli == nil {
+			c, err := clientv3.New(clientv3.Config{
+				Endpoints:            s.cfg.Endpoints,
+				DialTimeout:          s.cfg.DialTimeout,
+				DialKeepAliveTime:    10 * time.Second,
+				DialKeepAliveTimeout: 5 * time.Second,
+				Logger:               zap.NewNop(),
+				// Reconnect soon after etcd comes back: gRPC's default
+				// backoff grows to two minutes.
+				DialOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
+					Backoff:           grpcbackoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: etcdReconnectMax},
+					MinConnectTimeout: 5 * time.Second,
+				})},
+				Context: ctx,
+			})
+			if err != nil {
+				if !s.failed(ctx, out, log, fmt.Errorf("etcd client: %w", err)) || !sleepCtx(ctx, bo.next()) {
+					return nil
+				}
+				continue
+			}
+			cli = c
+		}
+		rev, err := s.list(ctx, cli)
+		if err != nil {
+			if ctx.Err() != nil || !s.failed(ctx, out, log, err) || !sleepCtx(ctx, bo.next()) {
+				return nil
+			}
+			continue
+		}
+		if s.lastErr != "" {
+			s.lastErr = ""
+			log.Info("etcd readable again", "revision", rev)
+		}
+		if !send(ctx, out, s.snapshot()) {
+			return nil
+		}
+		start := time.Now()
+		err = s.watch(ctx, cli, rev, out)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if time.Since(start) > bo.max {
+			bo.reset()
+		}
+		log.Warn("etcd watch ended; relisting", "err", err)
+		if !sleepCtx(ctx, bo.next()) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// failed sends Update{Err}; it reports false when ctx ended first.
+func (s *EtcdSource) failed(ctx context.Context, out chan<- Update, log *slog.Logger, err error) bool {
+	if msg := err.Error(); msg != s.lastErr {
+		s.lastErr = msg
+		log.Warn("cannot read etcd; keeping the last good pods", "err", err)
+	}
+	return send(ctx, out, Update{Source: s.name, Err: err})
+}
+
+// relevant reports whether key is one of the source's.
+func (s *EtcdSource) relevant(key string) bool {
+	return (s.cfg.Prefix != "" && strings.HasPrefix(key, s.cfg.Prefix)) || (s.cfg.LegacyKey != "" && key == s.cfg.LegacyKey)
+}
+
+// list reads the prefix and the legacy key at one revision and replaces the
+// entries with what it found.
+func (s *EtcdSource) list(ctx context.Context, cli *clientv3.Client) (int64, error) {
+	var ops []clientv3.Op
+	if s.cfg.Prefix != "" {
+		ops = append(ops, clientv3.OpGet(s.cfg.Prefix, clientv3.WithPrefix()))
+	}
+	if s.cfg.LegacyKey != "" && (s.cfg.Prefix == "" || !strings.HasPrefix(s.cfg.LegacyKey, s.cfg.Prefix)) {
+		ops = append(ops, clientv3.OpGet(s.cfg.LegacyKey))
+	}
+	lctx, cancel := context.WithTimeout(ctx, s.requestTimeout())
+	defer cancel()
+	resp, err := cli.Txn(lctx).Then(ops...).Commit()
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return 0, fmt.Errorf("etcd: listing %s: timed out after %s: %w", s.keysDesc(), s.requestTimeout(), err)
+		}
+		return 0, fmt.Errorf("etcd: listing %s: %w", s.keysDesc(), err)
+	}
+	old := s.entries
+	s.entries = map[string]*etcdEntry{}
+	for _, r := range resp.Responses {
+		rr := r.GetResponseRange()
+		if rr == nil {
+			continue
+		}
+		for _, kv := range rr.Kvs {
+			key := string(kv.Key)
+			if !s.relevant(key) {
+				continue
+			}
+			if e := old[key]; e != nil && bytes.Equal(e.value, kv.Value) {
+				s.entries[key] = e
+				continue
+			}
+			s.entries[key] = s.decode(key, kv.Value)
+		}
+	}
+	return resp.Header.Revision, nil
+}
+
+func (s *EtcdSource) keysDesc() string {
+	switch {
+	case s.cfg.Prefix == "":
+		return s.cfg.LegacyKey
+	case s.cfg.LegacyKey == "":
+		return s.cfg.Prefix + "*"
+	}
+	return s.cfg.Prefix + "* and " + s.cfg.LegacyKey
+}
+
+func (s *EtcdSource) decode(key string, value []byte) *etcdEntry {
+	e := &etcdEntry{value: slices.Clone(value)}
+	e.pods, e.errs = Decode(s.name, key, podSequenceAsList(value), s.opts)
+	return e
+}
+
+// podSequenceAsList turns a top-level YAML/JSON sequence whose items all
+// carry a kind or apiVersion (v1 Pods, as a legacy key may hold) into a v1
+// List, which Decode reads; Decode takes any other sequence for legacy
+// ContainerManifests. Other data is returned as is.
+func podSequenceAsList(data []byte) []byte {
+	t := bytes.TrimSpace(bytes.TrimPrefix(data, utf8BOM))
+	if len(t) == 0 || (t[0] != '[' && t[0] != '-') {
+		return data
+	}
+	j, err := yaml.YAMLToJSON(t)
+	if err != nil {
+		return data
+	}
+	var items []map[string]json.RawMessage
+	if json.Unmarshal(j, &items) != nil || len(items) == 0 {
+		return data
+	}
+	for _, it := range items {
+		_, kind := it["kind"]
+		_, apiVersion := it["apiVersion"]
+		if !kind && !apiVersion {
+			return data
+		}
+	}
+	var raw []json.RawMessage
+	if json.Unmarshal(j, &raw) != nil {
+		return data
+	}
+	list, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": raw})
+	if err != nil {
+		return data
+	}
+	return list
+}
+
+// watchKey returns the key and options of the one watch that covers the
+// prefix and the legacy key.
+func (s *EtcdSource) watchKey() (string, []clientv3.OpOption) {
+	switch {
+	case s.cfg.Prefix == "":
+		return s.cfg.LegacyKey, nil
+	case s.cfg.LegacyKey == "":
+		return s.cfg.Prefix, []clientv3.OpOption{clientv3.WithPrefix()}
+	}
+	p, l := s.cfg.Prefix, s.cfg.LegacyKey
+	n := 0
+	for n < len(p) && n < len(l) && p[n] == l[n] {
+		n++
+	}
+	return p[:n], []clientv3.OpOption{clientv3.WithPrefix()}
+}
+
+var errWatchClosed = errors.New("etcd: watch channel closed")
+
+// watch follows changes after rev and sends a snapshot after each watch
+// response that changed a key; it returns why the watch ended (nil when ctx
+// ended).
+func (s *EtcdSource) watch(ctx context.Context, cli *clientv3.Client, rev int64, out chan<- Update) error {
+	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	defer cancel()
+	key, opts := s.watchKey()
+	opts = append(opts, clientv3.WithRev(rev+1))
+	ch := cli.Watch(wctx, key, opts...)
+	var check <-chan time.Time
+	if iv := s.checkInterval(); iv > 0 {
+		t := time.NewTicker(iv)
+		defer t.Stop()
+		check = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-check:
+			if !send(ctx, out, s.check(ctx, cli)) {
+				return nil
+			}
+		case wr, ok := <-ch:
+			if !ok {
+				return errWatchClosed
+			}
+			if err := wr.Err(); err != nil {
+				if wr.CompactRevision != 0 {
+					return fmt.Errorf("etcd: watch from revision %d: %w (compacted at %d)", rev+1, err, wr.CompactRevision)
+				}
+				return fmt.Errorf("etcd: watch: %w", err)
+			}
+			if wr.Canceled {
+				return errors.New("etcd: watch canceled")
+			}
+			changed := false
+			for _, ev := range wr.Events {
+				k := string(ev.Kv.Key)
+				if !s.relevant(k) {
+					continue
+				}
+				changed = true
+				switch ev.Type {
+				case mvccpb.PUT:
+					if e := s.entries[k]; e != nil && bytes.Equal(e.value, ev.Kv.Value) {
+						continue
+					}
+					s.entries[k] = s.decode(k, ev.Kv.Value)
+				case mvccpb.DELETE:
+					delete(s.entries, k)
+				}
+				rev = ev.Kv.ModRevision
+			}
+			if changed && !send(ctx, out, s.snapshot()) {
+				return nil
+			}
+		}
+	}
+}
+
+func (s *EtcdSource) checkInterval() time.Duration {
+	if s.CheckInterval == 0 {
+		return DefaultEtcdCheckInterval
+	}
+	return s.CheckInterval
+}
+
+// check asks etcd for the number of the source's keys (a linearizable read,
+// so it needs a quorum): when that fails the source reports Update{Err},
+// keeping its pods, which shows the outage in its status while the client
+// waits to resume the watch; when it works the current snapshot is sent
+// again, which records the sync.
+func (s *EtcdSource) check(ctx context.Context, cli *clientv3.Client) Update {
+	key, opts := s.watchKey()
+	cctx, cancel := context.WithTimeout(ctx, s.requestTimeout())
+	defer cancel()
+	if _, err := cli.Get(cctx, key, append(opts, clientv3.WithCountOnly())...); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("timed out after %s: %w", s.requestTimeout(), err)
+		}
+		err = fmt.Errorf("etcd: unreachable while watching (pods kept; the watch resumes when it is back): %w", err)
+		if msg := err.Error(); msg != s.lastErr {
+			s.lastErr = msg
+			slog.Warn("cannot reach etcd", "source", s.name, "err", err)
+		}
+		return Update{Source: s.name, Err: err}
+	}
+	if s.lastErr != "" {
+		s.lastErr = ""
+		slog.Info("etcd reachable again", "source", s.name)
+	}
+	return s.snapshot()
+}
+
+// snapshot builds the full Update of the current entries.
+func (s *EtcdSource) snapshot() Update {
+	keys := make([]string, 0, len(s.entries))
+	for k := range s.entries {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	u := Update{Source: s.name}
+	for _, k := range keys {
+		e := s.entries[k]
+		u.Pods = append(u.Pods, e.pods...)
+		u.Errors = append(u.Errors, e.errs...)
+	}
+	var dups []ManifestError
+	u.Pods, dups = dedupe(u.Pods)
+	u.Errors = append(u.Errors, dups...)
+	return cloneUpdate(u)
+}

@@ -1,0 +1,535 @@
+package sources
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+)
+
+// etcdServer is a real etcd process (Debian's etcd-server) for one test.
+type etcdServer struct {
+	t         *testing.T
+	bin       string
+	dataDir   string
+	clientURL string
+	peerURL   string
+	logPath   string
+	cmd       *exec.Cmd
+	exited    chan struct{}
+}
+
+// etcdBinary finds the etcd binary; without one the test fails (the
+// package's tests are meant to cover a real etcd), except under -short.
+func etcdBinary(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("BERTH_TEST_ETCD"); p != "" {
+		return p
+	}
+	p, err := exec.LookPath("etcd")
+	if err != nil {
+		if testing.Short() {
+			t.Skip("etcd binary not found (skipped under -short)")
+		}
+		t.Fatalf("etcd binary not found in PATH (%v): the etcd source tests need a real etcd; "+
+			"install it with `apt-get install -y etcd-server`, set BERTH_TEST_ETCD to the binary, or run with -short", err)
+	}
+	return p
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// newEtcd prepares (but does not start) an etcd on free loopback ports.
+func newEtcd(t *testing.T) *etcdServer {
+	dir := t.TempDir()
+	e := &etcdServer{
+		t:         t,
+		bin:       etcdBinary(t),
+		dataDir:   filepath.Join(dir, "data"),
+		clientURL: fmt.Sprintf("http://127.0.0.1:%d", freePort(t)),
+		peerURL:   fmt.Sprintf("http://127.0.0.1:%d", freePort(t)),
+		logPath:   filepath.Join(dir, "etcd.log"),
+	}
+	t.Cleanup(func() {
+		e.stop()
+		if t.Failed() {
+			if b, err := os.ReadFile(e.logPath); err == nil {
+				if len(b) > 4000 {
+					b = b[len(b)-4000:]
+				}
+				t.Logf("etcd log tail:\n%s", b)
+			}
+		}
+	})
+	return e
+}
+
+// startEtcd starts a fresh etcd and waits until it is healthy.
+func startEtcd(t *testing.T) *etcdServer {
+	e := newEtcd(t)
+	e.start()
+	return e
+}
+
+func (e *etcdServer) start() {
+	e.t.Helper()
+	logf, err := os.OpenFile(e.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.cmd = exec.Command(e.bin,
+		"--name", "default",
+		"--data-dir", e.dataDir,
+		"--listen-client-urls", e.clientURL,
+		"--advertise-client-urls", e.clientURL,
+		"--listen-peer-urls", e.peerURL,
+		"--initial-advertise-peer-urls", e.peerURL,
+		"--initial-cluster", "default="+e.peerURL,
+	)
+	e.cmd.Stdout, e.cmd.Stderr = logf, logf
+	e.cmd.Env = append(os.Environ(), "ETCD_UNSUPPORTED_ARCH="+runtime.GOARCH)
+	if err := e.cmd.Start(); err != nil {
+		logf.Close()
+		e.t.Fatalf("starting etcd: %v", err)
+	}
+	exited := make(chan struct{})
+	e.exited = exited
+	go func(cmd *exec.Cmd) {
+		_ = cmd.Wait()
+		logf.Close()
+		close(exited)
+	}(e.cmd)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		resp, err := http.Get(e.clientURL + "/health")
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK && bytes.Contains(b, []byte(`"true"`)) {
+				return
+			}
+		}
+		select {
+		case <-exited:
+			e.t.Fatalf("etcd exited during startup (see log %s)", e.logPath)
+		default:
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("etcd not healthy after 15s: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// stop kills etcd (like a crash) and waits for it to exit.
+func (e *etcdServer) stop() {
+	if e.cmd == nil {
+		return
+	}
+	_ = e.cmd.Process.Kill()
+	<-e.exited
+	e.cmd = nil
+}
+
+// client returns an etcd client for the test's own writes.
+func (e *etcdServer) client() *clientv3.Client {
+	e.t.Helper()
+	c, err := clientv3.New(clientv3.Config{Endpoints: []string{e.clientURL}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func mustPut(t *testing.T, c *clientv3.Client, key, value string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := c.Put(ctx, key, value); err != nil {
+		t.Fatalf("put %s: %v", key, err)
+	}
+}
+
+func mustDelete(t *testing.T, c *clientv3.Client, key string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := c.Delete(ctx, key); err != nil {
+		t.Fatalf("delete %s: %v", key, err)
+	}
+}
+
+const (
+	testPrefix    = "/registry/hosts/n1/pods/"
+	testLegacyKey = "/registry/hosts/n1/kubelet"
+)
+
+func newTestEtcdSource(endpoint string) *EtcdSource {
+	s := NewEtcdSource("etcd", EtcdConfig{Endpoints: []string{endpoint}, Prefix: testPrefix, LegacyKey: testLegacyKey, DialTimeout: time.Second}, Options{})
+	s.RequestTimeout = 500 * time.Millisecond
+	s.RetryInitial = 20 * time.Millisecond
+	s.RetryMax = 200 * time.Millisecond
+	s.CheckInterval = -1 // tests that want checks set them
+	return s
+}
+
+// recorder keeps every update of a source, for checks over the whole run.
+type recorder struct {
+	mu  sync.Mutex
+	all []Update
+	ch  chan Update
+}
+
+func record(t *testing.T, updates <-chan Update) *recorder {
+	r := &recorder{ch: make(chan Update, 1000)}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case u := <-updates:
+				r.mu.Lock()
+				r.all = append(r.all, u)
+				r.mu.Unlock()
+				select {
+				case r.ch <- u:
+				default:
+				}
+			}
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return r
+}
+
+func (r *recorder) since(n int) []Update {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.all[n:])
+}
+
+func (r *recorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.all)
+}
+
+const legacyList = `- version: v1beta1
+  id: legacy-a
+  containers: [{name: c, image: busybox}]
+- version: v1beta1
+  id: legacy-b
+  containers: [{name: c, image: busybox}]
+`
+
+func TestEtcdSourceListAndWatch(t *testing.T) {
+	t.Parallel()
+	e := startEtcd(t)
+	c := e.client()
+	mustPut(t, c, testPrefix+"default/a", podManifest("a", "busybox:1"))
+	mustPut(t, c, testPrefix+"default/b", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"b"},"spec":{"containers":[{"name":"c","image":"busybox"}]}}`)
+	mustPut(t, c, "/registry/hosts/n1/other", podManifest("ignored", "busybox"))
+	mustPut(t, c, "/registry/hosts/n2/pods/default/x", podManifest("x", "busybox"))
+
+	updates := startSource(t, newTestEtcdSource(e.clientURL))
+	u := await(t, updates, 10*time.Second, "initial list", exactly("a", "b"))
+	for _, d := range u.Pods {
+		if want := testPrefix + "default/" + d.Pod.Name; d.Origin != want {
+			t.Errorf("origin %q, want %q", d.Origin, want)
+		}
+	}
+
+	mustPut(t, c, testPrefix+"default/c", podManifest("c", "busybox"))
+	await(t, updates, 5*time.Second, "put c", exactly("a", "b", "c"))
+	mustPut(t, c, testPrefix+"default/a", podManifest("a", "busybox:2"))
+	await(t, updates, 5*time.Second, "update a", func(u Update) bool { return exactly("a", "b", "c")(u) && podImage(u, "a") == "busybox:2" })
+	mustDelete(t, c, testPrefix+"default/b")
+	await(t, updates, 5*time.Second, "delete b", exactly("a", "c"))
+
+	// Irrelevant keys under the common watch prefix send nothing.
+	mustPut(t, c, "/registry/hosts/n1/status", "x")
+	mustPut(t, c, testPrefix+"default/d", podManifest("d", "busybox"))
+	u = <-updates
+	if !exactly("a", "c", "d")(u) {
+		t.Errorf("after an irrelevant put: %s", describeFull(u))
+	}
+
+	// The seed's legacy key: a list of ContainerManifests, then of Pods.
+	mustPut(t, c, testLegacyKey, legacyList)
+	u = await(t, updates, 5*time.Second, "legacy list", exactly("a", "c", "d", "legacy-a", "legacy-b"))
+	for _, d := range u.Pods {
+		if strings.HasPrefix(d.Pod.Name, "legacy") && d.Origin != testLegacyKey {
+			t.Errorf("legacy origin %q", d.Origin)
+		}
+	}
+	mustPut(t, c, testLegacyKey, "- "+strings.ReplaceAll(podManifest("lp1", "busybox"), "\n", "\n  ")+"\n- "+strings.ReplaceAll(podManifest("lp2", "busybox"), "\n", "\n  "))
+	await(t, updates, 5*time.Second, "legacy list of pods", exactly("a", "c", "d", "lp1", "lp2"))
+	mustDelete(t, c, testLegacyKey)
+	await(t, updates, 5*time.Second, "legacy key deleted", exactly("a", "c", "d"))
+
+	// A bad value fails its key only; a duplicate pod key goes to the first key.
+	mustPut(t, c, testPrefix+"default/d", "kind: [")
+	u = await(t, updates, 5*time.Second, "bad value", func(u Update) bool { return len(u.Errors) > 0 })
+	if !hasPods("a", "c")(u) || u.Errors[0].Origin != testPrefix+"default/d" || u.Errors[0].PodKey != "" {
+		t.Errorf("bad value: %s", describeFull(u))
+	}
+	mustPut(t, c, testPrefix+"default/zz", podManifest("a", "busybox:3"))
+	u = await(t, updates, 5*time.Second, "duplicate", func(u Update) bool { return len(u.Errors) == 2 })
+	if !hasPods("a", "c")(u) || podImage(u, "a") != "busybox:2" || u.Errors[1].Origin != testPrefix+"default/zz" || u.Errors[1].PodKey != "default/a" {
+		t.Errorf("duplicate: %s", describeFull(u))
+	}
+}
+
+func TestEtcdSourceLegacyKeyAtStart(t *testing.T) {
+	t.Parallel()
+	e := startEtcd(t)
+	c := e.client()
+	mustPut(t, c, testLegacyKey, `[{"version":"v1beta1","id":"seed","containers":[{"name":"c","image":"busybox"}]}]`)
+	mustPut(t, c, testPrefix+"default/p", podManifest("p", "busybox"))
+	u := await(t, startSource(t, newTestEtcdSource(e.clientURL)), 10*time.Second, "legacy + prefix", exactly("p", "seed"))
+	for _, d := range u.Pods {
+		if d.Pod.Name == "seed" && d.Origin != testLegacyKey {
+			t.Errorf("origin %q", d.Origin)
+		}
+	}
+}
+
+// checkNoLoss fails when a good update lacks one of must or holds a pod
+// twice or with an error.
+func checkNoLoss(t *testing.T, updates []Update, must ...string) {
+	t.Helper()
+	for i, u := range updates {
+		if u.Err != nil {
+			continue
+		}
+		names := podNames(u)
+		if len(u.Errors) > 0 || len(slices.Compact(slices.Clone(names))) != len(names) {
+			t.Errorf("update %d: %s", i, describeFull(u))
+		}
+		for _, m := range must {
+			if !slices.Contains(names, m) {
+				t.Errorf("update %d lost pod %s: %s", i, m, describeFull(u))
+			}
+		}
+	}
+}
+
+func TestEtcdSourceSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	e := startEtcd(t)
+	c := e.client()
+	mustPut(t, c, testPrefix+"default/a", podManifest("a", "busybox"))
+	mustPut(t, c, testPrefix+"default/b", podManifest("b", "busybox"))
+	mustPut(t, c, testLegacyKey, legacyList)
+	s := newTestEtcdSource(e.clientURL)
+	s.CheckInterval = 100 * time.Millisecond
+	rec := record(t, startSource(t, s))
+	await(t, rec.ch, 10*time.Second, "initial", exactly("a", "b", "legacy-a", "legacy-b"))
+	mustPut(t, c, testPrefix+"default/c", podManifest("c", "busybox"))
+	await(t, rec.ch, 5*time.Second, "c", exactly("a", "b", "c", "legacy-a", "legacy-b"))
+
+	mark := rec.count()
+	e.stop()
+	await(t, rec.ch, 5*time.Second, "outage reported by the check", failedWith("unreachable while watching"))
+	e.start()
+	c = e.client()
+	mustPut(t, c, testPrefix+"default/d", podManifest("d", "busybox"))
+	mustDelete(t, c, testPrefix+"default/a")
+	await(t, rec.ch, 15*time.Second, "changes after restart", exactly("b", "c", "d", "legacy-a", "legacy-b"))
+	checkNoLoss(t, rec.since(mark), "b", "c", "legacy-a", "legacy-b")
+}
+
+// tcpProxy forwards connections to an etcd; while paused it cuts every
+// connection, so the source's watch loses its stream.
+type tcpProxy struct {
+	ln     net.Listener
+	target string
+	mu     sync.Mutex
+	paused bool
+	conns  map[net.Conn]bool
+	wg     sync.WaitGroup
+}
+
+func newTCPProxy(t *testing.T, target string) *tcpProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &tcpProxy{ln: ln, target: strings.TrimPrefix(target, "http://"), conns: map[net.Conn]bool{}}
+	p.wg.Add(1)
+	go p.serve()
+	t.Cleanup(p.close)
+	return p
+}
+
+func (p *tcpProxy) url() string { return "http://" + p.ln.Addr().String() }
+
+func (p *tcpProxy) serve() {
+	defer p.wg.Done()
+	for {
+		in, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		if p.paused {
+			p.mu.Unlock()
+			in.Close()
+			continue
+		}
+		out, err := net.Dial("tcp", p.target)
+		if err != nil {
+			p.mu.Unlock()
+			in.Close()
+			continue
+		}
+		p.conns[in], p.conns[out] = true, true
+		p.mu.Unlock()
+		p.wg.Add(2)
+		pipe := func(dst, src net.Conn) {
+			defer p.wg.Done()
+			_, _ = io.Copy(dst, src)
+			dst.Close()
+			src.Close()
+		}
+		go pipe(out, in)
+		go pipe(in, out)
+	}
+}
+
+func (p *tcpProxy) pause(paused bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.paused = paused
+	if paused {
+		for c := range p.conns {
+			c.Close()
+		}
+		clear(p.conns)
+	}
+}
+
+func (p *tcpProxy) close() {
+	p.ln.Close()
+	p.pause(true)
+	p.wg.Wait()
+}
+
+func TestEtcdSourceRelistsAfterCompaction(t *testing.T) {
+	t.Parallel()
+	e := startEtcd(t)
+	c := e.client()
+	proxy := newTCPProxy(t, e.clientURL)
+	mustPut(t, c, testPrefix+"default/a", podManifest("a", "busybox"))
+	mustPut(t, c, testPrefix+"default/b", podManifest("b", "busybox"))
+	rec := record(t, startSource(t, newTestEtcdSource(proxy.url())))
+	await(t, rec.ch, 10*time.Second, "initial", exactly("a", "b"))
+
+	// Cut the source off, change everything many times, and compact the
+	// history it would need to resume its watch.
+	proxy.pause(true)
+	mark := rec.count()
+	mustDelete(t, c, testPrefix+"default/a")
+	for i := range 50 {
+		mustPut(t, c, testPrefix+"default/b", podManifest("b", fmt.Sprintf("busybox:%d", i)))
+	}
+	mustPut(t, c, testPrefix+"default/c", podManifest("c", "busybox"))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := c.Get(ctx, "any")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Compact(ctx, resp.Header.Revision, clientv3.WithCompactPhysical()); err != nil {
+		t.Fatalf("compact: %v", err)
+	}
+	if n := rec.count(); n != mark {
+		t.Errorf("%d updates while cut off: %s", n-mark, describeFull(rec.since(mark)[0]))
+	}
+	proxy.pause(false)
+	await(t, rec.ch, 15*time.Second, "relisted state", func(u Update) bool {
+		return exactly("b", "c")(u) && podImage(u, "b") == "busybox:49"
+	})
+	checkNoLoss(t, rec.since(mark), "b")
+
+	// The new watch works.
+	mustPut(t, c, testPrefix+"default/d", podManifest("d", "busybox"))
+	await(t, rec.ch, 5*time.Second, "d after relist", exactly("b", "c", "d"))
+}
+
+func TestEtcdSourceUnreachableAtStart(t *testing.T) {
+	t.Parallel()
+	e := newEtcd(t) // not started yet
+	rec := record(t, startSource(t, newTestEtcdSource(e.clientURL)))
+	u := await(t, rec.ch, 5*time.Second, "read error", func(u Update) bool { return true })
+	if u.Err == nil || !strings.Contains(u.Err.Error(), "etcd") {
+		t.Fatalf("first update while etcd is down: %s", describeFull(u))
+	}
+	await(t, rec.ch, 5*time.Second, "another read error (retrying)", func(u Update) bool { return u.Err != nil })
+	e.start()
+	c := e.client()
+	mustPut(t, c, testPrefix+"default/a", podManifest("a", "busybox"))
+	await(t, rec.ch, 15*time.Second, "a once etcd is up", exactly("a"))
+	for i, u := range rec.since(0) {
+		if u.Err == nil && !exactly()(u) && !exactly("a")(u) {
+			t.Errorf("update %d: %s", i, describeFull(u))
+		}
+	}
+}
+
+func TestEtcdSourceStopsWhileSending(t *testing.T) {
+	t.Parallel()
+	e := newEtcd(t) // never started: the source is stuck sending errors
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	out := make(chan Update)
+	go func() { done <- newTestEtcdSource(e.clientURL).Run(ctx, out) }()
+	<-out
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after cancel")
+	}
+}
+
+func TestEtcdWatchKey(t *testing.T) {
+	cases := []struct{ prefix, legacy, key string }{
+		{"/registry/hosts/n1/pods/", "/registry/hosts/n1/kubelet", "/registry/hosts/n1/"},
+		{"/p/", "", "/p/"},
+		{"", "/k", "/k"},
+		{"/a/", "/b", "/"},
+	}
+	for _, tc := range cases {
+		s := NewEtcdSource("e", EtcdConfig{Prefix: tc.prefix, LegacyKey: tc.legacy}, Options{})
+		if key, _ := s.watchKey(); key != tc.key {
+			t.Errorf("watchKey(%q, %q) = %q, want %q", tc.prefix, tc.legacy, key, tc.key)
+		}
+	}
+}

@@ -1,0 +1,72 @@
+package sources
+
+import (
+	"context"
+	"time"
+)
+
+// send delivers u on out unless ctx ends first; it reports whether u was
+// taken.
+func send(ctx context.Context, out chan<- Update, u Update) bool {
+	select {
+	case out <- u:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// sleepCtx waits d, or less when ctx ends; it reports whether ctx is still
+// live.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// cloneUpdate returns u with its own copies of the pods, so that an update
+// sent again (HTTP 304, etcd snapshots built from cached decodes) never
+// shares a *v1.Pod with one the consumer may already hold.
+func cloneUpdate(u Update) Update {
+	cp := u
+	if u.Pods != nil {
+		cp.Pods = make([]Desired, len(u.Pods))
+		for i, d := range u.Pods {
+			cp.Pods[i] = Desired{Pod: d.Pod.DeepCopy(), Origin: d.Origin}
+		}
+	}
+	if u.Errors != nil {
+		cp.Errors = append([]ManifestError(nil), u.Errors...)
+	}
+	if u.Warnings != nil {
+		cp.Warnings = append([]string(nil), u.Warnings...)
+	}
+	return cp
+}
+
+// backoff is a doubling delay between initial and max.
+type backoff struct {
+	initial, max, cur time.Duration
+}
+
+func (b *backoff) next() time.Duration {
+	if b.cur <= 0 {
+		b.cur = b.initial
+	} else {
+		b.cur *= 2
+	}
+	if b.cur > b.max {
+		b.cur = b.max
+	}
+	return b.cur
+}
+
+func (b *backoff) reset() { b.cur = 0 }
