@@ -10,11 +10,14 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 	"k8s.io/utils/clock"
 
 	"github.com/berth-dev/berth/config"
@@ -121,6 +124,16 @@ func run(ctx context.Context, cfg *config.Config) error {
 	clk := clock.RealClock{}
 	recent := events.NewBuffer(1000)
 	recorder := events.Multi{recent}
+	var etcdEvents *events.EtcdSink
+	if len(cfg.EtcdEndpoints) > 0 {
+		cli, err := clientv3.New(clientv3.Config{Endpoints: cfg.EtcdEndpoints, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+		if err != nil {
+			return fmt.Errorf("sources.etcd.endpoints: %w", err)
+		}
+		defer cli.Close()
+		etcdEvents = events.NewEtcdSink(cli, log)
+		recorder = append(recorder, etcdEvents)
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -150,6 +163,20 @@ func run(ctx context.Context, cfg *config.Config) error {
 	if cfg.FilePath != "" {
 		srcs = append(srcs, sources.NewFileSource("file", cfg.FilePath, cfg.FileRescan, sources.Options{AllowHostAccess: true}))
 	}
+	if cfg.HTTPURL != "" {
+		srcs = append(srcs, sources.NewHTTPSource("http", cfg.HTTPURL, cfg.HTTPInterval, cfg.HTTPHeaders,
+			sources.Options{AllowHostAccess: cfg.AllowHostAccess["http"]}))
+	}
+	if len(cfg.EtcdEndpoints) > 0 {
+		srcs = append(srcs, sources.NewEtcdSource("etcd", sources.EtcdConfig{
+			Endpoints: cfg.EtcdEndpoints, Prefix: cfg.EtcdPrefix, LegacyKey: cfg.EtcdLegacyKey,
+		}, sources.Options{AllowHostAccess: cfg.AllowHostAccess["etcd"]}))
+	}
+	var push *sources.PushSource
+	if cfg.PushEnabled {
+		push = sources.NewPushSource("push", filepath.Join(cfg.RootDir, "push"), sources.Options{AllowHostAccess: cfg.AllowHostAccess["push"]})
+		srcs = append(srcs, push)
+	}
 	for _, s := range srcs {
 		if err := srcInf.Register(s.Name()); err != nil {
 			return err
@@ -176,6 +203,11 @@ func run(ctx context.Context, cfg *config.Config) error {
 		},
 	})
 	server.RegisterLogs(api, rt)
+	if push != nil {
+		for pattern, h := range push.Routes() {
+			api.Handle(pattern, http.MaxBytesHandler(h, 2<<20))
+		}
+	}
 	addr := net.JoinHostPort(cfg.ServerAddress, strconv.Itoa(cfg.ServerPort))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -212,6 +244,9 @@ func run(ctx context.Context, cfg *config.Config) error {
 	log.Info("berth starting", "version", config.Version, "node", cfg.NodeName, "api", "http://"+ln.Addr().String(), "pods", cfg.FilePath)
 
 	start(func() { dockerInf.Run(ctx) })
+	if etcdEvents != nil {
+		start(func() { etcdEvents.Run(ctx) })
+	}
 	// Adoption: the controller acts only once the engine's containers are
 	// in the store, so nothing running is duplicated.
 	if waitUntil(ctx, dockerInf.Synced) {

@@ -235,6 +235,15 @@ func fromViper(v *viper.Viper) (*Config, error) {
 			"push": p.boolean("sources.push.allow_host_access"),
 		},
 	}
+	var eps []string
+	for _, e := range c.EtcdEndpoints {
+		for _, part := range strings.Split(e, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				eps = append(eps, part)
+			}
+		}
+	}
+	c.EtcdEndpoints = eps
 	if c.NodeName == "" {
 		p.errs = append(p.errs, "node_name: must not be empty")
 	}

@@ -75,3 +75,14 @@ func TestMissingConfigFile(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+func TestEtcdEndpointsFromEnv(t *testing.T) {
+	t.Setenv("BERTH_SOURCES_ETCD_ENDPOINTS", "http://127.0.0.1:2379, http://127.0.0.1:22379")
+	c, err := Load(flags(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.EtcdEndpoints) != 2 || c.EtcdEndpoints[1] != "http://127.0.0.1:22379" {
+		t.Fatalf("endpoints %q", c.EtcdEndpoints)
+	}
+}
