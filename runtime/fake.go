@@ -20,6 +20,7 @@ type Fake struct {
 	seq        int
 	containers map[string]*fakeContainer
 	images     map[string]bool
+	names      map[string]string // docker name -> id
 	logs       map[string]string
 	subs       map[int]chan Event
 	subErrs    map[int]chan error
@@ -44,7 +45,7 @@ func NewFake(now func() time.Time) *Fake {
 	if now == nil {
 		now = time.Now
 	}
-	return &Fake{now: now, containers: map[string]*fakeContainer{}, images: map[string]bool{}, logs: map[string]string{},
+	return &Fake{now: now, containers: map[string]*fakeContainer{}, images: map[string]bool{}, names: map[string]string{}, logs: map[string]string{},
 		subs: map[int]chan Event{}, subErrs: map[int]chan error{}, Calls: map[string]int{}}
 }
 
@@ -130,10 +131,8 @@ func (f *Fake) CreateContainer(ctx context.Context, cfg *ContainerConfig) (strin
 	if !f.images[cfg.Image] {
 		return "", fmt.Errorf("image %s: %w", cfg.Image, ErrNotFound)
 	}
-	for _, fc := range f.containers {
-		if fc.c.DockerName == cfg.Name {
-			return "", fmt.Errorf("container name %s: %w", cfg.Name, ErrNameConflict)
-		}
+	if _, taken := f.names[cfg.Name]; taken {
+		return "", fmt.Errorf("container name %s: %w", cfg.Name, ErrNameConflict)
 	}
 	if strings.HasPrefix(cfg.NetworkMode, "container:") {
 		if _, ok := f.containers[strings.TrimPrefix(cfg.NetworkMode, "container:")]; !ok {
@@ -149,6 +148,7 @@ func (f *Fake) CreateContainer(ctx context.Context, cfg *ContainerConfig) (strin
 	c := store.Container{ID: id, DockerName: cfg.Name, Image: cfg.Image, State: store.StateCreated, CreatedAt: f.now()}
 	FillFromLabels(&c, labels)
 	f.containers[id] = &fakeContainer{c: c, cfg: *cfg}
+	f.names[cfg.Name] = id
 	f.emit(id, "create")
 	return id, nil
 }
@@ -223,8 +223,9 @@ func (f *Fake) Subscribers() int {
 func (f *Fake) Remove(id string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if _, ok := f.containers[id]; ok {
+	if fc, ok := f.containers[id]; ok {
 		delete(f.containers, id)
+		delete(f.names, fc.c.DockerName)
 		f.emit(id, "destroy")
 	}
 }
@@ -233,8 +234,9 @@ func (f *Fake) RemoveContainer(ctx context.Context, id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.call("RemoveContainer")
-	if _, ok := f.containers[id]; ok {
+	if fc, ok := f.containers[id]; ok {
 		delete(f.containers, id)
+		delete(f.names, fc.c.DockerName)
 		f.emit(id, "destroy")
 	}
 	return nil
