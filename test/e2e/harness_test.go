@@ -201,6 +201,9 @@ type Options struct {
 	Pods string   // manifest directory; default a new temp dir
 	Root string   // root_dir; default a new temp dir
 	Env  []string // extra KEY=VALUE entries, appended last
+	// ReadyPath is polled after each start until it answers 200; default
+	// /readyz (use /healthz when a source is meant to be unreachable).
+	ReadyPath string
 }
 
 // Berth is one berth agent under test, restartable on the same node, dirs
@@ -212,6 +215,8 @@ type Berth struct {
 	Root string
 	Log  string // stderr+stdout of every process, appended
 	env  []string
+	// ReadyPath is what Start waits on (see Options.ReadyPath).
+	ReadyPath string
 
 	mu     sync.Mutex
 	port   int
@@ -241,7 +246,10 @@ func startBerth(tb testing.TB, o Options) *Berth {
 	nodesMu.Unlock()
 	b := &Berth{
 		tb: tb, Node: o.Node, Pods: o.Pods, Root: o.Root,
-		Log: filepath.Join(tb.TempDir(), "berth.log"), env: o.Env,
+		Log: filepath.Join(tb.TempDir(), "berth.log"), env: o.Env, ReadyPath: o.ReadyPath,
+	}
+	if b.ReadyPath == "" {
+		b.ReadyPath = "/readyz"
 	}
 	tb.Cleanup(b.cleanup)
 	b.Start(tb)
@@ -322,7 +330,7 @@ func (b *Berth) waitReady(tb testing.TB) {
 			tb.Fatalf("berth exited before it was ready; log:\n%s", b.LogText())
 		default:
 		}
-		resp, err := c.Get(b.URL("/readyz"))
+		resp, err := c.Get(b.URL(b.ReadyPath))
 		if err == nil {
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
