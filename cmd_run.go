@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/berth-dev/berth/config"
@@ -29,6 +30,7 @@ import (
 	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/server"
 	"github.com/berth-dev/berth/sources"
+	"github.com/berth-dev/berth/stats"
 	"github.com/berth-dev/berth/store"
 )
 
@@ -87,6 +89,7 @@ func staticSelf(log *slog.Logger) string {
 func run(ctx context.Context, cfg *config.Config) error {
 	log := newLogger(cfg)
 	slog.SetDefault(log)
+	klog.SetSlogLogger(log.With("component", "cadvisor")) // cAdvisor and client-go log through klog
 
 	var tokens []string
 	if cfg.TokenFile != "" {
@@ -203,6 +206,15 @@ func run(ctx context.Context, cfg *config.Config) error {
 		},
 	})
 	server.RegisterLogs(api, rt)
+	var statsProvider stats.Provider = stats.Unavailable{Reason: "cadvisor.enabled is false"}
+	if cfg.CadvisorEnabled {
+		statsProvider, err = stats.Open(ctx, stats.Options{NodeName: cfg.NodeName, Housekeeping: cfg.CadvisorHousekeeping,
+			DockerHost: cfg.DockerHost, RootDir: cfg.RootDir, Store: st, Logger: log})
+		if err != nil {
+			log.Warn("container stats unavailable; /stats/summary, /spec and /metrics/cadvisor answer 503", "err", err)
+		}
+	}
+	server.RegisterStats(api, statsProvider)
 	if push != nil {
 		for pattern, h := range push.Routes() {
 			api.Handle(pattern, http.MaxBytesHandler(h, 2<<20))
