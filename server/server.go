@@ -195,15 +195,32 @@ func SourcesSynced(st *store.Store) Checker {
 	}
 }
 
-// HTTPServer wraps h with the timeouts and header limits berth always uses.
+// Limits bound what one client can hold: a slow client is cut off after
+// ReadHeader (headers) or Read (whole request); headers are capped.
+type Limits struct {
+	ReadHeader  time.Duration
+	Read        time.Duration
+	Idle        time.Duration
+	HeaderBytes int
+}
+
+// DefaultLimits are berth's API limits. There is no write timeout, so that
+// followed logs can stream; request bodies are capped per handler.
+var DefaultLimits = Limits{ReadHeader: 10 * time.Second, Read: 30 * time.Second, Idle: 120 * time.Second, HeaderBytes: 64 << 10}
+
+// HTTPServer wraps h with the limits berth always uses.
 func HTTPServer(addr string, h http.Handler) *http.Server {
+	return httpServer(addr, h, DefaultLimits)
+}
+
+func httpServer(addr string, h http.Handler, l Limits) *http.Server {
 	return &http.Server{
 		Addr:              addr,
 		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
+		ReadHeaderTimeout: l.ReadHeader,
+		ReadTimeout:       l.Read,
+		IdleTimeout:       l.Idle,
+		MaxHeaderBytes:    l.HeaderBytes,
 	}
 }
 
