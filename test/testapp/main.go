@@ -4,11 +4,13 @@
 //	serve            HTTP on $PORT (default 8080); see handlers below
 //	exit CODE [DUR]  sleep DUR (default 0) then exit with CODE
 //	sleep            block until SIGTERM/SIGINT, then exit 0
+//	touch PATH...    create (or append a line to) each file, exit 0
 //
 // Under serve: GET / answers $MESSAGE (or "hello"); /env?name=X answers the
 // value of X; /get?url=U fetches U and answers its body (for pod-localhost
-// checks); /healthz answers 200 unless the file $UNHEALTHY_FILE exists;
-// /exit?code=N exits with N.
+// checks); /healthz answers 200 unless the file $UNHEALTHY_FILE exists or
+// $HEALTHZ_FAIL_AFTER has passed since start; /ready answers 503 until
+// $READY_AFTER has passed; /exit?code=N exits with N.
 package main
 
 import (
@@ -45,6 +47,16 @@ func main() {
 		os.Exit(code)
 	case "sleep":
 		waitSignal()
+	case "touch":
+		for _, path := range os.Args[2:] {
+			f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			fmt.Fprintln(f, time.Now().UTC().Format(time.RFC3339Nano))
+			f.Close()
+		}
 	default:
 		fmt.Fprintf(os.Stderr, "testapp: unknown mode %q\n", mode)
 		os.Exit(2)
@@ -84,7 +96,23 @@ func serve() {
 		w.WriteHeader(resp.StatusCode)
 		io.Copy(w, resp.Body)
 	})
+	started := time.Now()
+	after := func(env string) bool {
+		d, err := time.ParseDuration(os.Getenv(env))
+		return err == nil && time.Since(started) >= d
+	}
+	mux.HandleFunc("/ready", func(w http.ResponseWriter, r *http.Request) {
+		if os.Getenv("READY_AFTER") != "" && !after("READY_AFTER") {
+			http.Error(w, "not ready", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprint(w, "ready")
+	})
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		if after("HEALTHZ_FAIL_AFTER") {
+			http.Error(w, "unhealthy", http.StatusInternalServerError)
+			return
+		}
 		if f := os.Getenv("UNHEALTHY_FILE"); f != "" {
 			if _, err := os.Stat(f); err == nil {
 				http.Error(w, "unhealthy", http.StatusServiceUnavailable)
