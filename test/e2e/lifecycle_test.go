@@ -156,6 +156,17 @@ func TestCrashLoopBackoffGrows(t *testing.T) {
 	if !seenBackoff {
 		t.Error("never saw CrashLoopBackOff in the status")
 	}
+	// Exited instances are collected: the latest and the one before it stay.
+	waitFor(t, waitLong, "at most 2 instances of the crashing container", func() (bool, string) {
+		n := 0
+		list := podContainers(t, b.Node, "crash")
+		for _, c := range list {
+			if c.Labels[runtime.LabelContainerName] == "app" {
+				n++
+			}
+		}
+		return n <= 2, describe(list)
+	})
 	var starts []time.Time
 	for _, e := range podEvents(t, b, "crash") {
 		if e.Reason == "Started" {
