@@ -1,168 +1,25 @@
 package sources
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/internal/testutil"
+
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 )
 
-// etcdServer is a real etcd process (Debian's etcd-server) for one test.
-type etcdServer struct {
-	t         *testing.T
-	bin       string
-	dataDir   string
-	clientURL string
-	peerURL   string
-	logPath   string
-	cmd       *exec.Cmd
-	exited    chan struct{}
-}
+// startEtcd and newEtcd give a test its own real etcd (internal/testutil).
+func startEtcd(t *testing.T) *testutil.Etcd { return testutil.StartEtcd(t) }
+func newEtcd(t *testing.T) *testutil.Etcd   { return testutil.NewEtcd(t) }
 
-// etcdBinary finds the etcd binary; without one the test fails (the
-// package's tests are meant to cover a real etcd), except under -short.
-func etcdBinary(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("BERTH_TEST_ETCD"); p != "" {
-		return p
-	}
-	p, err := exec.LookPath("etcd")
-	if err != nil {
-		if testing.Short() {
-			t.Skip("etcd binary not found (skipped under -short)")
-		}
-		t.Fatalf("etcd binary not found in PATH (%v): the etcd source tests need a real etcd; "+
-			"install it with `apt-get install -y etcd-server`, set BERTH_TEST_ETCD to the binary, or run with -short", err)
-	}
-	return p
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// newEtcd prepares (but does not start) an etcd on free loopback ports.
-func newEtcd(t *testing.T) *etcdServer {
-	dir := t.TempDir()
-	e := &etcdServer{
-		t:         t,
-		bin:       etcdBinary(t),
-		dataDir:   filepath.Join(dir, "data"),
-		clientURL: fmt.Sprintf("http://127.0.0.1:%d", freePort(t)),
-		peerURL:   fmt.Sprintf("http://127.0.0.1:%d", freePort(t)),
-		logPath:   filepath.Join(dir, "etcd.log"),
-	}
-	t.Cleanup(func() {
-		e.stop()
-		if t.Failed() {
-			if b, err := os.ReadFile(e.logPath); err == nil {
-				if len(b) > 4000 {
-					b = b[len(b)-4000:]
-				}
-				t.Logf("etcd log tail:\n%s", b)
-			}
-		}
-	})
-	return e
-}
-
-// startEtcd starts a fresh etcd and waits until it is healthy.
-func startEtcd(t *testing.T) *etcdServer {
-	e := newEtcd(t)
-	e.start()
-	return e
-}
-
-func (e *etcdServer) start() {
-	e.t.Helper()
-	logf, err := os.OpenFile(e.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.cmd = exec.Command(e.bin,
-		"--name", "default",
-		"--data-dir", e.dataDir,
-		"--listen-client-urls", e.clientURL,
-		"--advertise-client-urls", e.clientURL,
-		"--listen-peer-urls", e.peerURL,
-		"--initial-advertise-peer-urls", e.peerURL,
-		"--initial-cluster", "default="+e.peerURL,
-	)
-	e.cmd.Stdout, e.cmd.Stderr = logf, logf
-	e.cmd.Env = append(os.Environ(), "ETCD_UNSUPPORTED_ARCH="+runtime.GOARCH)
-	if err := e.cmd.Start(); err != nil {
-		logf.Close()
-		e.t.Fatalf("starting etcd: %v", err)
-	}
-	exited := make(chan struct{})
-	e.exited = exited
-	go func(cmd *exec.Cmd) {
-		_ = cmd.Wait()
-		logf.Close()
-		close(exited)
-	}(e.cmd)
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		resp, err := http.Get(e.clientURL + "/health")
-		if err == nil {
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK && bytes.Contains(b, []byte(`"true"`)) {
-				return
-			}
-		}
-		select {
-		case <-exited:
-			e.t.Fatalf("etcd exited during startup (see log %s)", e.logPath)
-		default:
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("etcd not healthy after 15s: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// stop kills etcd (like a crash) and waits for it to exit.
-func (e *etcdServer) stop() {
-	if e.cmd == nil {
-		return
-	}
-	_ = e.cmd.Process.Kill()
-	<-e.exited
-	e.cmd = nil
-}
-
-// client returns an etcd client for the test's own writes.
-func (e *etcdServer) client() *clientv3.Client {
-	e.t.Helper()
-	c, err := clientv3.New(clientv3.Config{Endpoints: []string{e.clientURL}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(func() { c.Close() })
-	return c
-}
 
 func mustPut(t *testing.T, c *clientv3.Client, key, value string) {
 	t.Helper()
@@ -251,13 +108,13 @@ const legacyList = `- version: v1beta1
 func TestEtcdSourceListAndWatch(t *testing.T) {
 	t.Parallel()
 	e := startEtcd(t)
-	c := e.client()
+	c := e.Client()
 	mustPut(t, c, testPrefix+"default/a", podManifest("a", "busybox:1"))
 	mustPut(t, c, testPrefix+"default/b", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"b"},"spec":{"containers":[{"name":"c","image":"busybox"}]}}`)
 	mustPut(t, c, "/registry/hosts/n1/other", podManifest("ignored", "busybox"))
 	mustPut(t, c, "/registry/hosts/n2/pods/default/x", podManifest("x", "busybox"))
 
-	updates := startSource(t, newTestEtcdSource(e.clientURL))
+	updates := startSource(t, newTestEtcdSource(e.ClientURL))
 	u := await(t, updates, 10*time.Second, "initial list", exactly("a", "b"))
 	for _, d := range u.Pods {
 		if want := testPrefix + "default/" + d.Pod.Name; d.Origin != want {
@@ -309,10 +166,10 @@ func TestEtcdSourceListAndWatch(t *testing.T) {
 func TestEtcdSourceLegacyKeyAtStart(t *testing.T) {
 	t.Parallel()
 	e := startEtcd(t)
-	c := e.client()
+	c := e.Client()
 	mustPut(t, c, testLegacyKey, `[{"version":"v1beta1","id":"seed","containers":[{"name":"c","image":"busybox"}]}]`)
 	mustPut(t, c, testPrefix+"default/p", podManifest("p", "busybox"))
-	u := await(t, startSource(t, newTestEtcdSource(e.clientURL)), 10*time.Second, "legacy + prefix", exactly("p", "seed"))
+	u := await(t, startSource(t, newTestEtcdSource(e.ClientURL)), 10*time.Second, "legacy + prefix", exactly("p", "seed"))
 	for _, d := range u.Pods {
 		if d.Pod.Name == "seed" && d.Origin != testLegacyKey {
 			t.Errorf("origin %q", d.Origin)
@@ -343,11 +200,11 @@ func checkNoLoss(t *testing.T, updates []Update, must ...string) {
 func TestEtcdSourceSurvivesRestart(t *testing.T) {
 	t.Parallel()
 	e := startEtcd(t)
-	c := e.client()
+	c := e.Client()
 	mustPut(t, c, testPrefix+"default/a", podManifest("a", "busybox"))
 	mustPut(t, c, testPrefix+"default/b", podManifest("b", "busybox"))
 	mustPut(t, c, testLegacyKey, legacyList)
-	s := newTestEtcdSource(e.clientURL)
+	s := newTestEtcdSource(e.ClientURL)
 	s.CheckInterval = 100 * time.Millisecond
 	rec := record(t, startSource(t, s))
 	await(t, rec.ch, 10*time.Second, "initial", exactly("a", "b", "legacy-a", "legacy-b"))
@@ -355,10 +212,10 @@ func TestEtcdSourceSurvivesRestart(t *testing.T) {
 	await(t, rec.ch, 5*time.Second, "c", exactly("a", "b", "c", "legacy-a", "legacy-b"))
 
 	mark := rec.count()
-	e.stop()
+	e.Stop()
 	await(t, rec.ch, 5*time.Second, "outage reported by the check", failedWith("unreachable while watching"))
-	e.start()
-	c = e.client()
+	e.Start()
+	c = e.Client()
 	mustPut(t, c, testPrefix+"default/d", podManifest("d", "busybox"))
 	mustDelete(t, c, testPrefix+"default/a")
 	await(t, rec.ch, 15*time.Second, "changes after restart", exactly("b", "c", "d", "legacy-a", "legacy-b"))
@@ -444,8 +301,8 @@ func (p *tcpProxy) close() {
 func TestEtcdSourceRelistsAfterCompaction(t *testing.T) {
 	t.Parallel()
 	e := startEtcd(t)
-	c := e.client()
-	proxy := newTCPProxy(t, e.clientURL)
+	c := e.Client()
+	proxy := newTCPProxy(t, e.ClientURL)
 	mustPut(t, c, testPrefix+"default/a", podManifest("a", "busybox"))
 	mustPut(t, c, testPrefix+"default/b", podManifest("b", "busybox"))
 	rec := record(t, startSource(t, newTestEtcdSource(proxy.url())))
@@ -486,14 +343,14 @@ func TestEtcdSourceRelistsAfterCompaction(t *testing.T) {
 func TestEtcdSourceUnreachableAtStart(t *testing.T) {
 	t.Parallel()
 	e := newEtcd(t) // not started yet
-	rec := record(t, startSource(t, newTestEtcdSource(e.clientURL)))
+	rec := record(t, startSource(t, newTestEtcdSource(e.ClientURL)))
 	u := await(t, rec.ch, 5*time.Second, "read error", func(u Update) bool { return true })
 	if u.Err == nil || !strings.Contains(u.Err.Error(), "etcd") {
 		t.Fatalf("first update while etcd is down: %s", describeFull(u))
 	}
 	await(t, rec.ch, 5*time.Second, "another read error (retrying)", func(u Update) bool { return u.Err != nil })
-	e.start()
-	c := e.client()
+	e.Start()
+	c := e.Client()
 	mustPut(t, c, testPrefix+"default/a", podManifest("a", "busybox"))
 	await(t, rec.ch, 15*time.Second, "a once etcd is up", exactly("a"))
 	for i, u := range rec.since(0) {
@@ -509,7 +366,7 @@ func TestEtcdSourceStopsWhileSending(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	out := make(chan Update)
-	go func() { done <- newTestEtcdSource(e.clientURL).Run(ctx, out) }()
+	go func() { done <- newTestEtcdSource(e.ClientURL).Run(ctx, out) }()
 	<-out
 	cancel()
 	select {

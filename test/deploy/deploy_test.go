@@ -10,14 +10,14 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/berth-dev/berth/internal/testutil"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
@@ -25,35 +25,6 @@ import (
 
 	"github.com/berth-dev/berth/runtime"
 )
-
-func moduleRoot(t *testing.T) string {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Dir(strings.TrimSpace(string(out)))
-}
-
-func build(t *testing.T, dir, pkg, out string) string {
-	t.Helper()
-	path := filepath.Join(dir, out)
-	cmd := exec.Command("go", "build", "-o", path, pkg)
-	cmd.Dir = moduleRoot(t)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build %s: %v\n%s", pkg, err, b)
-	}
-	return path
-}
-
-func freePort(t *testing.T) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
 
 func httpGet(url string) (int, string, error) {
 	c := http.Client{Timeout: 2 * time.Second}
@@ -81,8 +52,8 @@ func TestBerthRunsAsPrivilegedHostNetworkContainer(t *testing.T) {
 	}
 	cli := rt.Client()
 	bin := t.TempDir()
-	berth := build(t, bin, ".", "berth")
-	testapp := build(t, bin, "./test/testapp", "testapp")
+	berth := testutil.Build(t, bin, ".", "berth")
+	testapp := testutil.Build(t, bin, "./test/testapp", "testapp")
 	suffix := make([]byte, 4)
 	_, _ = rand.Read(suffix)
 	id := hex.EncodeToString(suffix)
@@ -112,7 +83,7 @@ func TestBerthRunsAsPrivilegedHostNetworkContainer(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(root) })
-	port := freePort(t)
+	port := testutil.FreePort(t)
 	cfg := &container.Config{
 		Image: image,
 		Cmd:   []string{"run"},
@@ -168,7 +139,7 @@ func TestBerthRunsAsPrivilegedHostNetworkContainer(t *testing.T) {
 		}
 	}
 
-	appPort := freePort(t)
+	appPort := testutil.FreePort(t)
 	manifest := fmt.Sprintf(`apiVersion: v1
 kind: Pod
 metadata:

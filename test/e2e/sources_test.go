@@ -73,10 +73,10 @@ func TestAllSourcesMerge(t *testing.T) {
 	defer hs.Close()
 	node := "e2e-" + runID + "-" + randHex(3)
 	prefix := "/registry/hosts/" + node + "/pods/"
-	etcd.put(prefix+"default/frometcd", sleeper("frometcd"))
+	etcd.Put(prefix+"default/frometcd", sleeper("frometcd"))
 
 	b := startBerth(t, Options{Node: node, Env: []string{
-		"BERTH_SOURCES_ETCD_ENDPOINTS=" + etcd.clientURL,
+		"BERTH_SOURCES_ETCD_ENDPOINTS=" + etcd.ClientURL,
 		"BERTH_SOURCES_HTTP_URL=" + hs.URL,
 		"BERTH_SOURCES_HTTP_INTERVAL=300ms",
 		"BERTH_SOURCES_PUSH_ENABLED=true",
@@ -96,7 +96,7 @@ func TestAllSourcesMerge(t *testing.T) {
 	}
 
 	// The same pod key from etcd: the file source keeps it.
-	etcd.put(prefix+"default/fromfile", podYAML("fromfile", Ctr{Name: "other", Args: []string{"sleep"}}))
+	etcd.Put(prefix+"default/fromfile", podYAML("fromfile", Ctr{Name: "other", Args: []string{"sleep"}}))
 	metricAtLeast(t, b, `berth_manifest_errors_total{source="etcd"}`, 1)
 	if p, _ := b.Pod("fromfile"); p.Annotations["berth.io/source"] != "file" {
 		t.Fatal("the second source took the pod over")
@@ -110,13 +110,13 @@ func TestAllSourcesMerge(t *testing.T) {
 	web.set(200, "")
 	waitPodGone(t, node, "fromhttp")
 
-	etcd.del(prefix + "default/frometcd")
+	etcd.Delete(prefix + "default/frometcd")
 	waitPodGone(t, node, "frometcd")
 	request(t, http.MethodDelete, b.URL("/pods/default/pushed"), "", http.StatusOK)
 	waitPodGone(t, node, "pushed")
 	assertStable(t, node, "fromfile", ids["fromfile"], time.Second)
 
-	if n := etcd.count("/events/default/frometcd/"); n < 2 {
+	if n := etcd.Count("/events/default/frometcd/"); n < 2 {
 		t.Errorf("%d events of frometcd in etcd, want at least created and started", n)
 	}
 }
@@ -128,9 +128,9 @@ func TestAllSourcesMerge(t *testing.T) {
 func TestRestartWithSourceDownDeletesNothing(t *testing.T) {
 	etcd := startEtcd(t)
 	node := "e2e-" + runID + "-" + randHex(3)
-	etcd.put("/registry/hosts/"+node+"/pods/default/frometcd", sleeper("frometcd"))
+	etcd.Put("/registry/hosts/"+node+"/pods/default/frometcd", sleeper("frometcd"))
 	b := startBerth(t, Options{Node: node, ReadyPath: "/healthz", Env: []string{
-		"BERTH_SOURCES_ETCD_ENDPOINTS=" + etcd.clientURL,
+		"BERTH_SOURCES_ETCD_ENDPOINTS=" + etcd.ClientURL,
 	}})
 	writeFile(t, b.Pods, "fromfile.yaml", sleeper("fromfile"))
 	fromEtcd := waitPodRunning(t, node, "frometcd", "app")

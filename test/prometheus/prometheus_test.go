@@ -9,33 +9,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/berth-dev/berth/internal/testutil"
 )
-
-func moduleRoot(t *testing.T) string {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Dir(strings.TrimSpace(string(out)))
-}
-
-func freePort(t *testing.T) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
 
 func need(t *testing.T, tool string) string {
 	t.Helper()
@@ -77,15 +60,8 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool
 // startBerth runs the real binary with an empty manifest directory.
 func startBerth(t *testing.T) int {
 	t.Helper()
-	root := moduleRoot(t)
-	bin := filepath.Join(t.TempDir(), "berth")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir = root
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	port := freePort(t)
+	bin := testutil.Build(t, t.TempDir(), ".", "berth")
+	port := testutil.FreePort(t)
 	cmd := exec.Command(bin, "run")
 	cmd.Env = append(os.Environ(), "BERTH_NODE_NAME=prom-"+fmt.Sprint(port), "BERTH_ROOT_DIR="+t.TempDir(),
 		"BERTH_SOURCES_FILE_PATH="+t.TempDir(), fmt.Sprintf("BERTH_SERVER_PORT=%d", port), "BERTH_CADVISOR_ENABLED=false")
@@ -128,7 +104,7 @@ func TestPromtoolChecks(t *testing.T) {
 	if out, err := check.CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) > 0 {
 		t.Errorf("promtool check metrics: %v\n%s", err, out)
 	}
-	rules := filepath.Join(moduleRoot(t), "deploy", "prometheus", "berth-alerts.yml")
+	rules := filepath.Join(testutil.ModuleRoot(t), "deploy", "prometheus", "berth-alerts.yml")
 	if out, err := exec.Command(promtool, "check", "rules", rules).CombinedOutput(); err != nil {
 		t.Errorf("promtool check rules: %v\n%s", err, out)
 	}
@@ -141,7 +117,7 @@ func TestPrometheusScrapesBerth(t *testing.T) {
 	prom := need(t, "prometheus")
 	port := startBerth(t)
 	dir := t.TempDir()
-	rules := filepath.Join(moduleRoot(t), "deploy", "prometheus", "berth-alerts.yml")
+	rules := filepath.Join(testutil.ModuleRoot(t), "deploy", "prometheus", "berth-alerts.yml")
 	cfg := fmt.Sprintf(`global:
   scrape_interval: 1s
   evaluation_interval: 1s
@@ -154,7 +130,7 @@ scrape_configs:
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	pport := freePort(t)
+	pport := testutil.FreePort(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, prom, "--config.file="+filepath.Join(dir, "prometheus.yml"),
 		"--storage.tsdb.path="+filepath.Join(dir, "data"), fmt.Sprintf("--web.listen-address=127.0.0.1:%d", pport))

@@ -1,0 +1,178 @@
+package testutil
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+)
+
+// Etcd is a real etcd process (Debian's etcd-server, or $BERTH_TEST_ETCD) on
+// free loopback ports, restartable on the same data directory. It is killed
+// when the test ends.
+type Etcd struct {
+	tb        testing.TB
+	bin       string
+	dataDir   string
+	ClientURL string
+	peerURL   string
+	LogPath   string
+	cmd       *exec.Cmd
+	exited    chan struct{}
+}
+
+// EtcdBinary finds etcd; without one the test fails (these tests exist to
+// cover a real etcd), except under -short, where it is skipped.
+func EtcdBinary(tb testing.TB) string {
+	tb.Helper()
+	if p := os.Getenv("BERTH_TEST_ETCD"); p != "" {
+		return p
+	}
+	p, err := exec.LookPath("etcd")
+	if err != nil {
+		if testing.Short() {
+			tb.Skip("etcd binary not found (skipped under -short)")
+		}
+		tb.Fatalf("etcd binary not found (%v): install Debian's etcd-server (scripts/ensure-deps.sh does), "+
+			"set BERTH_TEST_ETCD, or run with -short", err)
+	}
+	return p
+}
+
+// NewEtcd prepares an etcd without starting it.
+func NewEtcd(tb testing.TB) *Etcd {
+	tb.Helper()
+	dir := tb.TempDir()
+	e := &Etcd{tb: tb, bin: EtcdBinary(tb), dataDir: filepath.Join(dir, "data"), LogPath: filepath.Join(dir, "etcd.log"),
+		ClientURL: fmt.Sprintf("http://127.0.0.1:%d", FreePort(tb)), peerURL: fmt.Sprintf("http://127.0.0.1:%d", FreePort(tb))}
+	tb.Cleanup(func() {
+		e.Stop()
+		if tb.Failed() {
+			if b, err := os.ReadFile(e.LogPath); err == nil {
+				if len(b) > 4000 {
+					b = b[len(b)-4000:]
+				}
+				tb.Logf("etcd log tail:\n%s", b)
+			}
+		}
+	})
+	return e
+}
+
+// StartEtcd starts a fresh etcd and waits until it is healthy.
+func StartEtcd(tb testing.TB) *Etcd {
+	tb.Helper()
+	e := NewEtcd(tb)
+	e.Start()
+	return e
+}
+
+// Start runs etcd and waits (up to 15 s) until it reports healthy.
+func (e *Etcd) Start() {
+	e.tb.Helper()
+	logf, err := os.OpenFile(e.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		e.tb.Fatal(err)
+	}
+	e.cmd = exec.Command(e.bin, "--name", "default", "--data-dir", e.dataDir,
+		"--listen-client-urls", e.ClientURL, "--advertise-client-urls", e.ClientURL,
+		"--listen-peer-urls", e.peerURL, "--initial-advertise-peer-urls", e.peerURL,
+		"--initial-cluster", "default="+e.peerURL)
+	e.cmd.Stdout, e.cmd.Stderr = logf, logf
+	e.cmd.Env = append(os.Environ(), "ETCD_UNSUPPORTED_ARCH="+runtime.GOARCH)
+	if err := e.cmd.Start(); err != nil {
+		logf.Close()
+		e.tb.Fatalf("starting etcd: %v", err)
+	}
+	exited := make(chan struct{})
+	e.exited = exited
+	go func(cmd *exec.Cmd) {
+		_ = cmd.Wait()
+		logf.Close()
+		close(exited)
+	}(e.cmd)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		resp, err := http.Get(e.ClientURL + "/health")
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK && bytes.Contains(b, []byte(`"true"`)) {
+				return
+			}
+		}
+		select {
+		case <-exited:
+			e.tb.Fatalf("etcd exited during startup (see log %s)", e.LogPath)
+		default:
+		}
+		if time.Now().After(deadline) {
+			e.tb.Fatalf("etcd not healthy after 15s: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Stop kills etcd, as a crash would, and waits for it to exit.
+func (e *Etcd) Stop() {
+	if e.cmd == nil {
+		return
+	}
+	_ = e.cmd.Process.Kill()
+	<-e.exited
+	e.cmd = nil
+}
+
+// Client returns a client for the test's own reads and writes, closed when
+// the test ends.
+func (e *Etcd) Client() *clientv3.Client {
+	e.tb.Helper()
+	c, err := clientv3.New(clientv3.Config{Endpoints: []string{e.ClientURL}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		e.tb.Fatal(err)
+	}
+	e.tb.Cleanup(func() { c.Close() })
+	return c
+}
+
+// Put writes key, failing the test on error.
+func (e *Etcd) Put(key, value string) {
+	e.tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := e.Client().Put(ctx, key, value); err != nil {
+		e.tb.Fatalf("etcd put %s: %v", key, err)
+	}
+}
+
+// Delete removes key, failing the test on error.
+func (e *Etcd) Delete(key string) {
+	e.tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := e.Client().Delete(ctx, key); err != nil {
+		e.tb.Fatalf("etcd delete %s: %v", key, err)
+	}
+}
+
+// Count returns the number of keys under prefix.
+func (e *Etcd) Count(prefix string) int64 {
+	e.tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := e.Client().Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		e.tb.Fatalf("etcd count %s: %v", prefix, err)
+	}
+	return resp.Count
+}
