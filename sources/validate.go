@@ -426,25 +426,7 @@ func sortedResourceNames(rl v1.ResourceList) []v1.ResourceName {
 
 func validateProbe(pr *v1.Probe, p *field.Path, oneShot bool) field.ErrorList {
 	h := &pr.ProbeHandler
-	var set []string
-	for _, s := range []struct {
-		name string
-		ok   bool
-	}{{"exec", h.Exec != nil}, {"httpGet", h.HTTPGet != nil}, {"tcpSocket", h.TCPSocket != nil}, {"grpc", h.GRPC != nil}} {
-		if s.ok {
-			set = append(set, s.name)
-		}
-	}
-	errs := handlerCount(set, p)
-	if h.Exec != nil {
-		errs = append(errs, validateExec(h.Exec, p.Child("exec"))...)
-	}
-	if h.HTTPGet != nil {
-		errs = append(errs, validateHTTPGet(h.HTTPGet, p.Child("httpGet"))...)
-	}
-	if h.TCPSocket != nil {
-		errs = append(errs, validatePort(h.TCPSocket.Port, p.Child("tcpSocket", "port"))...)
-	}
+	errs := validateActions(h.Exec, h.HTTPGet, h.TCPSocket, "grpc", h.GRPC != nil, p)
 	if h.GRPC != nil {
 		errs = append(errs, field.Forbidden(p.Child("grpc"), "not supported by berth"))
 	}
@@ -473,27 +455,34 @@ func validateProbe(pr *v1.Probe, p *field.Path, oneShot bool) field.ErrorList {
 }
 
 func validateLifecycleHandler(h *v1.LifecycleHandler, p *field.Path) field.ErrorList {
+	errs := validateActions(h.Exec, h.HTTPGet, h.TCPSocket, "sleep", h.Sleep != nil, p)
+	if h.Sleep != nil && h.Sleep.Seconds < 0 {
+		errs = append(errs, field.Invalid(p.Child("sleep", "seconds"), h.Sleep.Seconds, "must be greater than or equal to 0"))
+	}
+	return errs
+}
+
+// validateActions checks the actions probes and lifecycle hooks share, and
+// that exactly one action is set; extra names the kind's own action.
+func validateActions(exec *v1.ExecAction, get *v1.HTTPGetAction, tcp *v1.TCPSocketAction, extra string, extraSet bool, p *field.Path) field.ErrorList {
 	var set []string
-	for _, s := range []struct {
+	for _, a := range []struct {
 		name string
 		ok   bool
-	}{{"exec", h.Exec != nil}, {"httpGet", h.HTTPGet != nil}, {"tcpSocket", h.TCPSocket != nil}, {"sleep", h.Sleep != nil}} {
-		if s.ok {
-			set = append(set, s.name)
+	}{{"exec", exec != nil}, {"httpGet", get != nil}, {"tcpSocket", tcp != nil}, {extra, extraSet}} {
+		if a.ok {
+			set = append(set, a.name)
 		}
 	}
 	errs := handlerCount(set, p)
-	if h.Exec != nil {
-		errs = append(errs, validateExec(h.Exec, p.Child("exec"))...)
+	if exec != nil {
+		errs = append(errs, validateExec(exec, p.Child("exec"))...)
 	}
-	if h.HTTPGet != nil {
-		errs = append(errs, validateHTTPGet(h.HTTPGet, p.Child("httpGet"))...)
+	if get != nil {
+		errs = append(errs, validateHTTPGet(get, p.Child("httpGet"))...)
 	}
-	if h.TCPSocket != nil {
-		errs = append(errs, validatePort(h.TCPSocket.Port, p.Child("tcpSocket", "port"))...)
-	}
-	if h.Sleep != nil && h.Sleep.Seconds < 0 {
-		errs = append(errs, field.Invalid(p.Child("sleep", "seconds"), h.Sleep.Seconds, "must be greater than or equal to 0"))
+	if tcp != nil {
+		errs = append(errs, validatePort(tcp.Port, p.Child("tcpSocket", "port"))...)
 	}
 	return errs
 }
