@@ -164,20 +164,20 @@ func run(ctx context.Context, cfg *config.Config) error {
 	srcInf := informer.NewSourceInformer(st, clk, m, log)
 	var srcs []sources.Source
 	if cfg.FilePath != "" {
-		srcs = append(srcs, sources.NewFileSource("file", cfg.FilePath, cfg.FileRescan, sources.Options{AllowHostAccess: true}))
+		srcs = append(srcs, sources.NewFileSource("file", cfg.FilePath, cfg.FileRescan, sources.Options{AllowHostAccess: true, Node: cfg.NodeName}))
 	}
 	if cfg.HTTPURL != "" {
 		srcs = append(srcs, sources.NewHTTPSource("http", cfg.HTTPURL, cfg.HTTPInterval, cfg.HTTPHeaders,
-			sources.Options{AllowHostAccess: cfg.AllowHostAccess["http"]}))
+			sources.Options{AllowHostAccess: cfg.AllowHostAccess["http"], Node: cfg.NodeName}))
 	}
 	if len(cfg.EtcdEndpoints) > 0 {
 		srcs = append(srcs, sources.NewEtcdSource("etcd", sources.EtcdConfig{
 			Endpoints: cfg.EtcdEndpoints, Prefix: cfg.EtcdPrefix, LegacyKey: cfg.EtcdLegacyKey,
-		}, sources.Options{AllowHostAccess: cfg.AllowHostAccess["etcd"]}))
+		}, sources.Options{AllowHostAccess: cfg.AllowHostAccess["etcd"], Node: cfg.NodeName}))
 	}
 	var push *sources.PushSource
 	if cfg.PushEnabled {
-		push = sources.NewPushSource("push", filepath.Join(cfg.RootDir, "push"), sources.Options{AllowHostAccess: cfg.AllowHostAccess["push"]})
+		push = sources.NewPushSource("push", filepath.Join(cfg.RootDir, "push"), sources.Options{AllowHostAccess: cfg.AllowHostAccess["push"], Node: cfg.NodeName})
 		srcs = append(srcs, push)
 	}
 	for _, s := range srcs {

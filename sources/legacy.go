@@ -109,6 +109,9 @@ func (d *decoder) legacyList(j []byte) {
 		return
 	}
 	for i, item := range items {
+		if !d.take() {
+			return
+		}
 		prefix := fmt.Sprintf("[%d]", i)
 		item = bytes.TrimSpace(item)
 		if len(item) == 0 || item[0] != '{' {

@@ -22,6 +22,18 @@ type Options struct {
 	// AllowHostAccess permits privileged containers, hostPath volumes,
 	// hostNetwork, hostPID and hostIPC.
 	AllowHostAccess bool
+	// Node, when set, is part of the UID derived for pods without
+	// metadata.uid, so berths of different nodes sharing one engine never
+	// name containers alike.
+	Node string
+}
+
+// uidScope is what derived UIDs are unique within: the node and the source.
+func uidScope(node, source string) string {
+	if node == "" {
+		return source
+	}
+	return node + "/" + source
 }
 
 // Decode parses, defaults and validates the manifests of one origin (a file,
@@ -47,20 +59,39 @@ type Options struct {
 //
 // A second pod with the same key in one call is rejected; the first is kept.
 // Decode never panics on any input.
+//
+// Work is bounded: at most MaxManifestObjects documents and list items are
+// decoded (the rest of the origin is a whole-origin error), and at most
+// MaxManifestErrors errors are returned (then one whole-origin error says
+// that more were left out).
 func Decode(source, origin string, data []byte, opts Options) ([]Desired, []ManifestError) {
 	d := &decoder{source: source, origin: origin, opts: opts, seen: map[string]bool{}}
-	docs, err := splitDocuments(data)
+	docs, err := splitDocuments(data, MaxManifestObjects)
 	if err != nil {
 		d.fail("", "", err.Error())
+		d.exhausted = errors.Is(err, errTooManyObjects)
 	}
 	for i, doc := range docs {
 		if len(docs) > 1 {
 			d.doc = fmt.Sprintf(" (document %d)", i+1)
 		}
+		if !d.take() {
+			break
+		}
 		d.document(doc)
 	}
 	return d.pods, d.errs
 }
+
+// MaxManifestObjects bounds the documents plus list items decoded from one
+// origin, so that a hostile file of millions of tiny documents or list items
+// costs a bounded time and memory.
+const MaxManifestObjects = 10000
+
+// MaxManifestErrors bounds the errors Decode returns for one origin.
+const MaxManifestErrors = 100
+
+var errTooManyObjects = fmt.Errorf("too many documents and list items (more than %d)", MaxManifestObjects)
 
 type decoder struct {
 	source, origin string
@@ -69,12 +100,41 @@ type decoder struct {
 	seen           map[string]bool
 	pods           []Desired
 	errs           []ManifestError
+	objects        int  // documents and list items taken so far
+	dropped        int  // errors beyond MaxManifestErrors
+	exhausted      bool // MaxManifestObjects reached and reported
 }
 
-// fail records an error; an empty key makes it a whole-origin error.
+// take counts one more document or list item and reports whether it may be
+// decoded; the first refusal is a whole-origin error.
+func (d *decoder) take() bool {
+	if d.objects >= MaxManifestObjects {
+		if !d.exhausted {
+			d.exhausted = true
+			d.doc = ""
+			d.fail("", "", errTooManyObjects.Error())
+		}
+		return false
+	}
+	d.objects++
+	return true
+}
+
+// fail records an error; an empty key makes it a whole-origin error. Beyond
+// MaxManifestErrors errors, the last one is a whole-origin error that counts
+// those left out (it keeps every pod the origin declared before).
 func (d *decoder) fail(key, fieldPath, msg string) {
 	if key == "" {
 		msg += d.doc
+	}
+	if len(d.errs) >= MaxManifestErrors {
+		if d.dropped == 0 {
+			d.dropped = 1 // the error this one replaces
+		}
+		d.dropped++
+		d.errs[len(d.errs)-1] = ManifestError{Origin: d.origin,
+			Err: fmt.Sprintf("too many errors: %d more not shown", d.dropped)}
+		return
 	}
 	d.errs = append(d.errs, ManifestError{Origin: d.origin, PodKey: key, Field: fieldPath, Err: msg})
 }
@@ -101,8 +161,8 @@ func joinPath(key, prefix, p string) string {
 var utf8BOM = []byte("\xef\xbb\xbf")
 
 // splitDocuments returns the YAML documents of data; JSON input is one
-// document.
-func splitDocuments(data []byte) ([][]byte, error) {
+// document. It stops with errTooManyObjects after max documents.
+func splitDocuments(data []byte, max int) ([][]byte, error) {
 	data = bytes.TrimPrefix(data, utf8BOM)
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 {
@@ -110,6 +170,12 @@ func splitDocuments(data []byte) ([][]byte, error) {
 	}
 	if (trimmed[0] == '{' || trimmed[0] == '[') && json.Valid(trimmed) {
 		return [][]byte{trimmed}, nil
+	}
+	// The reader drops a last line that lacks its newline when the line's
+	// length is a multiple of its buffer size (it returns that line together
+	// with io.EOF, and the YAMLReader discards it): end data with a newline.
+	if data[len(data)-1] != '\n' {
+		data = append(data[:len(data):len(data)], '\n')
 	}
 	var docs [][]byte
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
@@ -120,6 +186,9 @@ func splitDocuments(data []byte) ([][]byte, error) {
 		}
 		if err != nil {
 			return docs, err
+		}
+		if len(docs) >= max {
+			return docs, errTooManyObjects
 		}
 		docs = append(docs, doc)
 	}
@@ -224,6 +293,9 @@ func (d *decoder) list(j []byte, kind string) {
 		return
 	}
 	for i, item := range l.Items {
+		if !d.take() {
+			return
+		}
 		prefix := fmt.Sprintf("items[%d]", i)
 		item = bytes.TrimSpace(item)
 		if len(item) == 0 || item[0] != '{' {
@@ -303,7 +375,7 @@ func (d *decoder) pod(j []byte, prefix string) {
 // accept defaults and validates a decoded pod and adds it unless its key was
 // already taken in this call.
 func (d *decoder) accept(pod *v1.Pod, prefix string) {
-	Default(d.source, pod)
+	Default(uidScope(d.opts.Node, d.source), pod)
 	key := ""
 	if pod.Name != "" {
 		key = podKey(pod.Namespace, pod.Name)
