@@ -1,0 +1,378 @@
+// Command berthbench measures berth on the real Docker engine against the
+// physical limit (the same Docker calls made directly) and against
+// docker-compose, and writes the results to a Markdown file:
+//
+//	go run ./bench/cmd/berthbench -out BENCHMARKS.md
+//
+// See bench/README.md for the scenarios and the flags.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/docker/docker/client"
+
+	"github.com/berth-dev/berth/config"
+	"github.com/berth-dev/berth/runtime"
+)
+
+const (
+	testImage = "berth/testapp:1"
+	// Labels on the containers the bench creates itself (direct and
+	// compose baselines); deliberately outside berth's io.berth. prefix.
+	labelRun  = "berthbench.run"
+	labelCase = "berthbench.case"
+)
+
+type options struct {
+	out        string
+	ns         []int
+	runs       int
+	trials     int
+	idlePods   int
+	idleWindow time.Duration
+	settle     time.Duration
+	workers    int
+	compose    string
+	scenarios  map[string]bool
+	keep       bool
+	args       string // the command line, for the report
+}
+
+// bench is the state shared by the scenarios.
+type bench struct {
+	opt        options
+	id         string // unique per invocation; in node names, labels, projects
+	root       string // module root
+	work       string // temp dir: binaries, pod dirs, logs, compose files
+	berthBin   string
+	dockerHost string
+	dk         *runtime.Docker
+	cli        *client.Client
+	pauseImage string
+
+	engineBreaks atomic.Int64 // dockerd restarts seen (monitorEngine)
+
+	mu       sync.Mutex
+	nodes    []string            // every berth node name used, for the sweep
+	procs    map[*berthProc]bool // running berth processes
+	projects map[string]string   // compose project → file, not yet taken down
+}
+
+func main() { os.Exit(run()) }
+
+func run() int {
+	opt, err := parseFlags()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "berthbench:", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	b := &bench{opt: opt, id: randHex(3), procs: map[*berthProc]bool{}, projects: map[string]string{}}
+	res := &results{began: time.Now()}
+	defer b.cleanup()
+	if err := b.setup(ctx); err != nil {
+		logf("setup failed: %v", err)
+		return 1
+	}
+	res.machine = b.machine(ctx)
+	mctx, stopMonitor := context.WithCancel(ctx)
+	defer stopMonitor()
+	go b.monitorEngine(mctx)
+
+	type scenario struct {
+		name string
+		run  func(context.Context, *results) error
+	}
+	for _, s := range []scenario{
+		{"start", b.runStart},
+		{"reaction", b.runReaction},
+		{"idle", b.runIdle},
+		{"inmem", b.runInMemory},
+	} {
+		if !opt.scenarios[s.name] {
+			continue
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		logf("== scenario %s", s.name)
+		t := time.Now()
+		if err := s.run(ctx, res); err != nil {
+			logf("scenario %s failed: %v", s.name, err)
+			res.errors = append(res.errors, fmt.Sprintf("%s: %v", s.name, err))
+		}
+		b.sweep() // whatever a failed scenario left behind
+		logf("== scenario %s done in %s", s.name, time.Since(t).Round(time.Second))
+	}
+	res.ended = time.Now()
+	res.engineBreaks = b.engineBreaks.Load()
+	res.loadEnd = loadavg()
+	if ctx.Err() != nil {
+		logf("interrupted; not writing %s", opt.out)
+		return 130
+	}
+	md := res.markdown(opt)
+	if opt.out == "-" {
+		fmt.Print(md)
+	} else {
+		tmp := opt.out + ".tmp"
+		if err := os.WriteFile(tmp, []byte(md), 0o644); err != nil {
+			logf("write: %v", err)
+			return 1
+		}
+		if err := os.Rename(tmp, opt.out); err != nil {
+			logf("write: %v", err)
+			return 1
+		}
+		logf("wrote %s (%s in all)", opt.out, res.ended.Sub(res.began).Round(time.Second))
+	}
+	if len(res.errors) > 0 {
+		return 1
+	}
+	return 0
+}
+
+func parseFlags() (options, error) {
+	var o options
+	ns := flag.String("n", "1,10,50,100", "pod counts for the start-latency scenario")
+	sc := flag.String("scenarios", "start,reaction,idle,inmem", "scenarios to run (comma-separated)")
+	flag.StringVar(&o.out, "out", "BENCHMARKS.md", `Markdown report to write ("-": stdout)`)
+	flag.IntVar(&o.runs, "runs", 3, "runs per pod count and system in the start scenario")
+	flag.IntVar(&o.trials, "trials", 10, "trials per reaction kind (kill, rm, Docker-only)")
+	flag.IntVar(&o.idlePods, "idle-pods", 100, "pods running during the idle measurement")
+	flag.DurationVar(&o.idleWindow, "idle-window", time.Minute, "idle measurement window")
+	flag.DurationVar(&o.settle, "settle", 10*time.Second, "wait after the idle pods run, before the window")
+	flag.IntVar(&o.workers, "workers", 4, "concurrency of the direct baseline (berth's controller.workers default)")
+	flag.StringVar(&o.compose, "compose", "docker-compose", "docker-compose executable (baseline skipped when absent)")
+	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (berth logs, compose files)")
+	flag.Parse()
+	o.args = strings.Join(os.Args[1:], " ")
+	for _, f := range strings.Split(*ns, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return o, fmt.Errorf("-n: bad pod count %q", f)
+		}
+		o.ns = append(o.ns, n)
+	}
+	o.scenarios = map[string]bool{}
+	for _, s := range strings.Split(*sc, ",") {
+		s = strings.TrimSpace(s)
+		switch s {
+		case "start", "reaction", "idle", "inmem":
+			o.scenarios[s] = true
+		default:
+			return o, fmt.Errorf("-scenarios: unknown %q", s)
+		}
+	}
+	if o.runs < 1 || o.trials < 1 || o.idlePods < 1 || o.workers < 1 || o.idleWindow <= 0 {
+		return o, errors.New("-runs, -trials, -idle-pods, -workers and -idle-window must be positive")
+	}
+	return o, nil
+}
+
+// setup builds berth and testapp (CGO_ENABLED=0), connects to the engine,
+// builds the test image and makes sure berth's pause image exists.
+func (b *bench) setup(ctx context.Context) error {
+	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	if err != nil {
+		return fmt.Errorf("go env GOMOD: %w", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return errors.New("run berthbench inside the berth module")
+	}
+	b.root = filepath.Dir(gomod)
+	if b.work, err = os.MkdirTemp("", "berthbench-"); err != nil {
+		return err
+	}
+	logf("work dir %s, run id %s", b.work, b.id)
+
+	build := func(outPath, pkg string) error {
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", outPath, pkg)
+		cmd.Dir = b.root
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+		}
+		return nil
+	}
+	logf("building berth and testapp (CGO_ENABLED=0)")
+	b.berthBin = filepath.Join(b.work, "berth")
+	if err := build(b.berthBin, "."); err != nil {
+		return err
+	}
+	testapp := filepath.Join(b.work, "testapp")
+	if err := build(testapp, "./test/testapp"); err != nil {
+		return err
+	}
+
+	b.dockerHost = os.Getenv("DOCKER_HOST")
+	if b.dockerHost == "" {
+		b.dockerHost = "unix:///var/run/docker.sock"
+	}
+	if b.dk, err = runtime.NewDocker(b.dockerHost); err != nil {
+		return err
+	}
+	b.cli = b.dk.Client()
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := b.dk.Ping(pctx); err != nil {
+		return fmt.Errorf("Docker engine unreachable at %s: %w", b.dockerHost, err)
+	}
+	// Rebuilt every run, as the e2e harness does, so it holds the current
+	// testapp.
+	logf("building image %s", testImage)
+	if err := b.dk.BuildImage(ctx, testImage, testapp, "/testapp", []string{"/testapp"}); err != nil {
+		return err
+	}
+	return b.warmUp(ctx)
+}
+
+// warmUp runs one pod through a berth, which builds berth's pause image
+// (berth/pause:<version>) when it is absent, and warms the engine's caches.
+func (b *bench) warmUp(ctx context.Context) error {
+	b.pauseImage = config.DefaultPauseImage()
+	logf("warm-up berth run (ensures %s)", b.pauseImage)
+	bp, err := b.startBerth(ctx, b.node("warm"), nil)
+	if err != nil {
+		return err
+	}
+	defer b.finishBerth(bp)
+	w, err := b.watch(ctx, time.Now(), map[string]string{nodeLabel: bp.node}, "start")
+	if err != nil {
+		return err
+	}
+	if err := bp.writePod(bp.podName(0), podYAML(bp.podName(0))); err != nil {
+		return err
+	}
+	if _, err := w.waitStarts(ctx, 2, 2*time.Minute); err != nil {
+		return fmt.Errorf("warm-up pod: %w\n%s", err, bp.logTail())
+	}
+	ok, err := b.dk.ImagePresent(ctx, b.pauseImage)
+	if err == nil && !ok {
+		err = fmt.Errorf("pause image %s still absent after the warm-up", b.pauseImage)
+	}
+	return err
+}
+
+// repeat runs f, up to 3 times while it fails: most failures on a shared
+// machine are restarts of dockerd by other work, which kill the containers
+// being measured. Each failed attempt is noted for the report.
+func (b *bench) repeat(ctx context.Context, res *results, what string, f func() error) error {
+	for attempt := 1; ; attempt++ {
+		if err := b.waitEngine(ctx, 2*time.Minute); err != nil {
+			return err
+		}
+		gen := b.engineBreaks.Load()
+		err := f()
+		if err == nil {
+			err = b.disturbed(gen)
+		}
+		if err == nil || ctx.Err() != nil || attempt == 3 {
+			return err
+		}
+		res.repeated = append(res.repeated, fmt.Sprintf("%s, attempt %d: %s", what, attempt, firstLine(err.Error())))
+		logf("%s failed, repeating: %s", what, firstLine(err.Error()))
+		if err := sleepCtx(ctx, 2*time.Second); err != nil {
+			return err
+		}
+	}
+}
+
+// node returns a berth node name unique to this invocation.
+func (b *bench) node(what string) string {
+	n := "bb-" + b.id + "-" + what
+	b.mu.Lock()
+	b.nodes = append(b.nodes, n)
+	b.mu.Unlock()
+	return n
+}
+
+// cleanup stops every berth still running, takes down compose projects and
+// removes every container this invocation created. It runs on every exit.
+func (b *bench) cleanup() {
+	b.mu.Lock()
+	var procs []*berthProc
+	for p := range b.procs {
+		procs = append(procs, p)
+	}
+	b.mu.Unlock()
+	for _, p := range procs {
+		p.stop()
+	}
+	if b.cli != nil {
+		b.sweep()
+		b.dk.Close()
+	}
+	if b.work != "" {
+		if b.opt.keep {
+			logf("kept work dir %s", b.work)
+		} else {
+			os.RemoveAll(b.work)
+		}
+	}
+}
+
+// sweep removes all containers labelled with this run or one of its nodes,
+// and any compose project not taken down yet.
+func (b *bench) sweep() {
+	ctx, cancel := cleanupCtx()
+	defer cancel()
+	b.mu.Lock()
+	sets := []map[string]string{{labelRun: b.id}}
+	for _, n := range b.nodes {
+		sets = append(sets, map[string]string{nodeLabel: n})
+	}
+	projects := make(map[string]string, len(b.projects))
+	for p, f := range b.projects {
+		projects[p] = f
+	}
+	b.mu.Unlock()
+	for _, m := range sets {
+		if n, err := b.removeAll(ctx, m); err != nil {
+			logf("sweep %v: %v", m, err)
+		} else if n > 0 {
+			logf("sweep: removed %d leftover containers %v", n, m)
+		}
+	}
+	for p, f := range projects {
+		b.composeDown(ctx, p, f)
+	}
+}
+
+func logf(format string, args ...interface{}) {
+	fmt.Fprintf(os.Stderr, "%s berthbench: %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
+}
+
+// cleanupCtx bounds cleanup work, which must run even after an interrupt.
+func cleanupCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 2*time.Minute)
+}
+
+// sleepCtx waits d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
