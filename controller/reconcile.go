@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"sort"
 	"strconv"
 	"sync"
@@ -147,6 +148,15 @@ func (c *Controller) stop(ctx context.Context, ct *store.Container, remove bool)
 	}
 	if remove {
 		if err := c.rt.RemoveContainer(ctx, ct.ID); err != nil {
+			// A container the engine failed to remove is "dead" (e.g. its
+			// root filesystem still mounted after a dockerd restart), and
+			// its removal may keep failing: it must not block the pod.
+			// Later reconciles try again.
+			c.refresh(ctx, ct.ID)
+			if cur, _ := c.store.Container(nil, ct.ID); cur != nil && (cur.State == store.StateDead || cur.State == store.StateRemoving) {
+				c.log.Warn("cannot remove dead container; leaving it", "pod", ct.PodKey, "container", ct.DockerName, "err", err)
+				return nil
+			}
 			return fmt.Errorf("remove %s: %w", ct.DockerName, err)
 		}
 		return c.store.DeleteContainer(ct.ID)
@@ -163,6 +173,12 @@ func (c *Controller) refresh(ctx context.Context, id string) {
 	case errors.Is(err, runtime.ErrNotFound):
 		_ = c.store.DeleteContainer(id)
 	case err == nil:
+		// An unchanged container is not written back: the write would enqueue
+		// the pod again at once, past the rate limiter, so a container that
+		// keeps failing to start would be retried in a hot loop.
+		if old, _ := c.store.Container(nil, id); old != nil && reflect.DeepEqual(old, ct) {
+			return
+		}
 		_ = c.store.UpsertContainer(ct)
 	}
 }
@@ -274,11 +290,14 @@ func (c *Controller) syncSandbox(ctx context.Context, p *store.Pod, byName map[s
 			return sb, nil
 		}
 		if sb.State == store.StateCreated && sb.Hash == want {
-			if err := c.rt.StartContainer(ctx, sb.ID); err != nil {
-				return nil, fmt.Errorf("start sandbox: %w", err)
-			}
+			err := c.rt.StartContainer(ctx, sb.ID)
 			c.refresh(ctx, sb.ID)
-			return c.store.Container(nil, sb.ID)
+			if err == nil {
+				return c.store.Container(nil, sb.ID)
+			}
+			// After a dockerd restart a created container can be unstartable
+			// for good ("task ... already exists"): replace it.
+			c.log.Info("cannot start created sandbox; recreating it", "pod", p.Key, "err", err)
 		}
 	}
 	// Everything that ran in the old sandbox goes: running apps are killed
@@ -361,7 +380,10 @@ func (c *Controller) syncInit(ctx context.Context, p *store.Pod, ic *v1.Containe
 		return false, Result{}, nil
 	case latest.State == store.StateCreated:
 		st.initRunning = ic.Name
-		return false, Result{}, c.startExisting(ctx, latest)
+		r, err := c.startCreated(ctx, latest, func() (Result, error) {
+			return c.start(ctx, p, ic, sb, instances, latest.RestartCount, st)
+		})
+		return false, r, err
 	case latest.ExitCode == 0:
 		return true, Result{}, nil
 	}
@@ -404,7 +426,9 @@ func (c *Controller) syncContainer(ctx context.Context, p *store.Pod, ctr *v1.Co
 		}
 		return Result{}, nil
 	case latest.State == store.StateCreated:
-		return Result{}, c.startExisting(ctx, latest)
+		return c.startCreated(ctx, latest, func() (Result, error) {
+			return c.start(ctx, p, ctr, sb, instances, latest.RestartCount, st)
+		})
 	}
 	return c.restartExited(ctx, p, ctr, sb, instances, latest, p.Spec.Spec.RestartPolicy, st)
 }
@@ -428,6 +452,22 @@ func (c *Controller) restartExited(ctx context.Context, p *store.Pod, ctr *v1.Co
 		c.cfg.Metrics.ContainerRestarted()
 	}
 	return res, err
+}
+
+// startCreated starts a container left in state created. When the engine
+// refuses (after a dockerd restart a created container can be unstartable
+// for good: "task ... already exists"), it removes the container and replace
+// creates a new instance.
+func (c *Controller) startCreated(ctx context.Context, ct *store.Container, replace func() (Result, error)) (Result, error) {
+	err := c.startExisting(ctx, ct)
+	if err == nil {
+		return Result{}, nil
+	}
+	c.log.Info("cannot start created container; replacing it", "pod", ct.PodKey, "container", ct.DockerName, "err", err)
+	if rerr := c.stop(ctx, ct, true); rerr != nil {
+		return Result{}, errors.Join(err, rerr)
+	}
+	return replace()
 }
 
 func (c *Controller) startExisting(ctx context.Context, ct *store.Container) error {
@@ -486,8 +526,9 @@ func (c *Controller) start(ctx context.Context, p *store.Pod, ctr *v1.Container,
 	return Result{}, nil
 }
 
-// collect removes containers the spec no longer names, and all but the most
-// recent exited instance of each pod container.
+// collect removes containers the spec no longer names, running instances
+// older than the newest (duplicates), and all but the most recent exited
+// instance of each pod container.
 func (c *Controller) collect(ctx context.Context, p *store.Pod, byName map[string][]*store.Container) error {
 	wanted := map[string]bool{store.SandboxName: true}
 	for _, ct := range p.Spec.Spec.InitContainers {
@@ -503,7 +544,12 @@ func (c *Controller) collect(ctx context.Context, p *store.Pod, byName map[strin
 			switch {
 			case !wanted[name]:
 				remove = append(remove, ct)
-			case ct.Running() || i == 0:
+			case i == 0:
+			case ct.Running():
+				// A duplicate of the newest instance (made while the store
+				// missed a container, e.g. around a dockerd restart).
+				c.log.Info("removing a duplicate running container", "pod", p.Key, "container", ct.DockerName)
+				remove = append(remove, ct)
 			case !keptExited && name != store.SandboxName:
 				keptExited = true // the "previous" instance, for logs and status
 			default:

@@ -107,10 +107,36 @@ func (d *DockerInformer) watch(ctx context.Context) error {
 }
 
 // Relist replaces the store's containers with a fresh list from the engine.
+//
+// A container in the store but not in the list may have been created (and
+// written to the store by the controller) after the list was taken; it is
+// inspected again rather than forgotten, or the controller would create a
+// duplicate of it.
 func (d *DockerInformer) Relist(ctx context.Context) error {
 	cs, err := d.rt.ListContainers(ctx, d.match)
 	if err != nil {
 		return err
+	}
+	listed := make(map[string]bool, len(cs))
+	for _, c := range cs {
+		listed[c.ID] = true
+	}
+	known, err := d.store.Containers(nil)
+	if err != nil {
+		return err
+	}
+	for _, k := range known {
+		if listed[k.ID] {
+			continue
+		}
+		c, err := d.rt.InspectContainer(ctx, k.ID)
+		switch {
+		case errors.Is(err, runtime.ErrNotFound):
+		case err != nil:
+			return err
+		default:
+			cs = append(cs, c)
+		}
 	}
 	return d.store.ReplaceContainers(cs)
 }
