@@ -20,7 +20,6 @@ import (
 func startEtcd(t *testing.T) *testutil.Etcd { return testutil.StartEtcd(t) }
 func newEtcd(t *testing.T) *testutil.Etcd   { return testutil.NewEtcd(t) }
 
-
 func mustPut(t *testing.T, c *clientv3.Client, key, value string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
