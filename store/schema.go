@@ -29,7 +29,7 @@ func podsTableSchema() *memdb.TableSchema {
 		Name: TablePods,
 		Indexes: map[string]*memdb.IndexSchema{
 			IndexID:     {Name: IndexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Key"}},
-			IndexSource: {Name: IndexSource, Indexer: &memdb.StringFieldIndex{Field: "Source"}},
+			IndexSource: {Name: IndexSource, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "Source"}},
 		},
 	}
 }
@@ -39,7 +39,7 @@ func containersTableSchema() *memdb.TableSchema {
 		Name: TableContainers,
 		Indexes: map[string]*memdb.IndexSchema{
 			IndexID:  {Name: IndexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
-			IndexPod: {Name: IndexPod, Indexer: &memdb.StringFieldIndex{Field: "PodKey"}},
+			IndexPod: {Name: IndexPod, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "PodKey"}},
 		},
 	}
 }
