@@ -101,9 +101,19 @@ func (d *DockerInformer) watch(ctx context.Context) error {
 				return errors.New("event stream closed")
 			}
 			d.metrics.DockerEvent(ev.Action)
-			d.sync(ctx, ev.ContainerID)
+			if stateChanging[ev.Action] {
+				d.sync(ctx, ev.ContainerID)
+			}
 		}
 	}
+}
+
+// stateChanging are the event actions after which a container's state may
+// differ. Others (exec_*, attach, resize, top, health_status, ...) are only
+// counted: exec probes would otherwise cost three inspects per probe run.
+var stateChanging = map[string]bool{
+	"create": true, "start": true, "restart": true, "die": true, "kill": true, "oom": true, "stop": true,
+	"pause": true, "unpause": true, "destroy": true, "rename": true, "update": true,
 }
 
 // Relist replaces the store's containers with a fresh list from the engine.

@@ -3,6 +3,7 @@ package informer
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -65,4 +66,39 @@ func TestDockerInformerFollowsEventsAndRelists(t *testing.T) {
 		c, _ := st.Container(nil, id)
 		return c == nil
 	})
+}
+
+// countingRuntime counts inspects on top of the fake engine.
+type countingRuntime struct {
+	*runtime.Fake
+	inspects atomic.Int64
+}
+
+func (c *countingRuntime) InspectContainer(ctx context.Context, id string) (*store.Container, error) {
+	c.inspects.Add(1)
+	return c.Fake.InspectContainer(ctx, id)
+}
+
+func TestExecEventsCostNoInspect(t *testing.T) {
+	fake := runtime.NewFake(nil)
+	fake.AddImage("img")
+	rt := &countingRuntime{Fake: fake}
+	st, _ := store.New(nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	inf := NewDockerInformer(rt, st, "n1", nil, nil, nil)
+	go inf.Run(ctx)
+	waitFor(t, "initial list", inf.Synced)
+	labels := map[string]string{runtime.LabelManaged: "true", runtime.LabelNode: "n1", runtime.LabelPodNamespace: "default", runtime.LabelPodName: "p"}
+	id, _ := fake.CreateContainer(ctx, &runtime.ContainerConfig{Name: "c", Image: "img", Labels: labels})
+	waitFor(t, "create seen", func() bool { c, _ := st.Container(nil, id); return c != nil })
+	before := rt.inspects.Load()
+	for i := 0; i < 10; i++ {
+		fake.Emit(id, "exec_start")
+	}
+	_ = fake.StartContainer(ctx, id)
+	waitFor(t, "start seen", func() bool { c, _ := st.Container(nil, id); return c.State == store.StateRunning })
+	if n := rt.inspects.Load() - before; n != 1 {
+		t.Fatalf("%d inspects for 10 exec events and a start, want 1", n)
+	}
 }

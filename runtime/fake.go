@@ -197,6 +197,14 @@ func (f *Fake) Exit(id string, code int) {
 	}
 }
 
+// Emit sends an event for id, as the engine would for actions the fake does
+// not model (exec_start, attach, ...).
+func (f *Fake) Emit(id, action string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.emit(id, action)
+}
+
 // BreakEvents fails every open event stream with err, as a dockerd restart
 // would; subscribers must relist.
 func (f *Fake) BreakEvents(err error) {
