@@ -225,13 +225,14 @@ func (v *podValidator) container(c *v1.Container, p *field.Path, init bool) fiel
 	}
 	errs = append(errs, validateResources(&c.Resources, p.Child("resources"))...)
 
-	sidecar := init && c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
+	// Sidecar init containers (restartPolicy: Always) would wait forever in
+	// berth's init sequence, so they are refused rather than half-supported.
 	switch {
 	case c.RestartPolicy == nil:
 	case !init:
 		errs = append(errs, field.Forbidden(p.Child("restartPolicy"), "may only be set on init containers"))
-	case !sidecar:
-		errs = append(errs, field.NotSupported(p.Child("restartPolicy"), *c.RestartPolicy, []v1.ContainerRestartPolicy{v1.ContainerRestartPolicyAlways}))
+	default:
+		errs = append(errs, field.Forbidden(p.Child("restartPolicy"), "sidecar init containers are not supported by berth"))
 	}
 	if len(c.RestartPolicyRules) > 0 {
 		errs = append(errs, field.Forbidden(p.Child("restartPolicyRules"), "not supported by berth"))
@@ -250,14 +251,14 @@ func (v *podValidator) container(c *v1.Container, p *field.Path, init bool) fiel
 		if pr.probe == nil {
 			continue
 		}
-		if init && !sidecar {
+		if init {
 			errs = append(errs, field.Forbidden(p.Child(pr.name), "may not be set for init containers"))
 			continue
 		}
 		errs = append(errs, validateProbe(pr.probe, p.Child(pr.name), pr.oneShot)...)
 	}
 	if l := c.Lifecycle; l != nil {
-		if init && !sidecar {
+		if init {
 			errs = append(errs, field.Forbidden(p.Child("lifecycle"), "may not be set for init containers"))
 		} else {
 			if l.PostStart != nil {
