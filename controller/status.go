@@ -17,6 +17,10 @@ func (c *Controller) writeStatus(p *store.Pod, st *podState) {
 	byName := c.currentContainers(p.Key, string(pod.UID))
 	status := computeStatus(pod, byName, st)
 	status.StartTime = &metav1.Time{Time: p.SeenAt}
+	if sbs := byName[store.SandboxName]; len(sbs) > 0 && sbs[0].Running() && sbs[0].IP != "" {
+		status.PodIP = sbs[0].IP
+		status.PodIPs = []v1.PodIP{{IP: sbs[0].IP}}
+	}
 	allRunning := status.Phase == v1.PodRunning
 	for _, cs := range status.ContainerStatuses {
 		if cs.State.Running == nil {

@@ -305,7 +305,8 @@ func TestStatusesLikeKubernetes(t *testing.T) {
 		return p.Status.Phase == v1.PodRunning && cond(p, v1.PodReady) == v1.ConditionTrue
 	})
 	if cs := p.Status.ContainerStatuses[0]; !cs.Ready || cs.State.Running == nil || !strings.HasPrefix(cs.ContainerID, "docker://") ||
-		cond(p, v1.PodInitialized) != v1.ConditionTrue || cond(p, v1.ContainersReady) != v1.ConditionTrue || p.Status.StartTime == nil {
+		cond(p, v1.PodInitialized) != v1.ConditionTrue || cond(p, v1.ContainersReady) != v1.ConditionTrue || p.Status.StartTime == nil ||
+		p.Status.PodIP == "" {
 		t.Errorf("runs: %+v", p.Status)
 	}
 	p = status(t, b, "crashing", "CrashLoopBackOff after a restart", func(p *v1.Pod) bool {
