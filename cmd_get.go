@@ -108,6 +108,18 @@ func podStatusReason(p *v1.Pod) string {
 	if p.Status.Reason != "" {
 		reason = p.Status.Reason
 	}
+	for i, ics := range p.Status.InitContainerStatuses {
+		switch {
+		case ics.State.Terminated != nil && ics.State.Terminated.ExitCode == 0:
+			continue
+		case ics.State.Terminated != nil:
+			return "Init:" + ics.State.Terminated.Reason
+		case ics.State.Waiting != nil && ics.State.Waiting.Reason != "" && ics.State.Waiting.Reason != "PodInitializing":
+			return "Init:" + ics.State.Waiting.Reason
+		default:
+			return fmt.Sprintf("Init:%d/%d", i, len(p.Spec.InitContainers))
+		}
+	}
 	for _, cs := range p.Status.ContainerStatuses {
 		switch {
 		case cs.State.Waiting != nil && cs.State.Waiting.Reason != "":

@@ -60,9 +60,11 @@ type Controller struct {
 	restarts *RestartTracker
 	pulls    *pullBackoff
 	pullJobs *pullJobs
-	probes   Prober
-	hooks    HookRunner
-	log      *slog.Logger
+	// startFails backs off containers and sandboxes whose start failed.
+	startFails *pullBackoff
+	probes     Prober
+	hooks      HookRunner
+	log        *slog.Logger
 
 	pauseMu    sync.Mutex
 	pauseReady bool
@@ -101,16 +103,17 @@ func New(cfg Config, st *store.Store, rt runtime.Runtime) *Controller {
 		MetricsProvider: cfg.QueueMetrics,
 	})
 	return &Controller{
-		cfg:      cfg,
-		store:    st,
-		rt:       rt,
-		queue:    q,
-		restarts: NewRestartTracker(cfg.Backoff),
-		pulls:    newPullBackoff(cfg.Backoff),
-		pullJobs: newPullJobs(),
-		probes:   cfg.Prober,
-		hooks:    cfg.Hooks,
-		log:      cfg.Log.With("component", "controller"),
+		cfg:        cfg,
+		store:      st,
+		rt:         rt,
+		queue:      q,
+		restarts:   NewRestartTracker(cfg.Backoff),
+		pulls:      newPullBackoff(cfg.Backoff),
+		pullJobs:   newPullJobs(),
+		startFails: newPullBackoff(cfg.Backoff),
+		probes:     cfg.Prober,
+		hooks:      cfg.Hooks,
+		log:        cfg.Log.With("component", "controller"),
 	}
 }
 

@@ -439,8 +439,8 @@ func TestInitContainersRunInOrder(t *testing.T) {
 		t.Fatalf("want only i1 running, got %v", run)
 	}
 	got, _ := h.st.Pod(nil, "default/web")
-	if got.Status.Reason != "Init:i1" {
-		t.Errorf("reason %q", got.Status.Reason)
+	if ics := got.Status.InitContainerStatuses; len(ics) != 2 || ics[0].State.Running == nil || ics[1].State.Waiting == nil || got.Status.Phase != v1.PodPending {
+		t.Errorf("init statuses while i1 runs: phase %s %+v", got.Status.Phase, ics)
 	}
 	h.rt.Exit(run["i1"].ID, 0)
 	h.ctrl.refresh(context.Background(), run["i1"].ID)

@@ -134,6 +134,17 @@ func newPullJobs() *pullJobs {
 	return &pullJobs{inflight: map[string]map[string]string{}, results: map[string]error{}}
 }
 
+// forget drops finished outcomes of waiters whose key has prefix.
+func (j *pullJobs) forget(prefix string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for k := range j.results {
+		if strings.HasPrefix(k, prefix) {
+			delete(j.results, k)
+		}
+	}
+}
+
 // result consumes the outcome of a finished pull for waiter key.
 func (j *pullJobs) result(key string) (error, bool) {
 	j.mu.Lock()

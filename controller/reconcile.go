@@ -66,6 +66,7 @@ func (c *Controller) sourceSynced(name string) bool {
 }
 
 func (c *Controller) reconcileDeleted(ctx context.Context, key string, ctrs []*store.Container) (Result, error) {
+	c.probes.Sync(key, nil)
 	if len(ctrs) == 0 {
 		return Result{}, nil
 	}
@@ -74,11 +75,16 @@ func (c *Controller) reconcileDeleted(ctx context.Context, key string, ctrs []*s
 			return Result{}, nil // the store notifies us when the source syncs
 		}
 	}
-	c.probes.Sync(key, nil)
 	c.log.Info("removing pod", "pod", key, "containers", len(ctrs))
 	c.event(key, "", events.Normal, "Killing", "Stopping pod: removed from its source")
+	return Result{}, c.removePod(ctx, ctrs)
+}
+
+// removePod stops and removes ctrs (apps in parallel, sandboxes last) and
+// forgets everything kept for their pod UIDs, emptyDir volumes included.
+func (c *Controller) removePod(ctx context.Context, ctrs []*store.Container) error {
 	if err := c.killAll(ctx, ctrs, true); err != nil {
-		return Result{}, err
+		return err
 	}
 	uids := map[string]bool{}
 	for _, ct := range ctrs {
@@ -90,11 +96,13 @@ func (c *Controller) reconcileDeleted(ctx context.Context, key string, ctrs []*s
 		}
 		c.restarts.Forget(uid + "/")
 		c.pulls.forget(uid + "/")
+		c.startFails.forget(uid + "/")
+		c.pullJobs.forget(uid + "/")
 		if err := os.RemoveAll(c.podDir(uid)); err != nil {
-			return Result{}, fmt.Errorf("remove pod volumes: %w", err)
+			return fmt.Errorf("remove pod volumes: %w", err)
 		}
 	}
-	return Result{}, nil
+	return nil
 }
 
 // killAll stops app containers in parallel, then sandboxes, and removes
@@ -197,7 +205,6 @@ func newestFirst(cs []*store.Container) {
 type podState struct {
 	sandbox     *store.Container
 	waiting     map[string]v1.ContainerStateWaiting // by container name
-	initRunning string
 	failedInit  bool
 	probe       func(id string, kind prober.Kind) prober.Result
 }
@@ -219,15 +226,34 @@ func (c *Controller) reconcilePod(ctx context.Context, p *store.Pod, ctrs []*sto
 		newestFirst(list)
 	}
 	if len(stale) > 0 {
-		c.log.Info("removing containers of a replaced pod", "pod", p.Key, "containers", len(stale))
-		if err := c.killAll(ctx, stale, true); err != nil {
-			return Result{}, err
+		synced := true
+		for _, ct := range stale {
+			synced = synced && c.sourceSynced(ct.Source)
+		}
+		// An older incarnation goes only once its own source has synced:
+		// until then it may still be the one its source wants.
+		if synced {
+			c.log.Info("removing containers of a replaced pod", "pod", p.Key, "containers", len(stale))
+			if err := c.removePod(ctx, stale); err != nil {
+				return Result{}, err
+			}
 		}
 	}
 
 	st := &podState{waiting: map[string]v1.ContainerStateWaiting{}, probe: c.probes.Result}
 	sb, err := c.syncSandbox(ctx, p, byName)
-	if err != nil {
+	var wait *backoffError
+	switch {
+	case errors.As(err, &wait):
+		c.writeStatus(p, st)
+		return Result{RequeueAfter: wait.delay}, nil
+	case err != nil:
+		c.writeStatus(p, st)
+		return Result{}, err
+	case sb == nil:
+		// The sandbox is gone and the restart policy says the pod is done.
+		err := c.collect(ctx, p, byName)
+		c.syncProbes(p)
 		c.writeStatus(p, st)
 		return Result{}, err
 	}
@@ -278,21 +304,41 @@ func (c *Controller) reconcilePod(ctx context.Context, p *store.Pod, ctrs []*sto
 	return res, errors.Join(errs...)
 }
 
-// syncSandbox returns the running sandbox of the pod, creating a new one (and
-// stopping everything that ran in the old one) when it is missing, exited, or
-// its pod-level networking changed.
+// backoffError says a step failed and may be retried only after delay.
+type backoffError struct {
+	delay time.Duration
+	err   error
+}
+
+func (e *backoffError) Error() string { return fmt.Sprintf("%v (retry in %s)", e.err, e.delay) }
+func (e *backoffError) Unwrap() error { return e.err }
+
+// syncSandbox returns the running sandbox of the pod, creating a new one when
+// it is missing, exited, or its pod-level networking changed. A networking
+// change (an edit) recreates the pod fresh. A sandbox that died takes its
+// running containers down with it, as in the kubelet: they are stopped but
+// kept, so their restart policy decides and their restart counts go on; a
+// Never pod that already ran, or an OnFailure pod whose containers all
+// succeeded, gets no new sandbox (nil, nil): it is finished. Failed starts
+// back off (a *backoffError).
 func (c *Controller) syncSandbox(ctx context.Context, p *store.Pod, byName map[string][]*store.Container) (*store.Container, error) {
 	sandboxes := byName[store.SandboxName]
 	want := sandboxHash(p.Spec)
+	key := string(p.Spec.UID) + "/" + store.SandboxName
+	now := c.cfg.Clock.Now()
 	if len(sandboxes) > 0 {
 		sb := sandboxes[0]
 		if sb.Running() && sb.Hash == want {
 			return sb, nil
 		}
 		if sb.State == store.StateCreated && sb.Hash == want {
+			if at := c.startFails.retryAt(key); now.Before(at) {
+				return nil, &backoffError{delay: at.Sub(now), err: errors.New("sandbox failed to start")}
+			}
 			err := c.rt.StartContainer(ctx, sb.ID)
 			c.refresh(ctx, sb.ID)
 			if err == nil {
+				c.startFails.reset(key)
 				return c.store.Container(nil, sb.ID)
 			}
 			// After a dockerd restart a created container can be unstartable
@@ -300,32 +346,61 @@ func (c *Controller) syncSandbox(ctx context.Context, p *store.Pod, byName map[s
 			c.log.Info("cannot start created sandbox; recreating it", "pod", p.Key, "err", err)
 		}
 	}
-	// Everything that ran in the old sandbox goes: running apps are killed
-	// and removed (they are recreated fresh), exited ones stay for status and
-	// logs, and restart by policy.
+	edited := len(sandboxes) > 0 && sandboxes[0].Hash != want
 	var kill []*store.Container
+	ran, allSucceeded := false, true
 	for name, list := range byName {
-		for _, ct := range list {
-			if name == store.SandboxName || ct.Running() || ct.State == store.StateCreated {
+		for i, ct := range list {
+			switch {
+			case name == store.SandboxName:
 				kill = append(kill, ct)
+			case edited || ct.Running() || ct.State == store.StateCreated:
+				kill = append(kill, ct)
+			}
+			if name != store.SandboxName {
+				ran = true
+				if i == 0 && (ct.Running() || ct.ExitCode != 0) {
+					allSucceeded = false
+				}
 			}
 		}
 	}
 	if len(kill) > 0 {
-		c.log.Info("recreating pod sandbox", "pod", p.Key, "stopping", len(kill))
+		c.log.Info("pod sandbox changed; killing the pod", "pod", p.Key, "edited", edited, "containers", len(kill))
 		c.event(p.Key, "", events.Normal, "SandboxChanged", "Pod sandbox changed, it will be killed and re-created")
-		if err := c.killAll(ctx, kill, true); err != nil {
+		// An edit starts the pod afresh; a dead sandbox keeps the stopped
+		// containers for their restart policy, logs and counts.
+		var remove, stop []*store.Container
+		for _, ct := range kill {
+			if edited || ct.Name == store.SandboxName || ct.State == store.StateCreated {
+				remove = append(remove, ct)
+			} else {
+				stop = append(stop, ct)
+			}
+		}
+		if err := c.killAll(ctx, stop, false); err != nil {
 			return nil, err
 		}
-		for name, list := range byName {
-			var keep []*store.Container
-			for _, ct := range list {
-				if !(name == store.SandboxName || ct.Running() || ct.State == store.StateCreated) {
-					keep = append(keep, ct)
-				}
-			}
-			byName[name] = keep
+		if err := c.killAll(ctx, remove, true); err != nil {
+			return nil, err
 		}
+		cur := c.currentContainers(p.Key, string(p.Spec.UID))
+		for name := range byName {
+			byName[name] = cur[name]
+		}
+	}
+	if !edited && ran {
+		switch p.Spec.Spec.RestartPolicy {
+		case v1.RestartPolicyNever:
+			return nil, nil
+		case v1.RestartPolicyOnFailure:
+			if allSucceeded {
+				return nil, nil
+			}
+		}
+	}
+	if at := c.startFails.retryAt(key); now.Before(at) {
+		return nil, &backoffError{delay: at.Sub(now), err: errors.New("sandbox failed to start")}
 	}
 	if err := c.ensurePauseImage(ctx); err != nil {
 		return nil, err
@@ -344,11 +419,15 @@ func (c *Controller) syncSandbox(ctx context.Context, p *store.Pod, byName map[s
 		}
 		return nil, fmt.Errorf("create sandbox: %w", err)
 	}
-	if err := c.rt.StartContainer(ctx, id); err != nil {
-		c.refresh(ctx, id)
-		return nil, fmt.Errorf("start sandbox: %w", err)
-	}
+	err = c.rt.StartContainer(ctx, id)
 	c.refresh(ctx, id)
+	if err != nil {
+		delay := c.startFails.failed(key, now)
+		c.event(p.Key, "", events.Warning, "FailedCreatePodSandBox", "Failed to start the pod sandbox: %v", err)
+		c.log.Warn("pod sandbox failed to start", "pod", p.Key, "err", err, "retryIn", delay)
+		return nil, &backoffError{delay: delay, err: fmt.Errorf("start sandbox: %w", err)}
+	}
+	c.startFails.reset(key)
 	return c.store.Container(nil, id)
 }
 
@@ -372,15 +451,12 @@ func (c *Controller) syncInit(ctx context.Context, p *store.Pod, ic *v1.Containe
 	}
 	switch {
 	case latest == nil:
-		st.initRunning = ic.Name
 		r, err := c.start(ctx, p, ic, sb, instances, 0, st)
 		return false, r, err
 	case latest.Running():
-		st.initRunning = ic.Name
 		return false, Result{}, nil
 	case latest.State == store.StateCreated:
-		st.initRunning = ic.Name
-		r, err := c.startCreated(ctx, latest, func() (Result, error) {
+		r, err := c.startCreated(ctx, p, ic.Name, latest, st, func() (Result, error) {
 			return c.start(ctx, p, ic, sb, instances, latest.RestartCount, st)
 		})
 		return false, r, err
@@ -391,7 +467,6 @@ func (c *Controller) syncInit(ctx context.Context, p *store.Pod, ic *v1.Containe
 	if policy == v1.RestartPolicyAlways {
 		policy = v1.RestartPolicyOnFailure // init containers never restart on success
 	}
-	st.initRunning = ic.Name
 	r, err := c.restartExited(ctx, p, ic, sb, instances, latest, policy, st)
 	if policy == v1.RestartPolicyNever {
 		st.failedInit = true
@@ -426,7 +501,7 @@ func (c *Controller) syncContainer(ctx context.Context, p *store.Pod, ctr *v1.Co
 		}
 		return Result{}, nil
 	case latest.State == store.StateCreated:
-		return c.startCreated(ctx, latest, func() (Result, error) {
+		return c.startCreated(ctx, p, ctr.Name, latest, st, func() (Result, error) {
 			return c.start(ctx, p, ctr, sb, instances, latest.RestartCount, st)
 		})
 	}
@@ -457,10 +532,16 @@ func (c *Controller) restartExited(ctx context.Context, p *store.Pod, ctr *v1.Co
 // startCreated starts a container left in state created. When the engine
 // refuses (after a dockerd restart a created container can be unstartable
 // for good: "task ... already exists"), it removes the container and replace
-// creates a new instance.
-func (c *Controller) startCreated(ctx context.Context, ct *store.Container, replace func() (Result, error)) (Result, error) {
+// creates a new instance. While earlier starts of this container failed, it
+// waits out their backoff first.
+func (c *Controller) startCreated(ctx context.Context, p *store.Pod, name string, ct *store.Container, st *podState, replace func() (Result, error)) (Result, error) {
+	key := string(p.Spec.UID) + "/" + name
+	if r, waiting := c.startBackoff(p, name, key, st); waiting {
+		return r, nil
+	}
 	err := c.startExisting(ctx, ct)
 	if err == nil {
+		c.startFails.reset(key)
 		return Result{}, nil
 	}
 	c.log.Info("cannot start created container; replacing it", "pod", ct.PodKey, "container", ct.DockerName, "err", err)
@@ -468,6 +549,19 @@ func (c *Controller) startCreated(ctx context.Context, ct *store.Container, repl
 		return Result{}, errors.Join(err, rerr)
 	}
 	return replace()
+}
+
+// startBackoff reports whether container name of p must still wait after
+// failed starts, recording RunContainerError meanwhile.
+func (c *Controller) startBackoff(p *store.Pod, name, key string, st *podState) (Result, bool) {
+	now := c.cfg.Clock.Now()
+	at := c.startFails.retryAt(key)
+	if !now.Before(at) {
+		return Result{}, false
+	}
+	st.waiting[name] = v1.ContainerStateWaiting{Reason: "RunContainerError",
+		Message: fmt.Sprintf("back-off %s restarting container %s that failed to start", at.Sub(now).Round(time.Millisecond), name)}
+	return Result{RequeueAfter: at.Sub(now)}, true
 }
 
 func (c *Controller) startExisting(ctx context.Context, ct *store.Container) error {
@@ -483,6 +577,9 @@ func (c *Controller) startExisting(ctx context.Context, ct *store.Container) err
 // is present. Image pull failures back off like crashes.
 func (c *Controller) start(ctx context.Context, p *store.Pod, ctr *v1.Container, sb *store.Container, instances []*store.Container, restarts int, st *podState) (Result, error) {
 	pullKey := string(p.Spec.UID) + "/" + ctr.Name
+	if r, waiting := c.startBackoff(p, ctr.Name, pullKey, st); waiting {
+		return r, nil
+	}
 	if r, ok := c.ensureImage(ctx, p, ctr, pullKey, st); !ok {
 		return r, nil
 	}
@@ -512,10 +609,15 @@ func (c *Controller) start(ctx context.Context, p *store.Pod, ctr *v1.Container,
 	err = c.rt.StartContainer(ctx, id)
 	c.refresh(ctx, id)
 	if err != nil {
+		// A start that fails (bad entrypoint, port taken) backs off like a
+		// crash instead of being retried at once.
+		delay := c.startFails.failed(pullKey, c.cfg.Clock.Now())
 		st.waiting[ctr.Name] = v1.ContainerStateWaiting{Reason: "RunContainerError", Message: err.Error()}
 		c.event(p.Key, ctr.Name, events.Warning, "Failed", "Error: %v", err)
-		return Result{}, fmt.Errorf("start %s: %w", cfg.Name, err)
+		c.log.Warn("container failed to start", "pod", p.Key, "container", ctr.Name, "err", err, "retryIn", delay)
+		return Result{RequeueAfter: delay}, nil
 	}
+	c.startFails.reset(pullKey)
 	c.event(p.Key, ctr.Name, events.Normal, "Started", "Started container %s", ctr.Name)
 	if err := c.runPostStart(ctx, p, ctr, id); err != nil {
 		ct, _ := c.store.Container(nil, id)

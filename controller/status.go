@@ -156,9 +156,6 @@ func computeStatus(pod *v1.Pod, byName map[string][]*store.Container, st *podSta
 	default:
 		status.Phase = v1.PodRunning // restarts pending
 	}
-	if st.initRunning != "" && status.Phase == v1.PodPending {
-		status.Reason = "Init:" + st.initRunning
-	}
 
 	ready := running == n && n > 0
 	for _, cs := range status.ContainerStatuses {

@@ -29,6 +29,9 @@ type Fake struct {
 	Calls map[string]int
 	// PullErr, when set, fails every PullImage.
 	PullErr error
+	// StartErr, when set, may fail StartContainer (the container stays
+	// created, as Docker leaves it).
+	StartErr func(cfg ContainerConfig) error
 	// PullBlock, when set, makes PullImage wait until it is closed.
 	PullBlock chan struct{}
 	// ExecFunc answers Exec (default: exit 0, no output).
@@ -160,6 +163,13 @@ func (f *Fake) StartContainer(ctx context.Context, id string) error {
 	fc, ok := f.containers[id]
 	if !ok {
 		return fmt.Errorf("container %s: %w", id, ErrNotFound)
+	}
+	if f.StartErr != nil {
+		if err := f.StartErr(fc.cfg); err != nil {
+			fc.c.ExitCode = 127
+			fc.c.Error = err.Error()
+			return err
+		}
 	}
 	fc.c.State = store.StateRunning
 	fc.c.StartedAt = f.now()

@@ -192,7 +192,10 @@ func TestInitContainersRunInOrder(t *testing.T) {
     - {name: first, image: %q, args: [exit, "0", 2s]}
     - {name: second, image: %q, args: [exit, "0", 1s]}
 `, testImage, testImage), "      args: [sleep]\n"))
-	status(t, b, "init", "Init:first", func(p *v1.Pod) bool { return p.Status.Reason == "Init:first" && p.Status.Phase == v1.PodPending })
+	status(t, b, "init", "first init container running", func(p *v1.Pod) bool {
+		ics := p.Status.InitContainerStatuses
+		return p.Status.Phase == v1.PodPending && len(ics) == 2 && ics[0].State.Running != nil && ics[1].State.Waiting != nil
+	})
 	status(t, b, "init", "Running", func(p *v1.Pod) bool { return p.Status.Phase == v1.PodRunning })
 	byName := map[string]time.Time{}
 	ended := map[string]time.Time{}
