@@ -203,10 +203,10 @@ func newestFirst(cs []*store.Container) {
 
 // podState is what one reconcile learned, for the status it writes.
 type podState struct {
-	sandbox     *store.Container
-	waiting     map[string]v1.ContainerStateWaiting // by container name
-	failedInit  bool
-	probe       func(id string, kind prober.Kind) prober.Result
+	sandbox    *store.Container
+	waiting    map[string]v1.ContainerStateWaiting // by container name
+	failedInit bool
+	probe      func(id string, kind prober.Kind) prober.Result
 }
 
 func (c *Controller) reconcilePod(ctx context.Context, p *store.Pod, ctrs []*store.Container) (Result, error) {
