@@ -222,7 +222,13 @@ func (c *Controller) ensurePauseImage(ctx context.Context) error {
 	}
 	if !ok {
 		if c.cfg.PauseBinary == "" {
-			return fmt.Errorf("pause image %s is absent and berth cannot build it", c.cfg.PauseImage)
+			// A configured pod_infra_image is pulled like any image.
+			c.log.Info("pulling pause image", "image", c.cfg.PauseImage)
+			if err := c.rt.PullImage(ctx, c.cfg.PauseImage); err != nil {
+				return fmt.Errorf("pause image %s is absent and its pull failed: %w", c.cfg.PauseImage, err)
+			}
+			c.pauseReady = true
+			return nil
 		}
 		c.log.Info("building pause image", "image", c.cfg.PauseImage, "from", c.cfg.PauseBinary)
 		if err := c.rt.BuildImage(ctx, c.cfg.PauseImage, c.cfg.PauseBinary, "/berth", []string{"/berth", "pause"}); err != nil {

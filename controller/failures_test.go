@@ -108,3 +108,15 @@ func TestSandboxLossFollowsRestartPolicy(t *testing.T) {
 		})
 	}
 }
+
+func TestConfiguredPauseImageIsPulled(t *testing.T) {
+	h := newHarness(t)
+	cfg := h.ctrl.cfg
+	cfg.PauseImage, cfg.PauseBinary = "registry.example/pause:3.9", ""
+	h.ctrl = New(cfg, h.st, h.rt)
+	h.put(testPod("web", ctr("a", "app:1")))
+	h.settle("default/web")
+	if h.rt.CallCount("PullImage") != 1 || h.rt.CallCount("BuildImage") != 0 || h.running("default/web")["POD"] == nil {
+		t.Fatalf("pulls %d builds %d", h.rt.CallCount("PullImage"), h.rt.CallCount("BuildImage"))
+	}
+}

@@ -131,6 +131,9 @@ func (c *Controller) sandboxConfig(p *store.Pod, attempt int) *runtime.Container
 	if pod.Spec.HostPID {
 		cfg.PidMode = "host"
 	}
+	if pod.Spec.HostIPC {
+		cfg.IpcMode = "host"
+	}
 	return cfg
 }
 
@@ -153,6 +156,9 @@ func (c *Controller) containerConfig(p *store.Pod, ctr *v1.Container, sandboxID 
 	}
 	if pod.Spec.HostPID {
 		cfg.PidMode = "host"
+	}
+	if pod.Spec.HostIPC {
+		cfg.IpcMode = "host"
 	}
 	for _, e := range ctr.Env {
 		if e.ValueFrom != nil {

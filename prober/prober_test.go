@@ -202,3 +202,14 @@ func TestExecAndTCPProbes(t *testing.T) {
 		t.Fatal("unknown named port accepted")
 	}
 }
+
+func TestHTTPSProbeAcceptsSelfSignedCertificates(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	port, _ := strconv.Atoi(u.Port())
+	h := Handler{HTTPGet: &v1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(int32(port)), Scheme: v1.URISchemeHTTPS}}
+	if err := NewExecutor(runtime.NewFake(nil)).Run(context.Background(), h, Target{PodIP: u.Hostname()}, time.Second); err != nil {
+		t.Fatal(err)
+	}
+}

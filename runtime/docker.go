@@ -210,6 +210,7 @@ func dockerConfig(cfg *ContainerConfig) (*container.Config, *container.HostConfi
 		RestartPolicy:  container.RestartPolicy{Name: container.RestartPolicyDisabled},
 		NetworkMode:    netMode,
 		PidMode:        container.PidMode(cfg.PidMode),
+		IpcMode:        container.IpcMode(cfg.IpcMode),
 		Privileged:     cfg.Privileged,
 		ReadonlyRootfs: cfg.ReadonlyRootfs,
 		CapAdd:         cfg.CapAdd,

@@ -85,6 +85,7 @@ type ContainerConfig struct {
 	// NetworkMode is "container:<id>", "host", or "" for the engine default.
 	NetworkMode    string
 	PidMode        string // "" or "host"
+	IpcMode        string // "" or "host"
 	Ports          []PortBinding
 	Mounts         []Mount
 	Resources      Resources

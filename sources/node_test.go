@@ -38,3 +38,23 @@ spec:
 		t.Fatalf("errors %v", errs)
 	}
 }
+
+func TestAddedCapabilitiesAreHostAccess(t *testing.T) {
+	m := []byte(`apiVersion: v1
+kind: Pod
+metadata: {name: caps}
+spec:
+  containers:
+  - name: a
+    image: 'img:1'
+    securityContext: {capabilities: {add: [NET_BIND_SERVICE, SYS_ADMIN, CAP_SYS_MODULE]}}
+`)
+	_, errs := Decode("http", "u", m, Options{})
+	if len(errs) != 2 || errs[0].Field != "spec.containers[0].securityContext.capabilities.add[1]" ||
+		errs[1].Field != "spec.containers[0].securityContext.capabilities.add[2]" {
+		t.Fatalf("errors %v", errs)
+	}
+	if _, errs := Decode("http", "u", m, Options{AllowHostAccess: true}); len(errs) != 0 {
+		t.Fatalf("with host access: %v", errs)
+	}
+}

@@ -31,8 +31,8 @@ const hostAccessDenied = "host access is not allowed for this source (allow_host
 // mountPath; restartPolicy is Always, OnFailure or Never; resource quantities
 // are nonnegative with requests not above limits; the grace period is not
 // negative; each probe and lifecycle hook has exactly one handler. Without
-// opts.AllowHostAccess, privileged containers, hostPath volumes, hostNetwork,
-// hostPID and hostIPC are forbidden.
+// opts.AllowHostAccess, privileged containers, capabilities beyond Docker's
+// defaults, hostPath volumes, hostNetwork, hostPID and hostIPC are forbidden.
 func Validate(pod *v1.Pod, opts Options) field.ErrorList {
 	var errs field.ErrorList
 	meta := field.NewPath("metadata")
@@ -270,6 +270,13 @@ func (v *podValidator) container(c *v1.Container, p *field.Path, init bool) fiel
 		}
 	}
 
+	if sc := c.SecurityContext; sc != nil && sc.Capabilities != nil && !v.opts.AllowHostAccess {
+		for i, cp := range sc.Capabilities.Add {
+			if !dockerDefaultCaps[strings.TrimPrefix(strings.ToUpper(string(cp)), "CAP_")] {
+				errs = append(errs, field.Forbidden(p.Child("securityContext", "capabilities", "add").Index(i), hostAccessDenied))
+			}
+		}
+	}
 	if sc := c.SecurityContext; sc != nil && sc.Privileged != nil && *sc.Privileged && !v.opts.AllowHostAccess {
 		errs = append(errs, field.Forbidden(p.Child("securityContext", "privileged"), hostAccessDenied))
 	}
@@ -556,4 +563,13 @@ func ValidateFiles(paths []string, opts Options) (npods int, errs []ManifestErro
 	pods, dups := dedupe(pods)
 	errs = append(errs, dups...)
 	return len(pods), errs, errors.Join(pathErrs...)
+}
+
+// dockerDefaultCaps are the capabilities Docker grants every container;
+// adding one of them gives nothing more, adding any other (SYS_ADMIN,
+// SYS_MODULE, NET_ADMIN, ALL, ...) is host access.
+var dockerDefaultCaps = map[string]bool{
+	"CHOWN": true, "DAC_OVERRIDE": true, "FSETID": true, "FOWNER": true, "MKNOD": true, "NET_RAW": true,
+	"SETGID": true, "SETUID": true, "SETFCAP": true, "SETPCAP": true, "NET_BIND_SERVICE": true,
+	"SYS_CHROOT": true, "KILL": true, "AUDIT_WRITE": true,
 }
