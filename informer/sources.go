@@ -146,6 +146,23 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 		}
 	}
 
+	// Pods kept on their last good spec (their update failed) keep their
+	// ports too, so a newcomer cannot take them meanwhile.
+	offered := map[string]bool{}
+	for _, d := range u.Pods {
+		offered[podKey(d.Pod)] = true
+	}
+	for key, old := range have {
+		if _, bad := podErr[key]; (bad || failedOrigin[old.Origin]) && !offered[key] {
+			for _, hp := range hostPorts(old.Spec) {
+				taken = append(taken, struct {
+					key string
+					hp  hostPort
+				}{key, hp})
+			}
+		}
+	}
+
 	reject := func(d sources.Desired, key, msg string) {
 		e := sources.ManifestError{Origin: d.Origin, PodKey: key, Err: msg}
 		errs = append(errs, e.Error())

@@ -170,3 +170,40 @@ func TestReadFailureKeepsPodsAndDoesNotSync(t *testing.T) {
 		t.Fatalf("synced=%v lastError=%q", src.Synced, src.LastError)
 	}
 }
+
+func TestKeptPodKeepsItsPorts(t *testing.T) {
+	inf, st, _, _ := newInformer(t)
+	mustApply(t, inf, sources.Update{Source: "file", Pods: []sources.Desired{pod("a", "img:1", 8080)}})
+	// a.yaml is mid-edit and unparsable while b.yaml claims the same port.
+	mustApply(t, inf, sources.Update{Source: "file", Pods: []sources.Desired{pod("b", "img:1", 8080)},
+		Errors: []sources.ManifestError{{Origin: "a.yaml", Err: "yaml: truncated"}}})
+	if a, _ := st.Pod(nil, "default/a"); a == nil {
+		t.Fatal("kept pod dropped")
+	}
+	if b, _ := st.Pod(nil, "default/b"); b != nil {
+		t.Fatal("a newcomer took the port of a pod kept on its last good spec")
+	}
+}
+
+func TestStatusWrittenMeanwhileIsNotRolledBack(t *testing.T) {
+	inf, st, _, _ := newInformer(t)
+	mustApply(t, inf, sources.Update{Source: "file", Pods: []sources.Desired{pod("a", "img:1", 0)}})
+	old, _ := st.Pod(nil, "default/a")
+	// The controller records status; then the source re-sends the same
+	// desired pod, as the stale object it read before.
+	_, _ = st.UpdatePod("default/a", func(p *store.Pod) bool { p.Status.Phase = v1.PodRunning; return true })
+	if err := st.ReplaceSourcePods("file", []*store.Pod{old}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := st.Pod(nil, "default/a"); got.Status.Phase != v1.PodRunning {
+		t.Fatal("status rolled back by an unchanged source update")
+	}
+	// A changed spec keeps the latest status too.
+	edited := *old
+	edited.Spec = old.Spec.DeepCopy()
+	edited.Spec.Spec.Containers[0].Image = "img:2"
+	_ = st.ReplaceSourcePods("file", []*store.Pod{&edited})
+	if got, _ := st.Pod(nil, "default/a"); got.Status.Phase != v1.PodRunning || got.Spec.Spec.Containers[0].Image != "img:2" {
+		t.Fatalf("after an edit: phase %s image %s", got.Status.Phase, got.Spec.Spec.Containers[0].Image)
+	}
+}

@@ -156,8 +156,15 @@ func (s *Store) ReplaceSourcePods(source string, pods []*Pod) error {
 		s.deferNotify(txn, p.Key)
 	}
 	for key, p := range want {
-		if have[key] == p {
-			continue
+		cur := have[key]
+		if cur == p || (cur != nil && sameDesired(cur, p)) {
+			continue // unchanged; cur may carry a newer status than p
+		}
+		if cur != nil && cur.Spec.UID == p.Spec.UID {
+			// Status is the controller's: keep the latest written.
+			cp := *p
+			cp.Status, cp.StartedAt, cp.SeenAt = cur.Status, cur.StartedAt, cur.SeenAt
+			p = &cp
 		}
 		if err := txn.Insert(TablePods, p); err != nil {
 			return fmt.Errorf("pod insert: %w", err)
@@ -337,4 +344,10 @@ func (s *Store) UpsertSource(src *Source) error {
 	}
 	txn.Commit()
 	return nil
+}
+
+// sameDesired reports whether a and b declare the same desired pod (the
+// same spec object, origin and rejection), whatever their status.
+func sameDesired(a, b *Pod) bool {
+	return a.Spec == b.Spec && a.Origin == b.Origin && a.Error == b.Error && a.Source == b.Source
 }
