@@ -11,6 +11,8 @@ COPY . .
 RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/berth .
 
 FROM scratch
+# CA certificates for https:// sources and registries.
+COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
 COPY --from=build /out/berth /berth
 ENTRYPOINT ["/berth"]
 CMD ["run"]

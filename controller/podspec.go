@@ -206,6 +206,15 @@ func (c *Controller) mount(pod *v1.Pod, m v1.VolumeMount) (runtime.Mount, error)
 		}
 		switch {
 		case v.HostPath != nil:
+			t := v1.HostPathUnset
+			if v.HostPath.Type != nil {
+				t = *v.HostPath.Type
+			}
+			if t == v1.HostPathUnset || t == v1.HostPathDirectoryOrCreate {
+				// The engine creates the directory on the host, which also
+				// works when berth itself runs in a container.
+				return runtime.Mount{Source: v.HostPath.Path, Target: m.MountPath, ReadOnly: m.ReadOnly, CreateHostDir: true}, nil
+			}
 			if err := prepareHostPath(v.HostPath); err != nil {
 				return runtime.Mount{}, fmt.Errorf("volume %q: %w", v.Name, err)
 			}
@@ -287,8 +296,9 @@ func expandEnv(val string, env []v1.EnvVar) string {
 	return b.String()
 }
 
-// prepareHostPath enforces the hostPath type as the kubelet does. An unset
-// type creates a missing directory, as Docker's -v did for the seed kubelet.
+// prepareHostPath enforces the typed hostPath checks as the kubelet does, on
+// berth's view of the filesystem (when berth runs in a container, mount the
+// paths typed pods use at the same place).
 func prepareHostPath(hp *v1.HostPathVolumeSource) error {
 	t := v1.HostPathUnset
 	if hp.Type != nil {
@@ -297,10 +307,6 @@ func prepareHostPath(hp *v1.HostPathVolumeSource) error {
 	fi, err := os.Stat(hp.Path)
 	exists := err == nil
 	switch t {
-	case v1.HostPathUnset, v1.HostPathDirectoryOrCreate:
-		if !exists {
-			return os.MkdirAll(hp.Path, 0o755)
-		}
 	case v1.HostPathFileOrCreate:
 		if !exists {
 			if err := os.MkdirAll(filepath.Dir(hp.Path), 0o755); err != nil {

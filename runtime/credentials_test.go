@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 	"testing"
 
 	"github.com/docker/docker/api/types/registry"
@@ -86,5 +87,30 @@ func TestPullSendsRegistryAuth(t *testing.T) {
 	var a registry.AuthConfig
 	if err := json.Unmarshal(raw, &a); err != nil || a.Username != "u" || a.Password != "p" {
 		t.Fatalf("auth sent %+v (%v)", a, err)
+	}
+}
+
+func TestPullFailsWhenTheRegistryStalls(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Api-Version", "1.41")
+		if strings.HasSuffix(r.URL.Path, "/images/create") {
+			w.Write([]byte(`{"status":"Pulling fs layer"}` + "\n"))
+			w.(http.Flusher).Flush()
+			<-r.Context().Done() // then nothing, as a stalled transfer
+			return
+		}
+		w.Write([]byte("OK"))
+	}))
+	defer srv.Close()
+	d, err := NewDocker("tcp://" + strings.TrimPrefix(srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := PullStall
+	PullStall = 300 * time.Millisecond
+	defer func() { PullStall = old }()
+	err = d.PullImage(context.Background(), "registry.example.com/app:1")
+	if err == nil || !strings.Contains(err.Error(), "no progress") {
+		t.Fatalf("stalled pull: %v", err)
 	}
 }

@@ -269,6 +269,16 @@ func dockerConfig(cfg *ContainerConfig) (*container.Config, *container.HostConfi
 			})
 			continue
 		}
+		if m.CreateHostDir {
+			// The legacy bind form makes dockerd create a missing source
+			// directory on the host, which berth in a container cannot.
+			bind := m.Source + ":" + m.Target
+			if m.ReadOnly {
+				bind += ":ro"
+			}
+			hostConfig.Binds = append(hostConfig.Binds, bind)
+			continue
+		}
 		hostConfig.Mounts = append(hostConfig.Mounts, mount.Mount{
 			Type:     mount.TypeBind,
 			Source:   m.Source,
@@ -349,15 +359,41 @@ func (d *Docker) PullImage(ctx context.Context, img string) error {
 		}
 		opts.RegistryAuth = enc
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	rc, err := d.cli.ImagePull(ctx, img, opts)
 	if err != nil {
 		return fmt.Errorf("pull image %s: %w", img, err)
 	}
 	defer rc.Close()
-	if err := drainJSONMessages(rc); err != nil {
+	// A registry that stops sending (a stalled transfer) fails the pull
+	// after PullStall without progress, so it backs off and is retried.
+	stalled := time.AfterFunc(PullStall, cancel)
+	defer stalled.Stop()
+	if err := drainJSONMessages(&progressReader{r: rc, progress: func() { stalled.Reset(PullStall) }}); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("pull image %s: no progress for %s", img, PullStall)
+		}
 		return fmt.Errorf("pull image %s: %w", img, err)
 	}
 	return nil
+}
+
+// PullStall is how long a pull may go without any progress message.
+var PullStall = 2 * time.Minute
+
+// progressReader calls progress on every read that returns data.
+type progressReader struct {
+	r        io.Reader
+	progress func()
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if n > 0 {
+		p.progress()
+	}
+	return n, err
 }
 
 // drainJSONMessages reads a JSON message stream (pull, build) to its end and

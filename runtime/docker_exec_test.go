@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"os"
 	"testing"
 	"time"
 
@@ -35,5 +36,22 @@ func TestDockerExecAndIP(t *testing.T) {
 	}
 	if _, _, err := d.Exec(ctx, "berth-missing-"+randHex(6), []string{"/testapp"}); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("exec in a missing container: %v", err)
+	}
+}
+
+func TestDockerBindCreatesHostDir(t *testing.T) {
+	t.Parallel()
+	d := testDocker(t)
+	pod := uniquePod(t)
+	dir := t.TempDir() + "/made/by/engine"
+	id := create(t, d, &ContainerConfig{Name: containerName(pod, "b"), Cmd: []string{"touch", "/data/f"}, Labels: testLabels(pod, "b"),
+		Mounts: []Mount{{Source: dir, Target: "/data", CreateHostDir: true}}})
+	start(t, d, id)
+	c := waitState(t, d, id, store.StateExited)
+	if c.ExitCode != 0 {
+		t.Fatalf("touch exited %d", c.ExitCode)
+	}
+	if _, err := os.Stat(dir + "/f"); err != nil {
+		t.Fatalf("file written through the engine-created dir: %v", err)
 	}
 }

@@ -61,6 +61,9 @@ type Mount struct {
 	Target   string
 	ReadOnly bool
 	Tmpfs    bool
+	// CreateHostDir makes the engine create a missing Source directory on
+	// the host (hostPath types "" and DirectoryOrCreate).
+	CreateHostDir bool
 }
 
 // Resources are the engine-level resource settings; zero means unset.
