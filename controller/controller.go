@@ -62,9 +62,11 @@ type Controller struct {
 	pullJobs *pullJobs
 	// startFails backs off containers and sandboxes whose start failed.
 	startFails *pullBackoff
-	probes     Prober
-	hooks      HookRunner
-	log        *slog.Logger
+	// terminating holds pods being removed in the background.
+	terminating *terminations
+	probes      Prober
+	hooks       HookRunner
+	log         *slog.Logger
 
 	pauseMu    sync.Mutex
 	pauseReady bool
@@ -103,17 +105,18 @@ func New(cfg Config, st *store.Store, rt runtime.Runtime) *Controller {
 		MetricsProvider: cfg.QueueMetrics,
 	})
 	return &Controller{
-		cfg:        cfg,
-		store:      st,
-		rt:         rt,
-		queue:      q,
-		restarts:   NewRestartTracker(cfg.Backoff),
-		pulls:      newPullBackoff(cfg.Backoff),
-		pullJobs:   newPullJobs(),
-		startFails: newPullBackoff(cfg.Backoff),
-		probes:     cfg.Prober,
-		hooks:      cfg.Hooks,
-		log:        cfg.Log.With("component", "controller"),
+		cfg:         cfg,
+		store:       st,
+		rt:          rt,
+		queue:       q,
+		restarts:    NewRestartTracker(cfg.Backoff),
+		pulls:       newPullBackoff(cfg.Backoff),
+		pullJobs:    newPullJobs(),
+		startFails:  newPullBackoff(cfg.Backoff),
+		terminating: newTerminations(),
+		probes:      cfg.Prober,
+		hooks:       cfg.Hooks,
+		log:         cfg.Log.With("component", "controller"),
 	}
 }
 
@@ -147,6 +150,7 @@ func (c *Controller) Run(ctx context.Context) {
 	<-ctx.Done()
 	c.queue.ShutDownWithDrain()
 	wg.Wait()
+	c.terminating.wait()
 }
 
 func (c *Controller) resyncLoop(ctx context.Context) {

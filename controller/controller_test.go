@@ -81,6 +81,7 @@ func (h *harness) settle(key string) Result {
 			h.t.Fatalf("reconcile %s: %v", key, err)
 		}
 		h.waitPulls()
+		h.ctrl.terminating.wait()
 		res = r
 		if h.calls() == before {
 			return res

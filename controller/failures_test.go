@@ -120,3 +120,41 @@ func TestConfiguredPauseImageIsPulled(t *testing.T) {
 		t.Fatalf("pulls %d builds %d", h.rt.CallCount("PullImage"), h.rt.CallCount("BuildImage"))
 	}
 }
+
+func TestSlowTerminationDoesNotHoldWorkers(t *testing.T) {
+	h := newHarness(t)
+	h.put(testPod("old", ctr("a", "app:1")))
+	h.settle("default/old")
+	block := make(chan struct{})
+	h.rt.StopBlock = block
+	_ = h.st.DeletePod("default/old")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, err := h.ctrl.Reconcile(context.Background(), "default/old"); err != nil {
+			t.Error(err)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the reconcile waited for the graceful stop")
+	}
+	h.put(testPod("new", ctr("a", "app:1")))
+	for i := 0; i < 3; i++ {
+		if _, err := h.ctrl.Reconcile(context.Background(), "default/new"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if h.running("default/new")["a"] == nil {
+		t.Fatal("another pod did not start during a termination")
+	}
+	if h.running("default/old")["a"] == nil {
+		t.Fatal("terminated before its stop returned")
+	}
+	close(block)
+	h.ctrl.terminating.wait()
+	if n := len(h.running("default/old")); n != 0 {
+		t.Fatalf("%d containers of the deleted pod left", n)
+	}
+}

@@ -31,6 +31,9 @@ const labelHostNetwork = "io.berth.hostnetwork"
 // desired and actual state from the store only (never from an event), acts on
 // the runtime, writes what it did back to the store and records status.
 func (c *Controller) Reconcile(ctx context.Context, key string) (Result, error) {
+	if c.terminating.busy(key) {
+		return Result{}, nil // the termination re-enqueues the key when done
+	}
 	pod, err := c.store.Pod(nil, key)
 	if err != nil {
 		return Result{}, err
@@ -77,7 +80,15 @@ func (c *Controller) reconcileDeleted(ctx context.Context, key string, ctrs []*s
 	}
 	c.log.Info("removing pod", "pod", key, "containers", len(ctrs))
 	c.event(key, "", events.Normal, "Killing", "Stopping pod: removed from its source")
-	return Result{}, c.removePod(ctx, ctrs)
+	// Graceful stops may take the whole grace period: they run beside the
+	// workers, and the key is looked at again when they are done.
+	c.terminating.start(key, func() {
+		if err := c.removePod(ctx, ctrs); err != nil && ctx.Err() == nil {
+			c.log.Warn("removing pod failed", "pod", key, "err", err)
+		}
+		c.Enqueue(key)
+	})
+	return Result{}, nil
 }
 
 // removePod stops and removes ctrs (apps in parallel, sandboxes last) and

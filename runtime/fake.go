@@ -32,6 +32,8 @@ type Fake struct {
 	// StartErr, when set, may fail StartContainer (the container stays
 	// created, as Docker leaves it).
 	StartErr func(cfg ContainerConfig) error
+	// StopBlock, when set, makes StopContainer wait until it is closed.
+	StopBlock chan struct{}
 	// PullBlock, when set, makes PullImage wait until it is closed.
 	PullBlock chan struct{}
 	// ExecFunc answers Exec (default: exit 0, no output).
@@ -180,6 +182,16 @@ func (f *Fake) StartContainer(ctx context.Context, id string) error {
 }
 
 func (f *Fake) StopContainer(ctx context.Context, id string, grace time.Duration) error {
+	f.mu.Lock()
+	block := f.StopBlock
+	f.mu.Unlock()
+	if block != nil {
+		select {
+		case <-block: // a process that takes its grace period
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.call("StopContainer")
