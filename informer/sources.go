@@ -187,6 +187,10 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 			reject(d, key, fmt.Sprintf("pod already provided by source %q", other.Source))
 			continue
 		}
+		if holder := i.heldBy(key, u.Source); holder != "" {
+			reject(d, key, fmt.Sprintf("pod is running for source %q, which has not synced since berth started", holder))
+			continue
+		}
 		clash := ""
 		for _, hp := range hostPorts(d.Pod) {
 			for _, t := range taken {
@@ -304,4 +308,20 @@ func (i *SourceInformer) failed(source string, err error) error {
 	}
 	ns.LastError = err.Error()
 	return i.store.UpsertSource(ns)
+}
+
+// heldBy names another, not yet synced source whose containers run pod key:
+// after a restart the source that ran a pod keeps its claim until it synced,
+// whichever source happens to answer first.
+func (i *SourceInformer) heldBy(key, source string) string {
+	ctrs, _ := i.store.ContainersByPod(nil, key)
+	for _, ct := range ctrs {
+		if ct.Source == "" || ct.Source == source || !ct.Running() {
+			continue
+		}
+		if src, _ := i.store.Source(nil, ct.Source); src != nil && !src.Synced {
+			return ct.Source
+		}
+	}
+	return ""
 }

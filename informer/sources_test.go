@@ -207,3 +207,19 @@ func TestStatusWrittenMeanwhileIsNotRolledBack(t *testing.T) {
 		t.Fatalf("after an edit: phase %s image %s", got.Status.Phase, got.Spec.Spec.Containers[0].Image)
 	}
 }
+
+func TestRunningPodOfUnsyncedSourceKeepsItsClaim(t *testing.T) {
+	inf, st, _, _ := newInformer(t)
+	_ = inf.Register("file")
+	_ = inf.Register("http")
+	// After a restart: http ran default/web, file answers first.
+	_ = st.UpsertContainer(&store.Container{ID: "1", PodKey: "default/web", Source: "http", State: store.StateRunning})
+	mustApply(t, inf, sources.Update{Source: "file", Pods: []sources.Desired{pod("web", "img:1", 0)}})
+	if p, _ := st.Pod(nil, "default/web"); p != nil {
+		t.Fatal("the first source to answer took a pod another source runs")
+	}
+	mustApply(t, inf, sources.Update{Source: "http", Pods: []sources.Desired{pod("web", "img:1", 0)}})
+	if p, _ := st.Pod(nil, "default/web"); p == nil || p.Source != "http" {
+		t.Fatal("the running source did not keep its pod")
+	}
+}
