@@ -167,18 +167,7 @@ func (s *FileSource) scan(log *slog.Logger) (Update, bool) {
 		u.Errors = append(slices.Clip(s.last.Errors), ManifestError{Origin: s.path, Err: err.Error()})
 		return u, true
 	default:
-		u = Update{Source: s.name}
-		for _, f := range files {
-			pods, errs, exists := decodeFile(s.name, f, s.opts)
-			if !exists {
-				continue
-			}
-			u.Pods = append(u.Pods, pods...)
-			u.Errors = append(u.Errors, errs...)
-		}
-		var dups []ManifestError
-		u.Pods, dups = dedupe(u.Pods)
-		u.Errors = append(u.Errors, dups...)
+		u = decodeFiles(s.name, files, s.opts)
 	}
 	s.last = &u
 	s.logErrors(log, u)
@@ -401,4 +390,22 @@ func (w *dirWatch) close() {
 		w.w = nil
 		w.dir = ""
 	}
+}
+
+// decodeFiles decodes every file (skipping ones that vanished) into one
+// complete update of source, a pod key declared twice kept by the first file.
+func decodeFiles(source string, files []string, opts Options) Update {
+	u := Update{Source: source}
+	for _, f := range files {
+		pods, errs, exists := decodeFile(source, f, opts)
+		if !exists {
+			continue
+		}
+		u.Pods = append(u.Pods, pods...)
+		u.Errors = append(u.Errors, errs...)
+	}
+	var dups []ManifestError
+	u.Pods, dups = dedupe(u.Pods)
+	u.Errors = append(u.Errors, dups...)
+	return u
 }

@@ -131,15 +131,7 @@ func (d *decoder) legacy(j []byte, prefix string) {
 		key = podKey("", head.ID)
 	}
 	var m containerManifest
-	strict, err := sigsjson.UnmarshalStrict(j, &m)
-	if err != nil {
-		d.jsonError(key, prefix, err)
-		return
-	}
-	if len(strict) > 0 {
-		for _, e := range strict {
-			d.strictError(key, prefix, e)
-		}
+	if !d.unmarshalStrict(j, &m, key, prefix) {
 		return
 	}
 	if m.Version != "v1beta1" {

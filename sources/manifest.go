@@ -358,18 +358,9 @@ func podKey(namespace, name string) string {
 func (d *decoder) pod(j []byte, prefix string) {
 	key := podKeyOf(j)
 	pod := &v1.Pod{}
-	strict, err := sigsjson.UnmarshalStrict(j, pod)
-	if err != nil {
-		d.jsonError(key, prefix, err)
-		return
+	if d.unmarshalStrict(j, pod, key, prefix) {
+		d.accept(pod, prefix)
 	}
-	if len(strict) > 0 {
-		for _, e := range strict {
-			d.strictError(key, prefix, e)
-		}
-		return
-	}
-	d.accept(pod, prefix)
 }
 
 // accept defaults and validates a decoded pod and adds it unless its key was
@@ -436,4 +427,18 @@ func jsonFieldPath(p string) string {
 
 func jsonMessage(err error) string {
 	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+// unmarshalStrict decodes j into v, recording type errors and unknown fields
+// against key; it reports whether v may be used.
+func (d *decoder) unmarshalStrict(j []byte, v interface{}, key, prefix string) bool {
+	strict, err := sigsjson.UnmarshalStrict(j, v)
+	if err != nil {
+		d.jsonError(key, prefix, err)
+		return false
+	}
+	for _, e := range strict {
+		d.strictError(key, prefix, e)
+	}
+	return len(strict) == 0
 }

@@ -100,19 +100,7 @@ func (s *PushSource) scan() Update {
 	if err != nil {
 		return Update{Source: s.name, Err: fmt.Errorf("push: %w", err)}
 	}
-	u := Update{Source: s.name}
-	for _, f := range files {
-		pods, errs, exists := decodeFile(s.name, f, s.opts)
-		if !exists {
-			continue
-		}
-		u.Pods = append(u.Pods, pods...)
-		u.Errors = append(u.Errors, errs...)
-	}
-	var dups []ManifestError
-	u.Pods, dups = dedupe(u.Pods)
-	u.Errors = append(u.Errors, dups...)
-	return u
+	return decodeFiles(s.name, files, s.opts)
 }
 
 // Routes returns the push handlers keyed by their http.ServeMux patterns.
