@@ -417,9 +417,23 @@ func (b *Berth) cleanup() {
 	}
 	for _, c := range list {
 		if err := dk.RemoveContainer(ctx, c.ID); err != nil {
+			if engineCannotRemove(err) {
+				// Docker's own leftover after a dockerd restart in this
+				// sandbox (a busy overlay mount): not berth's doing, and
+				// berth itself leaves such containers alone.
+				b.tb.Logf("cleanup: the engine cannot remove %s: %v", c.ID[:12], err)
+				continue
+			}
 			b.tb.Errorf("cleanup: %v", err)
 		}
 	}
+}
+
+// engineCannotRemove reports the engine failing to remove a dead
+// container's root filesystem.
+func engineCannotRemove(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "device or resource busy") || strings.Contains(msg, "is already in progress")
 }
 
 // getJSON GETs path from berth's API into v.
