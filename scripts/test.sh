@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
+export HOME="${HOME:-/root}" # go needs a cache directory
 
 ./scripts/ensure-deps.sh
 
