@@ -58,10 +58,10 @@ type Controller struct {
 	rt       runtime.Runtime
 	queue    workqueue.TypedRateLimitingInterface[string]
 	restarts *RestartTracker
-	pulls    *pullBackoff
+	pulls    *failureBackoff
 	pullJobs *pullJobs
 	// startFails backs off containers and sandboxes whose start failed.
-	startFails *pullBackoff
+	startFails *failureBackoff
 	// terminating holds pods being removed in the background.
 	terminating *terminations
 	probes      Prober
@@ -110,9 +110,9 @@ func New(cfg Config, st *store.Store, rt runtime.Runtime) *Controller {
 		rt:          rt,
 		queue:       q,
 		restarts:    NewRestartTracker(cfg.Backoff),
-		pulls:       newPullBackoff(cfg.Backoff),
+		pulls:       newFailureBackoff(cfg.Backoff),
 		pullJobs:    newPullJobs(),
-		startFails:  newPullBackoff(cfg.Backoff),
+		startFails:  newFailureBackoff(cfg.Backoff),
 		terminating: newTerminations(),
 		probes:      cfg.Prober,
 		hooks:       cfg.Hooks,

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -14,64 +13,6 @@ import (
 	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/store"
 )
-
-// pullBackoff spaces out retries of failed image pulls per pod container,
-// with the same doubling as crash backoff.
-type pullBackoff struct {
-	policy Backoff
-	mu     sync.Mutex
-	fail   map[string]pullFailure
-}
-
-type pullFailure struct {
-	at    time.Time
-	delay time.Duration
-}
-
-func newPullBackoff(b Backoff) *pullBackoff {
-	return &pullBackoff{policy: b, fail: map[string]pullFailure{}}
-}
-
-// retryAt returns when key may be pulled again; zero when now.
-func (b *pullBackoff) retryAt(key string) time.Time {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	f, ok := b.fail[key]
-	if !ok {
-		return time.Time{}
-	}
-	return f.at.Add(f.delay)
-}
-
-func (b *pullBackoff) failed(key string, now time.Time) time.Duration {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	f := b.fail[key]
-	if f.delay == 0 {
-		f.delay = b.policy.Initial
-	} else if f.delay *= 2; f.delay > b.policy.Max {
-		f.delay = b.policy.Max
-	}
-	f.at = now
-	b.fail[key] = f
-	return f.delay
-}
-
-func (b *pullBackoff) reset(key string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	delete(b.fail, key)
-}
-
-func (b *pullBackoff) forget(prefix string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for k := range b.fail {
-		if strings.HasPrefix(k, prefix) {
-			delete(b.fail, k)
-		}
-	}
-}
 
 // ensureImage reports false (with the result to return) while the image is
 // unavailable, recording ErrImagePull or ImagePullBackOff as the waiting

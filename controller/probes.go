@@ -52,12 +52,35 @@ func (c *Controller) podIP(podKey string, hostNetwork bool) string {
 		return "127.0.0.1"
 	}
 	ctrs, _ := c.store.ContainersByPod(nil, podKey)
+	var sandboxes []*store.Container
 	for _, ct := range ctrs {
-		if ct.Name == store.SandboxName && ct.Running() && ct.IP != "" {
-			return ct.IP
+		if ct.Name == store.SandboxName {
+			sandboxes = append(sandboxes, ct)
+		}
+	}
+	return handlerAddress(sandboxes, false)
+}
+
+// handlerAddress is where httpGet and tcpSocket handlers connect, given the
+// pod's sandbox containers: the running sandbox's IP, else (and for
+// hostNetwork pods) loopback.
+func handlerAddress(sandboxes []*store.Container, hostNetwork bool) string {
+	if !hostNetwork {
+		if ip := sandboxIP(sandboxes); ip != "" {
+			return ip
 		}
 	}
 	return "127.0.0.1"
+}
+
+// sandboxIP is the address of the running sandbox among sandboxes, or "".
+func sandboxIP(sandboxes []*store.Container) string {
+	for _, ct := range sandboxes {
+		if ct.Running() && ct.IP != "" {
+			return ct.IP
+		}
+	}
+	return ""
 }
 
 // runPreStop runs the container's preStop hook, if any, within grace, and
@@ -115,10 +138,10 @@ func (c *Controller) unhealthy(ct *store.Container) (prober.Kind, bool) {
 	return "", false
 }
 
-// syncProbes points the probe manager at the running app containers of p.
-func (c *Controller) syncProbes(p *store.Pod) {
-	byName := c.currentContainers(p.Key, string(p.Spec.UID))
-	ip := c.podIP(p.Key, p.Spec.Spec.HostNetwork)
+// syncProbes points the probe manager at the running app containers of p,
+// byName as currentContainers returns them.
+func (c *Controller) syncProbes(p *store.Pod, byName map[string][]*store.Container) {
+	ip := handlerAddress(byName[store.SandboxName], p.Spec.Spec.HostNetwork)
 	var probed []prober.Probed
 	for i := range p.Spec.Spec.Containers {
 		ctr := &p.Spec.Spec.Containers[i]

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	memdb "github.com/hashicorp/go-memdb"
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/berth-dev/berth/events"
@@ -214,7 +213,6 @@ func newestFirst(cs []*store.Container) {
 
 // podState is what one reconcile learned, for the status it writes.
 type podState struct {
-	sandbox    *store.Container
 	waiting    map[string]v1.ContainerStateWaiting // by container name
 	failedInit bool
 	probe      func(id string, kind prober.Kind) prober.Result
@@ -224,18 +222,7 @@ func (c *Controller) reconcilePod(ctx context.Context, p *store.Pod, ctrs []*sto
 	pod := p.Spec
 	uid := string(pod.UID)
 
-	var stale []*store.Container
-	byName := map[string][]*store.Container{}
-	for _, ct := range ctrs {
-		if ct.PodUID != uid {
-			stale = append(stale, ct)
-			continue
-		}
-		byName[ct.Name] = append(byName[ct.Name], ct)
-	}
-	for _, list := range byName {
-		newestFirst(list)
-	}
+	byName, stale := groupByName(ctrs, uid)
 	if len(stale) > 0 {
 		synced := true
 		for _, ct := range stale {
@@ -264,11 +251,9 @@ func (c *Controller) reconcilePod(ctx context.Context, p *store.Pod, ctrs []*sto
 	case sb == nil:
 		// The sandbox is gone and the restart policy says the pod is done.
 		err := c.collect(ctx, p, byName)
-		c.syncProbes(p)
-		c.writeStatus(p, st)
+		c.finish(p, st)
 		return Result{}, err
 	}
-	st.sandbox = sb
 	if err := c.ensureVolumes(pod); err != nil {
 		return Result{}, err
 	}
@@ -310,9 +295,16 @@ func (c *Controller) reconcilePod(ctx context.Context, p *store.Pod, ctrs []*sto
 	if err := c.collect(ctx, p, byName); err != nil {
 		errs = append(errs, err)
 	}
-	c.syncProbes(p)
-	c.writeStatus(p, st)
+	c.finish(p, st)
 	return res, errors.Join(errs...)
+}
+
+// finish points the probe manager at the pod's running containers and
+// records its status, from one read of the store.
+func (c *Controller) finish(p *store.Pod, st *podState) {
+	byName := c.currentContainers(p.Key, string(p.Spec.UID))
+	c.syncProbes(p, byName)
+	c.writeStatusFrom(p, st, byName)
 }
 
 // backoffError says a step failed and may be retried only after delay.
@@ -681,15 +673,24 @@ func (c *Controller) collect(ctx context.Context, p *store.Pod, byName map[strin
 
 // currentContainers re-reads the pod's containers of uid, newest first.
 func (c *Controller) currentContainers(key, uid string) map[string][]*store.Container {
-	ctrs, _ := c.store.ContainersByPod(memdb.NewWatchSet(), key)
-	byName := map[string][]*store.Container{}
+	ctrs, _ := c.store.ContainersByPod(nil, key)
+	byName, _ := groupByName(ctrs, uid)
+	return byName
+}
+
+// groupByName groups the containers of pod incarnation uid by container
+// name, newest instance first; containers of other incarnations are stale.
+func groupByName(ctrs []*store.Container, uid string) (byName map[string][]*store.Container, stale []*store.Container) {
+	byName = map[string][]*store.Container{}
 	for _, ct := range ctrs {
-		if ct.PodUID == uid {
-			byName[ct.Name] = append(byName[ct.Name], ct)
+		if ct.PodUID != uid {
+			stale = append(stale, ct)
+			continue
 		}
+		byName[ct.Name] = append(byName[ct.Name], ct)
 	}
 	for _, list := range byName {
 		newestFirst(list)
 	}
-	return byName
+	return byName, stale
 }

@@ -13,13 +13,18 @@ import (
 // writeStatus recomputes the pod's status from the store's current
 // containers and what this reconcile learned, and records pod start latency.
 func (c *Controller) writeStatus(p *store.Pod, st *podState) {
+	c.writeStatusFrom(p, st, c.currentContainers(p.Key, string(p.Spec.UID)))
+}
+
+// writeStatusFrom is writeStatus over byName, the pod's containers as
+// currentContainers returns them.
+func (c *Controller) writeStatusFrom(p *store.Pod, st *podState, byName map[string][]*store.Container) {
 	pod := p.Spec
-	byName := c.currentContainers(p.Key, string(pod.UID))
 	status := computeStatus(pod, byName, st)
 	status.StartTime = &metav1.Time{Time: p.SeenAt}
-	if sbs := byName[store.SandboxName]; len(sbs) > 0 && sbs[0].Running() && sbs[0].IP != "" {
-		status.PodIP = sbs[0].IP
-		status.PodIPs = []v1.PodIP{{IP: sbs[0].IP}}
+	if ip := sandboxIP(byName[store.SandboxName]); ip != "" {
+		status.PodIP = ip
+		status.PodIPs = []v1.PodIP{{IP: ip}}
 	}
 	allRunning := status.Phase == v1.PodRunning
 	for _, cs := range status.ContainerStatuses {
