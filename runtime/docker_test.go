@@ -12,17 +12,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	goruntime "runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/berth-dev/berth/internal/testutil"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
@@ -97,18 +96,6 @@ func testDocker(t *testing.T) *Docker {
 	return setupDocker
 }
 
-func moduleRoot() (string, error) {
-	_, file, _, ok := goruntime.Caller(0)
-	if !ok {
-		return "", errors.New("cannot locate test source")
-	}
-	root := filepath.Dir(filepath.Dir(file))
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		return "", fmt.Errorf("module root: %w", err)
-	}
-	return root, nil
-}
-
 func setup() (*Docker, error) {
 	d, err := NewDocker("")
 	if err != nil {
@@ -122,21 +109,14 @@ func setup() (*Docker, error) {
 		d.Close()
 		return nil, fmt.Errorf("Docker engine unreachable (is dockerd running?): %w", err)
 	}
-	root, err := moduleRoot()
-	if err != nil {
-		return d, err
-	}
 	dir, err := os.MkdirTemp("", "berth-runtime-test-")
 	if err != nil {
 		return d, err
 	}
 	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, "testapp")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./test/testapp")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return d, fmt.Errorf("building testapp: %v\n%s", err, out)
+	if err := testutil.BuildStatic(ctx, "./test/testapp", bin); err != nil {
+		return d, err
 	}
 	if err := d.BuildImage(ctx, testImage, bin, "/testapp", []string{"/testapp"}); err != nil {
 		return d, err
@@ -198,15 +178,7 @@ func start(t *testing.T, d *Docker, id string) {
 	}
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
+func freePort(t *testing.T) int { return testutil.FreePort(t) }
 
 // httpGet retries GET url until it answers 200 or 15 s pass.
 func httpGet(t *testing.T, url string) string {

@@ -16,26 +16,12 @@ func podManifest(name, image string) string {
 	return fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\nspec:\n  containers:\n  - name: c\n    image: %s\n", name, image)
 }
 
-// runSource runs s until the test ends and returns its updates.
+// runSource runs s with a short debounce until the test ends and returns
+// its updates.
 func runSource(t *testing.T, s *FileSource) <-chan Update {
 	t.Helper()
 	s.Debounce = 10 * time.Millisecond
-	ctx, cancel := context.WithCancel(context.Background())
-	out := make(chan Update)
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx, out) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Run: %v", err)
-			}
-		case <-time.After(5 * time.Second):
-			t.Error("Run did not return after cancel")
-		}
-	})
-	return out
+	return startSource(t, s)
 }
 
 // waitFor returns the first update that satisfies ok, failing after 5 s.

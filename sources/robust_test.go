@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/berth-dev/berth/internal/testutil"
 )
 
 // hostileCase is one hostile input; gen builds it lazily (some are large).
@@ -54,18 +56,6 @@ func rejected(t *testing.T, pods []Desired, errs []ManifestError) {
 func robustPod(name string) string {
 	return fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\nspec:\n  containers:\n  - name: c\n    image: busybox\n", name)
 }
-
-// billionLaughs is the classic alias bomb: 9^9 "lol" when expanded.
-const billionLaughs = `a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
-b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
-c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
-d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
-e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
-f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
-g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
-h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]
-i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
-`
 
 func repeatJoin(s, sep string, n int) string {
 	var b strings.Builder
@@ -122,9 +112,9 @@ func hostileCases() []hostileCase {
 		}, check: rejected},
 
 		// Alias bombs.
-		{name: "billion laughs", gen: func() []byte { return []byte(billionLaughs) }, check: wantOriginError("")},
+		{name: "billion laughs", gen: func() []byte { return []byte(testutil.BillionLaughs) }, check: wantOriginError("")},
 		{name: "billion laughs in a pod", gen: func() []byte {
-			return []byte(strings.ReplaceAll("x: &x\n"+billionLaughs, "\n", "\n  ") + "\n" + robustPod("laughs"))
+			return []byte(strings.ReplaceAll("x: &x\n"+testutil.BillionLaughs, "\n", "\n  ") + "\n" + robustPod("laughs"))
 		}, check: rejected},
 		{name: "quadratic aliases", gen: func() []byte {
 			return []byte("a: &a [" + repeatJoin(`"lol"`, ",", 2000) + "]\nb: [" + repeatJoin("*a", ",", 2000) + "]\n")
@@ -366,7 +356,7 @@ func TestRobustFileSourceHostile(t *testing.T) {
 		"truncated.yaml": robustPod("truncated")[:40],
 		"garbage.yaml":   string([]byte{0x00, 0xff, 0xfe, 0x01, '{', '[', 0xc3, 0x28, 0x00}),
 		"nested.yaml":    strings.Repeat("[", 100000),
-		"bomb.yaml":      billionLaughs,
+		"bomb.yaml":      testutil.BillionLaughs,
 		"docs.yaml":      strings.Repeat("---\na: 1\n", 1<<20), // 9 MiB, under the size limit
 		"big.yaml":       robustPod("big") + "# " + strings.Repeat("x", MaxManifestBytes) + "\n",
 	}

@@ -15,13 +15,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
-	"path/filepath"
-	goruntime "runtime"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/berth-dev/berth/internal/testutil"
 
 	"github.com/docker/docker/api/types/container"
 
@@ -49,15 +48,7 @@ func ensureImage(t *testing.T, d *berthrt.Docker) {
 	} else if ok {
 		return
 	}
-	_, file, _, _ := goruntime.Caller(0)
-	root := filepath.Dir(filepath.Dir(file))
-	bin := filepath.Join(t.TempDir(), "testapp")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./test/testapp")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building testapp: %v\n%s", err, out)
-	}
+	bin := testutil.Build(t, t.TempDir(), "./test/testapp", "testapp")
 	if err := d.BuildImage(ctx, testImage, bin, "/testapp", []string{"/testapp"}); err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,9 @@
 package testutil
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -29,30 +32,56 @@ var (
 	rootErr  error
 )
 
-// ModuleRoot returns the directory of berth's go.mod.
-func ModuleRoot(tb testing.TB) string {
-	tb.Helper()
+// ModuleDir returns the directory of berth's go.mod.
+func ModuleDir() (string, error) {
 	rootOnce.Do(func() {
-		var out []byte
-		out, rootErr = exec.Command("go", "env", "GOMOD").Output()
-		root = filepath.Dir(strings.TrimSpace(string(out)))
+		out, err := exec.Command("go", "env", "GOMOD").Output()
+		gomod := strings.TrimSpace(string(out))
+		switch {
+		case err != nil:
+			rootErr = fmt.Errorf("go env GOMOD: %w", err)
+		case gomod == "" || gomod == os.DevNull:
+			rootErr = errors.New("go env GOMOD: not inside the berth module")
+		default:
+			root = filepath.Dir(gomod)
+		}
 	})
-	if rootErr != nil {
-		tb.Fatalf("go env GOMOD: %v", rootErr)
-	}
-	return root
+	return root, rootErr
 }
 
-// Build compiles the package pkg (relative to the module root, e.g. "." or
-// "./test/testapp") statically into dir/name and returns the path.
+// ModuleRoot is ModuleDir for a test, failing it on error.
+func ModuleRoot(tb testing.TB) string {
+	tb.Helper()
+	dir, err := ModuleDir()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return dir
+}
+
+// BuildStatic compiles the package pkg (relative to the module root, e.g.
+// "." or "./test/testapp") with CGO_ENABLED=0 into the file out.
+func BuildStatic(ctx context.Context, pkg, out string) error {
+	dir, err := ModuleDir()
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
+	}
+	return nil
+}
+
+// Build is BuildStatic of pkg into dir/name for a test, failing it on error;
+// it returns the path.
 func Build(tb testing.TB, dir, pkg, name string) string {
 	tb.Helper()
 	path := filepath.Join(dir, name)
-	cmd := exec.Command("go", "build", "-o", path, pkg)
-	cmd.Dir = ModuleRoot(tb)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		tb.Fatalf("go build %s: %v\n%s", pkg, err, out)
+	if err := BuildStatic(context.Background(), pkg, path); err != nil {
+		tb.Fatal(err)
 	}
 	return path
 }

@@ -24,6 +24,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/internal/testutil"
+
 	"github.com/docker/docker/api/types/container"
 
 	"github.com/berth-dev/berth/runtime"
@@ -880,17 +882,6 @@ func metricValueOf(b *Berth, series string) (float64, bool) {
 
 // ---------------------------------------------------------------- hostile
 
-const faultLaughs = `a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
-b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
-c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
-d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
-e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
-f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
-g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
-h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]
-i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
-`
-
 // 4. Hostile manifests next to a good pod: berth keeps running the good pod,
 // reports every bad file (log and berth_manifest_errors_total), stays within
 // a sane memory size, and a one-line manifest of exactly 4096 bytes (which
@@ -915,7 +906,7 @@ func TestFaultHostileManifests(t *testing.T) {
 		"utf8.yaml":      strings.Replace(appPod("utf", "v1"), "sleep", "sl\xff\xfeep\xc3", 1),
 		"nested.yaml":    strings.Repeat("[", 100000),
 		"mapping.yaml":   strings.Repeat("{a: ", 100000) + "1" + strings.Repeat("}", 100000),
-		"bomb.yaml":      faultLaughs,
+		"bomb.yaml":      testutil.BillionLaughs,
 		"docs.yaml":      strings.Repeat("---\na: 1\n", 1<<20), // 9 MiB, a million documents
 	}
 	for name, data := range hostile {
@@ -938,7 +929,7 @@ func TestFaultHostileManifests(t *testing.T) {
 
 	// A running pod's file replaced by an alias bomb: the pod keeps its
 	// last good spec (the whole file failed).
-	writeFile(t, b.Pods, "good.yaml", faultLaughs)
+	writeFile(t, b.Pods, "good.yaml", testutil.BillionLaughs)
 	logLine(t, b, "good.yaml", "excessive aliasing")
 	assertStable(t, b.Node, "good", good, 2500*time.Millisecond)
 	writeFile(t, b.Pods, "good.yaml", appPod("good", "v1"))

@@ -8,11 +8,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -24,6 +22,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/berth-dev/berth/internal/testutil"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
@@ -88,31 +88,12 @@ func TestMain(m *testing.M) {
 func setup(tmp string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
-	if err != nil {
-		return fmt.Errorf("go env GOMOD: %w", err)
-	}
-	gomod := strings.TrimSpace(string(out))
-	if gomod == "" || gomod == os.DevNull {
-		return errors.New("go env GOMOD: not inside the berth module")
-	}
-	root := filepath.Dir(gomod)
-
-	build := func(outPath, pkg string) error {
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", outPath, pkg)
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
-		}
-		return nil
-	}
 	berthBin = filepath.Join(tmp, "berth")
-	if err := build(berthBin, "."); err != nil {
+	if err := testutil.BuildStatic(ctx, ".", berthBin); err != nil {
 		return err
 	}
 	testapp := filepath.Join(tmp, "testapp")
-	if err := build(testapp, "./test/testapp"); err != nil {
+	if err := testutil.BuildStatic(ctx, "./test/testapp", testapp); err != nil {
 		return err
 	}
 
@@ -183,15 +164,7 @@ func randHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-func freePort(tb testing.TB) int {
-	tb.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
+func freePort(tb testing.TB) int { return testutil.FreePort(tb) }
 
 // ---------------------------------------------------------------- berth
 
