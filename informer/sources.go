@@ -93,6 +93,34 @@ func hostPorts(p *v1.Pod) []hostPort {
 	return out
 }
 
+// portClaims are the host ports held by accepted pods.
+type portClaims []portClaim
+
+type portClaim struct {
+	key string
+	hp  hostPort
+}
+
+// add records the host ports of pod key.
+func (c *portClaims) add(key string, p *v1.Pod) {
+	for _, hp := range hostPorts(p) {
+		*c = append(*c, portClaim{key, hp})
+	}
+}
+
+// clash describes the first port of p (pod key) that another pod holds, or
+// returns "".
+func (c portClaims) clash(key string, p *v1.Pod) string {
+	for _, hp := range hostPorts(p) {
+		for _, t := range c {
+			if t.key != key && conflicts(hp, t.hp) {
+				return fmt.Sprintf("spec.containers[].ports: hostPort %d/%s on %s already used by pod %s", hp.port, hp.proto, hp.ip, t.key)
+			}
+		}
+	}
+	return ""
+}
+
 func conflicts(a hostPort, b hostPort) bool {
 	return a.port == b.port && a.proto == b.proto && (a.ip == b.ip || a.ip == "0.0.0.0" || b.ip == "0.0.0.0")
 }
@@ -126,23 +154,14 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 	}
 
 	// Ports held by other sources' pods, then by this source's accepted pods.
-	var taken []struct {
-		key string
-		hp  hostPort
-	}
+	var taken portClaims
 	all, err := i.store.Pods(nil)
 	if err != nil {
 		return err
 	}
 	for _, p := range all {
-		if p.Source == u.Source {
-			continue
-		}
-		for _, hp := range hostPorts(p.Spec) {
-			taken = append(taken, struct {
-				key string
-				hp  hostPort
-			}{p.Key, hp})
+		if p.Source != u.Source {
+			taken.add(p.Key, p.Spec)
 		}
 	}
 
@@ -154,12 +173,7 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 	}
 	for key, old := range have {
 		if _, bad := podErr[key]; (bad || failedOrigin[old.Origin]) && !offered[key] {
-			for _, hp := range hostPorts(old.Spec) {
-				taken = append(taken, struct {
-					key string
-					hp  hostPort
-				}{key, hp})
-			}
+			taken.add(key, old.Spec)
 		}
 	}
 
@@ -191,28 +205,11 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 			reject(d, key, fmt.Sprintf("pod is running for source %q, which has not synced since berth started", holder))
 			continue
 		}
-		clash := ""
-		for _, hp := range hostPorts(d.Pod) {
-			for _, t := range taken {
-				if t.key != key && conflicts(hp, t.hp) {
-					clash = fmt.Sprintf("spec.containers[].ports: hostPort %d/%s on %s already used by pod %s", hp.port, hp.proto, hp.ip, t.key)
-					break
-				}
-			}
-			if clash != "" {
-				break
-			}
-		}
-		if clash != "" {
+		if clash := taken.clash(key, d.Pod); clash != "" {
 			reject(d, key, clash)
 			continue
 		}
-		for _, hp := range hostPorts(d.Pod) {
-			taken = append(taken, struct {
-				key string
-				hp  hostPort
-			}{key, hp})
-		}
+		taken.add(key, d.Pod)
 		next[key] = i.merge(have[key], u.Source, d, now)
 	}
 	// Keep the last good spec of pods whose update failed.
