@@ -216,9 +216,7 @@ func run(ctx context.Context, cfg *config.Config) error {
 	}
 	server.RegisterStats(api, statsProvider)
 	if push != nil {
-		for pattern, h := range push.Routes() {
-			api.Handle(pattern, http.MaxBytesHandler(h, 2<<20))
-		}
+		server.RegisterPush(api, push.Routes())
 	}
 	addr := net.JoinHostPort(cfg.ServerAddress, strconv.Itoa(cfg.ServerPort))
 	ln, err := net.Listen("tcp", addr)

@@ -62,6 +62,18 @@ func New(o Options) *Server {
 // Handle registers an extra authenticated handler (e.g. the push source).
 func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, s.auth(h)) }
 
+// MaxPushBody caps request bodies of the push routes at the server, beside
+// the push source's own, smaller limit.
+const MaxPushBody = 2 << 20
+
+// RegisterPush serves the push source's routes (ServeMux pattern → handler),
+// authenticated and with bodies capped at MaxPushBody.
+func RegisterPush(s *Server, routes map[string]http.Handler) {
+	for pattern, h := range routes {
+		s.Handle(pattern, http.MaxBytesHandler(h, MaxPushBody))
+	}
+}
+
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
 // LoadTokens reads one token per non-empty line of path.
