@@ -186,6 +186,7 @@ func run(ctx context.Context, cfg *config.Config) error {
 		}
 	}
 	dockerInf := informer.NewDockerInformer(rt, st, cfg.NodeName, clk, m, log)
+	dockerInf.Relist = cfg.DockerRelist
 
 	api := server.New(server.Options{
 		Store:    st,

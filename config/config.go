@@ -24,6 +24,8 @@ type Config struct {
 	DockerHost string
 	// DockerConfig is a Docker config.json whose "auths" log in for pulls.
 	DockerConfig string
+	// DockerRelist is the period of the safety-net relist of the engine.
+	DockerRelist time.Duration
 
 	FilePath   string
 	FileRescan time.Duration
@@ -75,6 +77,7 @@ func setDefaults(v *viper.Viper) {
 	}
 	v.SetDefault("docker.host", dh)
 	v.SetDefault("docker.config", "")
+	v.SetDefault("docker.relist", "5m")
 	v.SetDefault("sources.file.path", "/etc/berth/pods")
 	v.SetDefault("sources.file.rescan", "20s")
 	v.SetDefault("sources.http.url", "")
@@ -206,6 +209,7 @@ func fromViper(v *viper.Viper) (*Config, error) {
 		RootDir:              v.GetString("root_dir"),
 		DockerHost:           v.GetString("docker.host"),
 		DockerConfig:         v.GetString("docker.config"),
+		DockerRelist:         p.duration("docker.relist", time.Second),
 		FilePath:             v.GetString("sources.file.path"),
 		FileRescan:           p.duration("sources.file.rescan", 100*time.Millisecond),
 		HTTPURL:              v.GetString("sources.http.url"),

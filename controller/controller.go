@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -58,13 +59,14 @@ type Controller struct {
 	rt       runtime.Runtime
 	queue    workqueue.TypedRateLimitingInterface[string]
 	restarts *RestartTracker
-	pulls    *failureBackoff
-	pullJobs *pullJobs
+	pulls    *pulls
+	images   *imageIDs
 	// startFails backs off containers and sandboxes whose start failed.
 	startFails *failureBackoff
-	// terminating holds pods being removed in the background.
-	terminating *terminations
-	probes      Prober
+	// ops runs each pod's slow work (stops, postStart hooks) beside the
+	// workers.
+	ops    *podOps
+	probes Prober
 	hooks       HookRunner
 	log         *slog.Logger
 
@@ -104,20 +106,21 @@ func New(cfg Config, st *store.Store, rt runtime.Runtime) *Controller {
 		Clock:           cfg.Clock,
 		MetricsProvider: cfg.QueueMetrics,
 	})
-	return &Controller{
-		cfg:         cfg,
-		store:       st,
-		rt:          rt,
-		queue:       q,
-		restarts:    NewRestartTracker(cfg.Backoff),
-		pulls:       newFailureBackoff(cfg.Backoff),
-		pullJobs:    newPullJobs(),
-		startFails:  newFailureBackoff(cfg.Backoff),
-		terminating: newTerminations(),
-		probes:      cfg.Prober,
-		hooks:       cfg.Hooks,
-		log:         cfg.Log.With("component", "controller"),
+	c := &Controller{
+		cfg:        cfg,
+		store:      st,
+		rt:         rt,
+		queue:      q,
+		restarts:   NewRestartTracker(cfg.Backoff),
+		pulls:      newPulls(cfg.Backoff),
+		images:     newImageIDs(),
+		startFails: newFailureBackoff(cfg.Backoff),
+		probes:     cfg.Prober,
+		hooks:      cfg.Hooks,
+		log:        cfg.Log.With("component", "controller"),
 	}
+	c.ops = newPodOps(c.Enqueue, c.log)
+	return c
 }
 
 // Enqueue adds a pod key; it never blocks and is safe from any goroutine.
@@ -126,9 +129,6 @@ func (c *Controller) Enqueue(key string) {
 		c.queue.Add(key)
 	}
 }
-
-// Queue exposes the work queue for tests and simulations.
-func (c *Controller) Queue() workqueue.TypedRateLimitingInterface[string] { return c.queue }
 
 // Run starts the workers and the resync loop, and blocks until ctx ends and
 // the workers have finished their current keys.
@@ -150,7 +150,7 @@ func (c *Controller) Run(ctx context.Context) {
 	<-ctx.Done()
 	c.queue.ShutDownWithDrain()
 	wg.Wait()
-	c.terminating.wait()
+	c.ops.wait()
 }
 
 func (c *Controller) resyncLoop(ctx context.Context) {
@@ -189,9 +189,12 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	defer c.queue.Done(key)
 
 	start := c.cfg.Clock.Now()
-	res, err := c.Reconcile(ctx, key)
+	res, err, panicked := c.reconcile(ctx, key)
 	var outcome string
 	switch {
+	case panicked:
+		outcome = ResultPanic
+		c.queue.AddRateLimited(key)
 	case err != nil:
 		outcome = ResultError
 		c.queue.AddRateLimited(key)
@@ -213,6 +216,20 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	return true
 }
 
+// reconcile is Reconcile with a panic in one pod's logic turned into an
+// error of that key (logged with its stack) instead of the end of berth.
+func (c *Controller) reconcile(ctx context.Context, key string) (res Result, err error, panicked bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			panicked = true
+			err = fmt.Errorf("panic: %v", r)
+			c.log.Error("reconcile panicked", "pod", key, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+		}
+	}()
+	res, err = c.Reconcile(ctx, key)
+	return res, err, false
+}
+
 // ensurePauseImage builds the pause image from PauseBinary when absent.
 func (c *Controller) ensurePauseImage(ctx context.Context) error {
 	c.pauseMu.Lock()
@@ -220,11 +237,11 @@ func (c *Controller) ensurePauseImage(ctx context.Context) error {
 	if c.pauseReady {
 		return nil
 	}
-	ok, err := c.rt.ImagePresent(ctx, c.cfg.PauseImage)
-	if err != nil {
+	_, err := c.rt.ImageID(ctx, c.cfg.PauseImage)
+	if err != nil && !errors.Is(err, runtime.ErrImageNotFound) {
 		return err
 	}
-	if !ok {
+	if err != nil {
 		if c.cfg.PauseBinary == "" {
 			// A configured pod_infra_image is pulled like any image.
 			c.log.Info("pulling pause image", "image", c.cfg.PauseImage)

@@ -81,7 +81,7 @@ func (h *harness) settle(key string) Result {
 			h.t.Fatalf("reconcile %s: %v", key, err)
 		}
 		h.waitPulls()
-		h.ctrl.terminating.wait()
+		h.ctrl.ops.wait()
 		res = r
 		if h.calls() == before {
 			return res
@@ -96,10 +96,7 @@ func (h *harness) waitPulls() {
 	h.t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		h.ctrl.pullJobs.mu.Lock()
-		n := len(h.ctrl.pullJobs.inflight)
-		h.ctrl.pullJobs.mu.Unlock()
-		if n == 0 {
+		if h.ctrl.pulls.inFlight() == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -351,7 +348,10 @@ func TestAdoptionCreatesNothing(t *testing.T) {
 	st2, _ := store.New(nil)
 	_ = st2.UpsertSource(&store.Source{Name: "file", Synced: true})
 	cs, _ := h.rt.ListContainers(context.Background(), map[string]string{runtime.LabelNode: "n1"})
-	_ = st2.ReplaceContainers(cs)
+	for _, c := range cs {
+		full, _ := h.rt.InspectContainer(context.Background(), c.ID)
+		_, _ = st2.UpsertContainer(full)
+	}
 	h.st = st2
 	h.ctrl = New(h.ctrl.cfg, st2, h.rt)
 	h.put(testPod("web", ctr("a", "app:1"), ctr("b", "app:1")))
@@ -374,7 +374,7 @@ func TestRemovedContainerRecreatedAndSandboxLoss(t *testing.T) {
 	h.settle("default/web")
 	before := h.running("default/web")
 	h.rt.Remove(before["a"].ID)
-	_ = h.st.DeleteContainer(before["a"].ID)
+	_ = h.st.DeleteContainer(before["a"].ID, h.clock.Now())
 	h.settle("default/web")
 	mid := h.running("default/web")
 	if mid["a"] == nil || mid["b"].ID != before["b"].ID {

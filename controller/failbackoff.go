@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// failureBackoff spaces out retries of a failing step (an image pull, a
-// container start) per "podUID/container" key, with the doubling of crash
+// failureBackoff spaces out retries of a failing step (a container start,
+// an image pull) per "podUID/container" key, with the doubling of crash
 // backoff: Initial after the first failure, then twice as long up to Max.
 type failureBackoff struct {
 	policy Backoff

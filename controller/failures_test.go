@@ -153,7 +153,7 @@ func TestSlowTerminationDoesNotHoldWorkers(t *testing.T) {
 		t.Fatal("terminated before its stop returned")
 	}
 	close(block)
-	h.ctrl.terminating.wait()
+	h.ctrl.ops.wait()
 	if n := len(h.running("default/old")); n != 0 {
 		t.Fatalf("%d containers of the deleted pod left", n)
 	}

@@ -8,6 +8,8 @@ const (
 	ResultError        = "error"
 	ResultRequeue      = "requeue"
 	ResultRequeueAfter = "requeue_after"
+	// ResultPanic: Reconcile panicked; the key is retried rate-limited.
+	ResultPanic = "panic"
 )
 
 // Metrics receives the controller's measurements. The controller knows no

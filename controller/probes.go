@@ -9,6 +9,7 @@ import (
 
 	"github.com/berth-dev/berth/events"
 	"github.com/berth-dev/berth/prober"
+	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/store"
 )
 
@@ -96,7 +97,7 @@ func (c *Controller) runPreStop(ctx context.Context, ct *store.Container, grace 
 	}
 	start := c.cfg.Clock.Now()
 	t := prober.Target{ContainerID: ct.ID, Spec: &v1.Container{Ports: spec.Ports},
-		PodIP: c.podIP(ct.PodKey, ct.Labels[labelHostNetwork] == "true")}
+		PodIP: c.podIP(ct.PodKey, ct.Labels[runtime.LabelHostNetwork] == "true")}
 	if err := c.hooks.Run(ctx, prober.FromLifecycle(spec.Handler), t, grace); err != nil {
 		c.event(ct.PodKey, ct.Name, events.Warning, "FailedPreStopHook", "PreStop hook for container %s failed: %v", ct.Name, err)
 	}
@@ -143,6 +144,11 @@ func (c *Controller) unhealthy(ct *store.Container) (prober.Kind, bool) {
 func (c *Controller) syncProbes(p *store.Pod, byName map[string][]*store.Container) {
 	ip := handlerAddress(byName[store.SandboxName], p.Spec.Spec.HostNetwork)
 	var probed []prober.Probed
+	if !p.Spec.Spec.HostNetwork && sandboxIP(byName[store.SandboxName]) == "" {
+		// Not the host's loopback: wait for the sandbox's address.
+		c.probes.Sync(p.Key, nil)
+		return
+	}
 	for i := range p.Spec.Spec.Containers {
 		ctr := &p.Spec.Spec.Containers[i]
 		if ctr.LivenessProbe == nil && ctr.ReadinessProbe == nil && ctr.StartupProbe == nil {

@@ -23,15 +23,14 @@ import (
 // container left in a replaced sandbox is recognised.
 const labelSandbox = "io.berth.sandbox.id"
 
-// labelHostNetwork marks containers of hostNetwork pods.
-const labelHostNetwork = "io.berth.hostnetwork"
-
 // Reconcile makes the containers of pod key match its desired state. It reads
-// desired and actual state from the store only (never from an event), acts on
-// the runtime, writes what it did back to the store and records status.
+// desired and actual state from the store only (never from an event), plans
+// with plan and carries the plan out with execute. While the pod has a
+// background operation running it does nothing: the operation enqueues the
+// key when it ends.
 func (c *Controller) Reconcile(ctx context.Context, key string) (Result, error) {
-	if c.terminating.busy(key) {
-		return Result{}, nil // the termination re-enqueues the key when done
+	if c.ops.busy(key) {
+		return Result{}, nil
 	}
 	pod, err := c.store.Pod(nil, key)
 	if err != nil {
@@ -41,10 +40,52 @@ func (c *Controller) Reconcile(ctx context.Context, key string) (Result, error) 
 	if err != nil {
 		return Result{}, err
 	}
-	if pod == nil {
-		return c.reconcileDeleted(ctx, key, ctrs)
+	in := c.planInput(key, pod, ctrs)
+	pl := plan(in)
+	return c.execute(ctx, &in, &pl)
+}
+
+// planInput reads what plan needs besides the store: backoff state, probe
+// verdicts and source sync.
+func (c *Controller) planInput(key string, pod *store.Pod, ctrs []*store.Container) PlanInput {
+	in := PlanInput{Key: key, Pod: pod, Containers: ctrs, Now: c.cfg.Clock.Now(),
+		Synced: map[string]bool{}, Unhealthy: map[string]prober.Kind{}}
+	for _, ct := range ctrs {
+		if _, ok := in.Synced[ct.Source]; !ok {
+			in.Synced[ct.Source] = c.sourceSynced(ct.Source)
+		}
+		if ct.Running() && ct.Name != store.SandboxName {
+			if kind, bad := c.unhealthy(ct); bad {
+				in.Unhealthy[ct.ID] = kind
+			}
+		}
 	}
-	return c.reconcilePod(ctx, pod, ctrs)
+	if pod == nil {
+		return in
+	}
+	uid := string(pod.Spec.UID)
+	b := Backoffs{Policy: c.cfg.Backoff, Crash: map[string]CrashState{}, StartRetry: map[string]time.Time{}, Pulls: map[string]PullState{}}
+	names := []string{store.SandboxName}
+	for _, ct := range pod.Spec.Spec.InitContainers {
+		names = append(names, ct.Name)
+	}
+	for _, ct := range pod.Spec.Spec.Containers {
+		names = append(names, ct.Name)
+	}
+	for _, n := range names {
+		k := uid + "/" + n
+		if st := c.restarts.State(k); st.Restarted {
+			b.Crash[n] = st
+		}
+		if at := c.startFails.retryAt(k); !at.IsZero() {
+			b.StartRetry[n] = at
+		}
+		if ps := c.pulls.state(k); ps != (PullState{}) {
+			b.Pulls[n] = ps
+		}
+	}
+	in.Backoff = b
+	return in
 }
 
 // sourceSynced reports whether containers labelled with source may be
@@ -67,79 +108,196 @@ func (c *Controller) sourceSynced(name string) bool {
 	return true
 }
 
-func (c *Controller) reconcileDeleted(ctx context.Context, key string, ctrs []*store.Container) (Result, error) {
-	c.probes.Sync(key, nil)
-	if len(ctrs) == 0 {
-		return Result{}, nil
-	}
-	for _, ct := range ctrs {
-		if !c.sourceSynced(ct.Source) {
-			return Result{}, nil // the store notifies us when the source syncs
-		}
-	}
-	c.log.Info("removing pod", "pod", key, "containers", len(ctrs))
-	c.event(key, "", events.Normal, "Killing", "Stopping pod: removed from its source")
-	// Graceful stops may take the whole grace period: they run beside the
-	// workers, and the key is looked at again when they are done.
-	c.terminating.start(key, func() {
-		if err := c.removePod(ctx, ctrs); err != nil && ctx.Err() == nil {
-			c.log.Warn("removing pod failed", "pod", key, "err", err)
-		}
-		c.Enqueue(key)
-	})
-	return Result{}, nil
+// execState is what carrying out one plan learned, for the status and the
+// result: waiting reasons and the earliest requeue.
+type execState struct {
+	waiting      map[string]v1.ContainerStateWaiting
+	requeueAfter time.Duration
+	// bg are the steps of the pod's background operation, run in order.
+	bg []func(context.Context)
 }
 
-// removePod stops and removes ctrs (apps in parallel, sandboxes last) and
-// forgets everything kept for their pod UIDs, emptyDir volumes included.
-func (c *Controller) removePod(ctx context.Context, ctrs []*store.Container) error {
-	if err := c.killAll(ctx, ctrs, true); err != nil {
+func (x *execState) wait(name string, w v1.ContainerStateWaiting) { x.waiting[name] = w }
+
+func (x *execState) requeue(d time.Duration) {
+	if d > 0 && (x.requeueAfter == 0 || d < x.requeueAfter) {
+		x.requeueAfter = d
+	}
+}
+
+// execute carries out pl. Kills that stop a process, and postStart hooks,
+// run as the pod's background operation; removals, the sandbox and the
+// starts run here, in that order.
+func (c *Controller) execute(ctx context.Context, in *PlanInput, pl *Plan) (Result, error) {
+	key := in.Key
+	for _, e := range pl.Events {
+		c.event(key, e.Container, e.Type, e.Reason, "%s", e.Message)
+	}
+	x := &execState{waiting: map[string]v1.ContainerStateWaiting{}, requeueAfter: pl.RequeueAfter}
+	for n, w := range pl.Waiting {
+		x.waiting[n] = w
+	}
+	var errs []error
+	if len(pl.Kill) > 0 {
+		c.log.Info("killing containers", "pod", key, "containers", len(pl.Kill), "reason", pl.Kill[0].Reason)
+		kills, forget := pl.Kill, pl.Forget
+		if pl.background() {
+			x.bg = append(x.bg, func(ctx context.Context) {
+				if err := c.killAll(ctx, kills); err != nil {
+					if ctx.Err() == nil {
+						c.log.Warn("killing containers failed", "pod", key, "err", err)
+					}
+					return
+				}
+				c.forget(forget)
+			})
+		} else if err := c.killAll(ctx, kills); err != nil {
+			errs = append(errs, err)
+		} else {
+			c.forget(forget)
+		}
+	}
+	if p := in.Pod; p != nil && len(errs) == 0 {
+		if err := c.executeStarts(ctx, p, pl, x); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(x.bg) > 0 {
+		steps := x.bg
+		c.ops.start(ctx, key, func(ctx context.Context) {
+			for _, step := range steps {
+				if ctx.Err() != nil {
+					return
+				}
+				step(ctx)
+			}
+		})
+	}
+	if in.Pod != nil && pl.Status {
+		c.finish(in.Pod, x.waiting, pl.FailedInit)
+		uid := string(in.Pod.Spec.UID)
+		for name, w := range x.waiting {
+			if w.Reason == "ErrImagePull" {
+				c.pulls.reported(uid + "/" + name)
+			}
+		}
+	}
+	return Result{RequeueAfter: x.requeueAfter}, errors.Join(errs...)
+}
+
+// executeStarts brings up the sandbox the plan asks for, then starts the
+// plan's containers in order. A container with a postStart hook ends the
+// pass: its hook runs in the background and the next containers start after
+// it, as in the kubelet.
+func (c *Controller) executeStarts(ctx context.Context, p *store.Pod, pl *Plan, x *execState) error {
+	if pl.CreateSandbox == nil && pl.StartSandbox == nil && len(pl.Start) == 0 {
+		return nil
+	}
+	if err := c.ensureVolumes(p.Spec); err != nil {
 		return err
 	}
-	uids := map[string]bool{}
-	for _, ct := range ctrs {
-		uids[ct.PodUID] = true
+	sbID := pl.sandboxID()
+	switch {
+	case pl.CreateSandbox != nil:
+		id, err := c.createSandbox(ctx, p, *pl.CreateSandbox, x)
+		if err != nil || id == "" {
+			return err
+		}
+		sbID = id
+	case pl.StartSandbox != nil:
+		if !c.startExisting(ctx, p, store.SandboxName, pl.StartSandbox, x) {
+			return nil
+		}
+		c.observeSandbox(ctx, sbID)
 	}
-	for uid := range uids {
-		if uid == "" {
+	if sbID == "" {
+		return nil
+	}
+	var errs []error
+	for _, s := range pl.Start {
+		if s.Reason != "" {
+			c.log.Info("starting container", "pod", p.Key, "container", s.Spec.Name, "why", s.Reason)
+		}
+		if s.Existing != nil {
+			if c.startExisting(ctx, p, s.Spec.Name, s.Existing, x) && c.afterStart(p, s, s.Existing.ID, x) {
+				break
+			}
 			continue
 		}
-		c.restarts.Forget(uid + "/")
-		c.pulls.forget(uid + "/")
-		c.startFails.forget(uid + "/")
-		c.pullJobs.forget(uid + "/")
-		if err := os.RemoveAll(c.podDir(uid)); err != nil {
-			return fmt.Errorf("remove pod volumes: %w", err)
+		id, err := c.startNew(ctx, p, s, sbID, x)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("container %s: %w", s.Spec.Name, err))
+			continue
+		}
+		if id != "" && c.afterStart(p, s, id, x) {
+			break
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
-// killAll stops app containers in parallel, then sandboxes, and removes
-// them all when remove is set.
-func (c *Controller) killAll(ctx context.Context, ctrs []*store.Container, remove bool) error {
-	var apps, sandboxes []*store.Container
-	for _, ct := range ctrs {
-		if ct.Name == store.SandboxName {
-			sandboxes = append(sandboxes, ct)
-		} else {
-			apps = append(apps, ct)
+// afterStart records a started container's restart and schedules its
+// postStart hook; it reports true when the hook defers the next starts.
+func (c *Controller) afterStart(p *store.Pod, s Start, id string, x *execState) bool {
+	k := string(p.Spec.UID) + "/" + s.Spec.Name
+	if s.Restart {
+		c.restarts.Restarted(k, s.RanFor)
+		c.cfg.Metrics.ContainerRestarted()
+	}
+	ctr := s.Spec
+	if ctr.Lifecycle == nil || ctr.Lifecycle.PostStart == nil || c.hooks == nil {
+		return false
+	}
+	x.bg = append(x.bg, func(ctx context.Context) {
+		if err := c.runPostStart(ctx, p, ctr, id); err != nil {
+			if ct, _ := c.store.Container(nil, id); ct != nil {
+				_ = c.stop(ctx, ct, false)
+			}
+		}
+	})
+	return true
+}
+
+// forget drops everything kept for pod UIDs that are gone, emptyDir
+// volumes included.
+func (c *Controller) forget(uids []string) {
+	for _, uid := range uids {
+		c.restarts.Forget(uid + "/")
+		c.startFails.forget(uid + "/")
+		c.pulls.forget(uid + "/")
+		if err := os.RemoveAll(c.podDir(uid)); err != nil {
+			c.log.Warn("removing pod volumes failed", "uid", uid, "err", err)
 		}
 	}
-	if err := c.stopParallel(ctx, apps, remove); err != nil {
+}
+
+// killAll carries out kills: app containers in parallel, then sandboxes.
+func (c *Controller) killAll(ctx context.Context, kills []Kill) error {
+	var apps, sandboxes []Kill
+	for _, k := range kills {
+		if k.Container.Name == store.SandboxName {
+			sandboxes = append(sandboxes, k)
+		} else {
+			apps = append(apps, k)
+		}
+	}
+	if err := c.killParallel(ctx, apps); err != nil {
 		return err
 	}
-	return c.stopParallel(ctx, sandboxes, remove)
+	return c.killParallel(ctx, sandboxes)
 }
 
-func (c *Controller) stopParallel(ctx context.Context, ctrs []*store.Container, remove bool) error {
+func (c *Controller) killParallel(ctx context.Context, kills []Kill) error {
+	if len(kills) == 1 {
+		return c.stop(ctx, kills[0].Container, kills[0].Remove)
+	}
 	var wg sync.WaitGroup
-	errs := make([]error, len(ctrs))
-	for i, ct := range ctrs {
+	errs := make([]error, len(kills))
+	for i, k := range kills {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = c.stop(ctx, ct, remove)
+			errs[i] = c.stop(ctx, k.Container, k.Remove)
 		}()
 	}
 	wg.Wait()
@@ -153,8 +311,10 @@ func graceOf(ct *store.Container) time.Duration {
 	return 30 * time.Second
 }
 
+// stop stops ct when it runs (its preStop hook first) and removes it when
+// remove is set; the store learns the outcome before stop returns.
 func (c *Controller) stop(ctx context.Context, ct *store.Container, remove bool) error {
-	if ct.Running() || ct.State == store.StateCreated {
+	if needsStop(ct) {
 		grace := graceOf(ct)
 		if ct.Name != store.SandboxName {
 			c.event(ct.PodKey, ct.Name, events.Normal, "Killing", "Stopping container %s", ct.Name)
@@ -164,42 +324,56 @@ func (c *Controller) stop(ctx context.Context, ct *store.Container, remove bool)
 			return fmt.Errorf("stop %s: %w", ct.DockerName, err)
 		}
 	}
-	if remove {
-		if err := c.rt.RemoveContainer(ctx, ct.ID); err != nil {
-			// A container the engine failed to remove is "dead" (e.g. its
-			// root filesystem still mounted after a dockerd restart), and
-			// its removal may keep failing: it must not block the pod.
-			// Later reconciles try again.
-			c.refresh(ctx, ct.ID)
-			if cur, _ := c.store.Container(nil, ct.ID); cur != nil && (cur.State == store.StateDead || cur.State == store.StateRemoving) {
-				c.log.Warn("cannot remove dead container; leaving it", "pod", ct.PodKey, "container", ct.DockerName, "err", err)
-				return nil
-			}
-			return fmt.Errorf("remove %s: %w", ct.DockerName, err)
-		}
-		return c.store.DeleteContainer(ct.ID)
+	if !remove {
+		c.refresh(ctx, ct.ID)
+		return nil
 	}
-	c.refresh(ctx, ct.ID)
-	return nil
+	at := c.cfg.Clock.Now()
+	if err := c.rt.RemoveContainer(ctx, ct.ID); err != nil {
+		// A container the engine failed to remove is "dead" (e.g. its root
+		// filesystem still mounted after a dockerd restart), and its
+		// removal may keep failing: it must not block the pod. Later
+		// reconciles try again.
+		c.refresh(ctx, ct.ID)
+		if cur, _ := c.store.Container(nil, ct.ID); cur != nil && (cur.State == store.StateDead || cur.State == store.StateRemoving) {
+			c.log.Warn("cannot remove dead container; leaving it", "pod", ct.PodKey, "container", ct.DockerName, "err", err)
+			return nil
+		}
+		return fmt.Errorf("remove %s: %w", ct.DockerName, err)
+	}
+	return c.store.DeleteContainer(ct.ID, at)
 }
 
-// refresh writes the runtime's current view of id into the store, so the
-// next reconcile sees this one's actions even before their events arrive.
+// refresh writes the engine's view of id into the store, stamped with the
+// time before the inspect, so an event newer than the answer still wins. An
+// unchanged container is not written: the write would enqueue the pod again
+// at once, past the rate limiter.
 func (c *Controller) refresh(ctx context.Context, id string) {
+	at := c.cfg.Clock.Now()
 	ct, err := c.rt.InspectContainer(ctx, id)
 	switch {
 	case errors.Is(err, runtime.ErrNotFound):
-		_ = c.store.DeleteContainer(id)
+		_ = c.store.DeleteContainer(id, at)
 	case err == nil:
-		// An unchanged container is not written back: the write would enqueue
-		// the pod again at once, past the rate limiter, so a container that
-		// keeps failing to start would be retried in a hot loop.
-		if old, _ := c.store.Container(nil, id); old != nil && reflect.DeepEqual(old, ct) {
+		if old, _ := c.store.Container(nil, id); old != nil && sameObservation(old, ct) {
 			return
 		}
-		_ = c.store.UpsertContainer(ct)
+		ct.ObservedAt = at
+		_, _ = c.store.UpsertContainer(ct)
 	}
 }
+
+// sameObservation reports whether a and b describe the same state, whenever
+// observed.
+func sameObservation(a, b *store.Container) bool {
+	x, y := *a, *b
+	x.ObservedAt, y.ObservedAt = time.Time{}, time.Time{}
+	return reflect.DeepEqual(&x, &y)
+}
+
+// observeSandbox inspects a sandbox that just started, for the IP that no
+// event carries.
+func (c *Controller) observeSandbox(ctx context.Context, id string) { c.refresh(ctx, id) }
 
 // newestFirst orders instances of one container by attempt, newest first.
 func newestFirst(cs []*store.Container) {
@@ -211,227 +385,138 @@ func newestFirst(cs []*store.Container) {
 	})
 }
 
-// podState is what one reconcile learned, for the status it writes.
-type podState struct {
-	waiting    map[string]v1.ContainerStateWaiting // by container name
-	failedInit bool
-	probe      func(id string, kind prober.Kind) prober.Result
+// created writes what a successful create told: the container exists,
+// created, as of at (the time before the create call).
+func (c *Controller) created(id string, cfg *runtime.ContainerConfig, at time.Time) {
+	ct := &store.Container{ID: id, DockerName: cfg.Name, Image: cfg.Image, State: store.StateCreated, CreatedAt: at, ObservedAt: at}
+	ct.ImageID, _ = c.images.get(cfg.Image)
+	runtime.FillFromLabels(ct, cfg.Labels)
+	_, _ = c.store.UpsertContainer(ct)
 }
 
-func (c *Controller) reconcilePod(ctx context.Context, p *store.Pod, ctrs []*store.Container) (Result, error) {
-	pod := p.Spec
-	uid := string(pod.UID)
-
-	byName, stale := groupByName(ctrs, uid)
-	if len(stale) > 0 {
-		synced := true
-		for _, ct := range stale {
-			synced = synced && c.sourceSynced(ct.Source)
+// started writes what a successful start told: the container ran at at
+// (the time before the start call). A newer event (its start, or a die that
+// came first) wins over it.
+func (c *Controller) started(id string, at time.Time) {
+	_, _ = c.store.ApplyContainer(id, at, func(old *store.Container) *store.Container {
+		if old == nil {
+			return nil
 		}
-		// An older incarnation goes only once its own source has synced:
-		// until then it may still be the one its source wants.
-		if synced {
-			c.log.Info("removing containers of a replaced pod", "pod", p.Key, "containers", len(stale))
-			if err := c.removePod(ctx, stale); err != nil {
-				return Result{}, err
-			}
-		}
-	}
-
-	st := &podState{waiting: map[string]v1.ContainerStateWaiting{}, probe: c.probes.Result}
-	sb, err := c.syncSandbox(ctx, p, byName)
-	var wait *backoffError
-	switch {
-	case errors.As(err, &wait):
-		c.writeStatus(p, st)
-		return Result{RequeueAfter: wait.delay}, nil
-	case err != nil:
-		c.writeStatus(p, st)
-		return Result{}, err
-	case sb == nil:
-		// The sandbox is gone and the restart policy says the pod is done.
-		err := c.collect(ctx, p, byName)
-		c.finish(p, st)
-		return Result{}, err
-	}
-	if err := c.ensureVolumes(pod); err != nil {
-		return Result{}, err
-	}
-
-	var res Result
-	merge := func(r Result) {
-		res.Requeue = res.Requeue || r.Requeue
-		if r.RequeueAfter > 0 && (res.RequeueAfter == 0 || r.RequeueAfter < res.RequeueAfter) {
-			res.RequeueAfter = r.RequeueAfter
-		}
-	}
-
-	initDone := true
-	for i := range pod.Spec.InitContainers {
-		ic := &pod.Spec.InitContainers[i]
-		done, r, err := c.syncInit(ctx, p, ic, sb, byName[ic.Name], st)
-		merge(r)
-		if err != nil {
-			c.writeStatus(p, st)
-			return res, err
-		}
-		if !done {
-			initDone = false
-			break
-		}
-	}
-
-	var errs []error
-	if initDone {
-		for i := range pod.Spec.Containers {
-			ctr := &pod.Spec.Containers[i]
-			r, err := c.syncContainer(ctx, p, ctr, sb, byName[ctr.Name], st)
-			merge(r)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("container %s: %w", ctr.Name, err))
-			}
-		}
-	}
-	if err := c.collect(ctx, p, byName); err != nil {
-		errs = append(errs, err)
-	}
-	c.finish(p, st)
-	return res, errors.Join(errs...)
+		cp := *old
+		cp.State, cp.StartedAt, cp.FinishedAt, cp.ExitCode, cp.Error = store.StateRunning, at, time.Time{}, 0, ""
+		return &cp
+	})
 }
 
-// finish points the probe manager at the pod's running containers and
-// records its status, from one read of the store.
-func (c *Controller) finish(p *store.Pod, st *podState) {
-	byName := c.currentContainers(p.Key, string(p.Spec.UID))
-	c.syncProbes(p, byName)
-	c.writeStatusFrom(p, st, byName)
+// startExisting starts a container left created. When the engine refuses
+// (after a dockerd restart a created container can be unstartable for good:
+// "task ... already exists"), the failure backs off and the container is
+// removed, to be replaced by a new instance.
+func (c *Controller) startExisting(ctx context.Context, p *store.Pod, name string, ct *store.Container, x *execState) bool {
+	key := string(p.Spec.UID) + "/" + name
+	at := c.cfg.Clock.Now()
+	err := c.rt.StartContainer(ctx, ct.ID)
+	if err == nil {
+		c.started(ct.ID, at)
+		c.startFails.reset(key)
+		return true
+	}
+	delay := c.startFails.failed(key, at)
+	x.requeue(delay)
+	x.wait(name, v1.ContainerStateWaiting{Reason: "RunContainerError", Message: err.Error()})
+	c.log.Info("cannot start created container; replacing it", "pod", p.Key, "container", ct.DockerName, "err", err, "retryIn", delay)
+	if rerr := c.stop(ctx, ct, true); rerr != nil {
+		c.log.Warn("removing unstartable container failed", "pod", p.Key, "container", ct.DockerName, "err", rerr)
+	}
+	return false
 }
 
-// backoffError says a step failed and may be retried only after delay.
-type backoffError struct {
-	delay time.Duration
-	err   error
-}
-
-func (e *backoffError) Error() string { return fmt.Sprintf("%v (retry in %s)", e.err, e.delay) }
-func (e *backoffError) Unwrap() error { return e.err }
-
-// syncSandbox returns the running sandbox of the pod, creating a new one when
-// it is missing, exited, or its pod-level networking changed. A networking
-// change (an edit) recreates the pod fresh. A sandbox that died takes its
-// running containers down with it, as in the kubelet: they are stopped but
-// kept, so their restart policy decides and their restart counts go on; a
-// Never pod that already ran, or an OnFailure pod whose containers all
-// succeeded, gets no new sandbox (nil, nil): it is finished. Failed starts
-// back off (a *backoffError).
-func (c *Controller) syncSandbox(ctx context.Context, p *store.Pod, byName map[string][]*store.Container) (*store.Container, error) {
-	sandboxes := byName[store.SandboxName]
-	want := sandboxHash(p.Spec)
-	key := string(p.Spec.UID) + "/" + store.SandboxName
-	now := c.cfg.Clock.Now()
-	if len(sandboxes) > 0 {
-		sb := sandboxes[0]
-		if sb.Running() && sb.Hash == want {
-			return sb, nil
-		}
-		if sb.State == store.StateCreated && sb.Hash == want {
-			if at := c.startFails.retryAt(key); now.Before(at) {
-				return nil, &backoffError{delay: at.Sub(now), err: errors.New("sandbox failed to start")}
-			}
-			err := c.rt.StartContainer(ctx, sb.ID)
-			c.refresh(ctx, sb.ID)
-			if err == nil {
-				c.startFails.reset(key)
-				return c.store.Container(nil, sb.ID)
-			}
-			// After a dockerd restart a created container can be unstartable
-			// for good ("task ... already exists"): replace it.
-			c.log.Info("cannot start created sandbox; recreating it", "pod", p.Key, "err", err)
-		}
-	}
-	edited := len(sandboxes) > 0 && sandboxes[0].Hash != want
-	var kill []*store.Container
-	ran, allSucceeded := false, true
-	for name, list := range byName {
-		for i, ct := range list {
-			switch {
-			case name == store.SandboxName:
-				kill = append(kill, ct)
-			case edited || ct.Running() || ct.State == store.StateCreated:
-				kill = append(kill, ct)
-			}
-			if name != store.SandboxName {
-				ran = true
-				if i == 0 && (ct.Running() || ct.ExitCode != 0) {
-					allSucceeded = false
-				}
-			}
-		}
-	}
-	if len(kill) > 0 {
-		c.log.Info("pod sandbox changed; killing the pod", "pod", p.Key, "edited", edited, "containers", len(kill))
-		c.event(p.Key, "", events.Normal, "SandboxChanged", "Pod sandbox changed, it will be killed and re-created")
-		// An edit starts the pod afresh; a dead sandbox keeps the stopped
-		// containers for their restart policy, logs and counts.
-		var remove, stop []*store.Container
-		for _, ct := range kill {
-			if edited || ct.Name == store.SandboxName || ct.State == store.StateCreated {
-				remove = append(remove, ct)
-			} else {
-				stop = append(stop, ct)
-			}
-		}
-		if err := c.killAll(ctx, stop, false); err != nil {
-			return nil, err
-		}
-		if err := c.killAll(ctx, remove, true); err != nil {
-			return nil, err
-		}
-		cur := c.currentContainers(p.Key, string(p.Spec.UID))
-		for name := range byName {
-			byName[name] = cur[name]
-		}
-	}
-	if !edited && ran {
-		switch p.Spec.Spec.RestartPolicy {
-		case v1.RestartPolicyNever:
-			return nil, nil
-		case v1.RestartPolicyOnFailure:
-			if allSucceeded {
-				return nil, nil
-			}
-		}
-	}
-	if at := c.startFails.retryAt(key); now.Before(at) {
-		return nil, &backoffError{delay: at.Sub(now), err: errors.New("sandbox failed to start")}
-	}
+// createSandbox creates and starts the pod's sandbox and returns its ID, or
+// "" when it failed to start (the failure backs off).
+func (c *Controller) createSandbox(ctx context.Context, p *store.Pod, attempt int, x *execState) (string, error) {
 	if err := c.ensurePauseImage(ctx); err != nil {
-		return nil, err
+		return "", err
 	}
-	attempt := 0
-	if len(sandboxes) > 0 {
-		attempt = sandboxes[0].Attempt + 1
-	}
+	key := string(p.Spec.UID) + "/" + store.SandboxName
 	cfg := c.sandboxConfig(p, attempt)
+	at := c.cfg.Clock.Now()
 	id, err := c.rt.CreateContainer(ctx, cfg)
 	if err != nil {
-		if errors.Is(err, runtime.ErrNotFound) {
+		if errors.Is(err, runtime.ErrImageNotFound) {
 			c.pauseMu.Lock()
 			c.pauseReady = false
 			c.pauseMu.Unlock()
 		}
-		return nil, fmt.Errorf("create sandbox: %w", err)
+		return "", fmt.Errorf("create sandbox: %w", err)
 	}
-	err = c.rt.StartContainer(ctx, id)
-	c.refresh(ctx, id)
-	if err != nil {
-		delay := c.startFails.failed(key, now)
+	c.created(id, cfg, at)
+	at = c.cfg.Clock.Now()
+	if err := c.rt.StartContainer(ctx, id); err != nil {
+		delay := c.startFails.failed(key, at)
+		x.requeue(delay)
 		c.event(p.Key, "", events.Warning, "FailedCreatePodSandBox", "Failed to start the pod sandbox: %v", err)
 		c.log.Warn("pod sandbox failed to start", "pod", p.Key, "err", err, "retryIn", delay)
-		return nil, &backoffError{delay: delay, err: fmt.Errorf("start sandbox: %w", err)}
+		return "", nil
 	}
+	c.started(id, at)
 	c.startFails.reset(key)
-	return c.store.Container(nil, id)
+	if !p.Spec.Spec.HostNetwork {
+		c.observeSandbox(ctx, id)
+	}
+	return id, nil
+}
+
+// startNew creates and starts a new instance as s says, joined to sandbox
+// sbID, once its image is there. It returns the new container's ID, or ""
+// when the container waits (image, failed start: both back off).
+func (c *Controller) startNew(ctx context.Context, p *store.Pod, s Start, sbID string, x *execState) (string, error) {
+	ctr := s.Spec
+	key := string(p.Spec.UID) + "/" + ctr.Name
+	if ok, err := c.ensureImage(ctx, p, ctr, key, x); !ok || err != nil {
+		return "", err
+	}
+	cfg, err := c.containerConfig(p, ctr, sbID, s.Attempt, s.RestartCount)
+	if err != nil {
+		x.wait(ctr.Name, v1.ContainerStateWaiting{Reason: "CreateContainerConfigError", Message: err.Error()})
+		return "", err
+	}
+	cfg.Labels[labelSandbox] = sbID
+	if l := preStopLabel(ctr); l != "" {
+		cfg.Labels[labelPreStop] = l
+	}
+	if p.Spec.Spec.HostNetwork {
+		cfg.Labels[runtime.LabelHostNetwork] = "true"
+	}
+	at := c.cfg.Clock.Now()
+	id, err := c.rt.CreateContainer(ctx, cfg)
+	if errors.Is(err, runtime.ErrImageNotFound) {
+		// Removed since it was seen: look again (and pull) next time.
+		c.images.forget(ctr.Image)
+		x.wait(ctr.Name, v1.ContainerStateWaiting{Reason: "ContainerCreating", Message: err.Error()})
+		return "", err
+	}
+	if err != nil {
+		x.wait(ctr.Name, v1.ContainerStateWaiting{Reason: "CreateContainerError", Message: err.Error()})
+		c.event(p.Key, ctr.Name, events.Warning, "Failed", "Error: %v", err)
+		return "", err
+	}
+	c.created(id, cfg, at)
+	c.event(p.Key, ctr.Name, events.Normal, "Created", "Created container %s", ctr.Name)
+	at = c.cfg.Clock.Now()
+	if err := c.rt.StartContainer(ctx, id); err != nil {
+		// A start that fails (bad entrypoint, port taken) backs off like a
+		// crash instead of being retried at once.
+		delay := c.startFails.failed(key, at)
+		x.requeue(delay)
+		x.wait(ctr.Name, v1.ContainerStateWaiting{Reason: "RunContainerError", Message: err.Error()})
+		c.event(p.Key, ctr.Name, events.Warning, "Failed", "Error: %v", err)
+		c.log.Warn("container failed to start", "pod", p.Key, "container", ctr.Name, "err", err, "retryIn", delay)
+		return "", nil
+	}
+	c.started(id, at)
+	c.startFails.reset(key)
+	c.event(p.Key, ctr.Name, events.Normal, "Started", "Started container %s", ctr.Name)
+	return id, nil
 }
 
 func (c *Controller) ensureVolumes(pod *v1.Pod) error {
@@ -445,230 +530,12 @@ func (c *Controller) ensureVolumes(pod *v1.Pod) error {
 	return nil
 }
 
-// syncInit runs one init container to completion; done is true once it
-// exited 0 in the current sandbox.
-func (c *Controller) syncInit(ctx context.Context, p *store.Pod, ic *v1.Container, sb *store.Container, instances []*store.Container, st *podState) (bool, Result, error) {
-	var latest *store.Container
-	if len(instances) > 0 && instances[0].Labels[labelSandbox] == sb.ID {
-		latest = instances[0]
-	}
-	switch {
-	case latest == nil:
-		r, err := c.start(ctx, p, ic, sb, instances, 0, st)
-		return false, r, err
-	case latest.Running():
-		return false, Result{}, nil
-	case latest.State == store.StateCreated:
-		r, err := c.startCreated(ctx, p, ic.Name, latest, st, func() (Result, error) {
-			return c.start(ctx, p, ic, sb, instances, latest.RestartCount, st)
-		})
-		return false, r, err
-	case latest.ExitCode == 0:
-		return true, Result{}, nil
-	}
-	policy := p.Spec.Spec.RestartPolicy
-	if policy == v1.RestartPolicyAlways {
-		policy = v1.RestartPolicyOnFailure // init containers never restart on success
-	}
-	r, err := c.restartExited(ctx, p, ic, sb, instances, latest, policy, st)
-	if policy == v1.RestartPolicyNever {
-		st.failedInit = true
-	}
-	return false, r, err
-}
-
-func (c *Controller) syncContainer(ctx context.Context, p *store.Pod, ctr *v1.Container, sb *store.Container, instances []*store.Container, st *podState) (Result, error) {
-	if len(instances) == 0 {
-		return c.start(ctx, p, ctr, sb, instances, 0, st)
-	}
-	latest := instances[0]
-	hash := containerHash(p.Spec, ctr)
-	switch {
-	case latest.Hash != hash:
-		c.log.Info("container spec changed, recreating", "pod", p.Key, "container", ctr.Name)
-		if err := c.stop(ctx, latest, true); err != nil {
-			return Result{}, err
-		}
-		return c.start(ctx, p, ctr, sb, instances, latest.RestartCount, st)
-	case latest.Running() && latest.Labels[labelSandbox] != sb.ID:
-		if err := c.stop(ctx, latest, true); err != nil {
-			return Result{}, err
-		}
-		return c.start(ctx, p, ctr, sb, instances, latest.RestartCount, st)
-	case latest.Running():
-		if kind, bad := c.unhealthy(latest); bad {
-			c.event(p.Key, ctr.Name, events.Warning, "Unhealthy", "%s probe failed", kind)
-			c.log.Info("killing unhealthy container", "pod", p.Key, "container", ctr.Name, "probe", kind)
-			c.event(p.Key, ctr.Name, events.Normal, "Killing", "Container %s failed %s probe, will be restarted", ctr.Name, kind)
-			return Result{}, c.stop(ctx, latest, false)
-		}
-		return Result{}, nil
-	case latest.State == store.StateCreated:
-		return c.startCreated(ctx, p, ctr.Name, latest, st, func() (Result, error) {
-			return c.start(ctx, p, ctr, sb, instances, latest.RestartCount, st)
-		})
-	}
-	return c.restartExited(ctx, p, ctr, sb, instances, latest, p.Spec.Spec.RestartPolicy, st)
-}
-
-func (c *Controller) restartExited(ctx context.Context, p *store.Pod, ctr *v1.Container, sb *store.Container, instances []*store.Container, latest *store.Container, policy v1.RestartPolicy, st *podState) (Result, error) {
-	key := string(p.Spec.UID) + "/" + ctr.Name
-	action, delay, reason := c.restarts.Decide(key, policy, latest.ExitCode, latest.StartedAt, latest.FinishedAt, c.cfg.Clock.Now())
-	switch action {
-	case ActionNone:
-		return Result{}, nil
-	case ActionWait:
-		c.event(p.Key, ctr.Name, events.Warning, "BackOff", "Back-off restarting failed container %s", ctr.Name)
-		st.waiting[ctr.Name] = v1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
-			Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", c.restarts.Delay(key), ctr.Name, p.Key)}
-		return Result{RequeueAfter: delay}, nil
-	}
-	c.log.Info("restarting container", "pod", p.Key, "container", ctr.Name, "exitCode", latest.ExitCode, "reason", reason)
-	res, err := c.start(ctx, p, ctr, sb, instances, latest.RestartCount+1, st)
-	if err == nil && res.RequeueAfter == 0 {
-		c.restarts.Restarted(key)
-		c.cfg.Metrics.ContainerRestarted()
-	}
-	return res, err
-}
-
-// startCreated starts a container left in state created. When the engine
-// refuses (after a dockerd restart a created container can be unstartable
-// for good: "task ... already exists"), it removes the container and replace
-// creates a new instance. While earlier starts of this container failed, it
-// waits out their backoff first.
-func (c *Controller) startCreated(ctx context.Context, p *store.Pod, name string, ct *store.Container, st *podState, replace func() (Result, error)) (Result, error) {
-	key := string(p.Spec.UID) + "/" + name
-	if r, waiting := c.startBackoff(p, name, key, st); waiting {
-		return r, nil
-	}
-	err := c.startExisting(ctx, ct)
-	if err == nil {
-		c.startFails.reset(key)
-		return Result{}, nil
-	}
-	c.log.Info("cannot start created container; replacing it", "pod", ct.PodKey, "container", ct.DockerName, "err", err)
-	if rerr := c.stop(ctx, ct, true); rerr != nil {
-		return Result{}, errors.Join(err, rerr)
-	}
-	return replace()
-}
-
-// startBackoff reports whether container name of p must still wait after
-// failed starts, recording RunContainerError meanwhile.
-func (c *Controller) startBackoff(p *store.Pod, name, key string, st *podState) (Result, bool) {
-	now := c.cfg.Clock.Now()
-	at := c.startFails.retryAt(key)
-	if !now.Before(at) {
-		return Result{}, false
-	}
-	st.waiting[name] = v1.ContainerStateWaiting{Reason: "RunContainerError",
-		Message: fmt.Sprintf("back-off %s restarting container %s that failed to start", at.Sub(now).Round(time.Millisecond), name)}
-	return Result{RequeueAfter: at.Sub(now)}, true
-}
-
-func (c *Controller) startExisting(ctx context.Context, ct *store.Container) error {
-	err := c.rt.StartContainer(ctx, ct.ID)
-	c.refresh(ctx, ct.ID)
-	if err != nil {
-		return fmt.Errorf("start %s: %w", ct.DockerName, err)
-	}
-	return nil
-}
-
-// start creates and starts a new instance of ctr, after making sure its image
-// is present. Image pull failures back off like crashes.
-func (c *Controller) start(ctx context.Context, p *store.Pod, ctr *v1.Container, sb *store.Container, instances []*store.Container, restarts int, st *podState) (Result, error) {
-	pullKey := string(p.Spec.UID) + "/" + ctr.Name
-	if r, waiting := c.startBackoff(p, ctr.Name, pullKey, st); waiting {
-		return r, nil
-	}
-	if r, ok := c.ensureImage(ctx, p, ctr, pullKey, st); !ok {
-		return r, nil
-	}
-	attempt := 0
-	if len(instances) > 0 {
-		attempt = instances[0].Attempt + 1
-	}
-	cfg, err := c.containerConfig(p, ctr, sb.ID, attempt, restarts)
-	if err != nil {
-		st.waiting[ctr.Name] = v1.ContainerStateWaiting{Reason: "CreateContainerConfigError", Message: err.Error()}
-		return Result{}, err
-	}
-	cfg.Labels[labelSandbox] = sb.ID
-	if l := preStopLabel(ctr); l != "" {
-		cfg.Labels[labelPreStop] = l
-	}
-	if p.Spec.Spec.HostNetwork {
-		cfg.Labels[labelHostNetwork] = "true"
-	}
-	id, err := c.rt.CreateContainer(ctx, cfg)
-	if err != nil {
-		st.waiting[ctr.Name] = v1.ContainerStateWaiting{Reason: "CreateContainerError", Message: err.Error()}
-		c.event(p.Key, ctr.Name, events.Warning, "Failed", "Error: %v", err)
-		return Result{}, err
-	}
-	c.event(p.Key, ctr.Name, events.Normal, "Created", "Created container %s", ctr.Name)
-	err = c.rt.StartContainer(ctx, id)
-	c.refresh(ctx, id)
-	if err != nil {
-		// A start that fails (bad entrypoint, port taken) backs off like a
-		// crash instead of being retried at once.
-		delay := c.startFails.failed(pullKey, c.cfg.Clock.Now())
-		st.waiting[ctr.Name] = v1.ContainerStateWaiting{Reason: "RunContainerError", Message: err.Error()}
-		c.event(p.Key, ctr.Name, events.Warning, "Failed", "Error: %v", err)
-		c.log.Warn("container failed to start", "pod", p.Key, "container", ctr.Name, "err", err, "retryIn", delay)
-		return Result{RequeueAfter: delay}, nil
-	}
-	c.startFails.reset(pullKey)
-	c.event(p.Key, ctr.Name, events.Normal, "Started", "Started container %s", ctr.Name)
-	if err := c.runPostStart(ctx, p, ctr, id); err != nil {
-		ct, _ := c.store.Container(nil, id)
-		if ct != nil {
-			_ = c.stop(ctx, ct, false)
-		}
-	}
-	return Result{}, nil
-}
-
-// collect removes containers the spec no longer names, running instances
-// older than the newest (duplicates), and all but the most recent exited
-// instance of each pod container.
-func (c *Controller) collect(ctx context.Context, p *store.Pod, byName map[string][]*store.Container) error {
-	wanted := map[string]bool{store.SandboxName: true}
-	for _, ct := range p.Spec.Spec.InitContainers {
-		wanted[ct.Name] = true
-	}
-	for _, ct := range p.Spec.Spec.Containers {
-		wanted[ct.Name] = true
-	}
-	var remove []*store.Container
-	for name, list := range byName {
-		keptExited := false
-		for i, ct := range list {
-			switch {
-			case !wanted[name]:
-				remove = append(remove, ct)
-			case i == 0:
-			case ct.Running():
-				// A duplicate of the newest instance (made while the store
-				// missed a container, e.g. around a dockerd restart).
-				c.log.Info("removing a duplicate running container", "pod", p.Key, "container", ct.DockerName)
-				remove = append(remove, ct)
-			case !keptExited && name != store.SandboxName:
-				keptExited = true // the "previous" instance, for logs and status
-			default:
-				remove = append(remove, ct)
-			}
-			if i == 0 && !ct.Running() {
-				keptExited = true
-			}
-		}
-	}
-	if len(remove) == 0 {
-		return nil
-	}
-	return c.killAll(ctx, remove, true)
+// finish points the probe manager at the pod's running containers and
+// records its status, from one read of the store.
+func (c *Controller) finish(p *store.Pod, waiting map[string]v1.ContainerStateWaiting, failedInit bool) {
+	byName := c.currentContainers(p.Key, string(p.Spec.UID))
+	c.syncProbes(p, byName)
+	c.writeStatus(p, &podState{waiting: waiting, failedInit: failedInit, probe: c.probes.Result, imageID: c.images.get}, byName)
 }
 
 // currentContainers re-reads the pod's containers of uid, newest first.
@@ -676,21 +543,4 @@ func (c *Controller) currentContainers(key, uid string) map[string][]*store.Cont
 	ctrs, _ := c.store.ContainersByPod(nil, key)
 	byName, _ := groupByName(ctrs, uid)
 	return byName
-}
-
-// groupByName groups the containers of pod incarnation uid by container
-// name, newest instance first; containers of other incarnations are stale.
-func groupByName(ctrs []*store.Container, uid string) (byName map[string][]*store.Container, stale []*store.Container) {
-	byName = map[string][]*store.Container{}
-	for _, ct := range ctrs {
-		if ct.PodUID != uid {
-			stale = append(stale, ct)
-			continue
-		}
-		byName[ct.Name] = append(byName[ct.Name], ct)
-	}
-	for _, list := range byName {
-		newestFirst(list)
-	}
-	return byName, stale
 }

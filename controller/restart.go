@@ -1,13 +1,14 @@
 package controller
 
 import (
+	"strings"
 	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 )
 
-// Action is what the restart tracker decides for an exited container.
+// Action is what the restart policy decides for an exited container.
 type Action int
 
 const (
@@ -27,89 +28,92 @@ type Backoff struct {
 	Reset   time.Duration
 }
 
-// RestartTracker decides restarts of exited containers, keyed by
-// "podUID/container". It holds only backoff state and reads no clock: the
-// caller passes now, which keeps it a pure, testable policy.
-type RestartTracker struct {
-	policy Backoff
-	mu     sync.Mutex
-	state  map[string]*backoffState
+// CrashState is the crash-loop state of one container: Restarted once berth
+// restarted it, Delay the wait applied to its next crash.
+type CrashState struct {
+	Restarted bool
+	Delay     time.Duration
 }
 
-type backoffState struct {
-	delay time.Duration // the wait applied to the next crash
-}
-
-// NewRestartTracker returns a tracker applying b.
-func NewRestartTracker(b Backoff) *RestartTracker {
-	return &RestartTracker{policy: b, state: map[string]*backoffState{}}
-}
-
-// Decide returns what to do about a container that exited with exitCode at
-// finished after starting at started, under policy, at time now. A returned
-// ActionRestart must be followed by Restarted(key) once done.
-func (t *RestartTracker) Decide(key string, policy v1.RestartPolicy, exitCode int, started, finished, now time.Time) (Action, time.Duration, string) {
+// decideRestart is the restart policy as a pure function: what to do about a
+// container in state st that exited with exitCode at finished after starting
+// at started, under policy, at now.
+func decideRestart(b Backoff, st CrashState, policy v1.RestartPolicy, exitCode int, started, finished, now time.Time) (Action, time.Duration, string) {
 	switch {
 	case policy == v1.RestartPolicyNever:
 		return ActionNone, 0, "restartPolicy is Never"
 	case policy == v1.RestartPolicyOnFailure && exitCode == 0:
 		return ActionNone, 0, "exited 0 and restartPolicy is OnFailure"
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	st := t.state[key]
-	if st == nil {
+	case !st.Restarted:
 		return ActionRestart, 0, "first restart"
-	}
-	if !started.IsZero() && !finished.IsZero() && finished.Sub(started) >= t.policy.Reset {
-		st.delay = 0
+	case ranLongEnough(b, started, finished):
 		return ActionRestart, 0, "ran long enough to reset backoff"
-	}
-	if st.delay == 0 {
+	case st.Delay == 0:
 		return ActionRestart, 0, "backoff reset"
 	}
-	if wait := finished.Add(st.delay).Sub(now); wait > 0 {
+	if wait := finished.Add(st.Delay).Sub(now); wait > 0 {
 		return ActionWait, wait, "CrashLoopBackOff"
 	}
 	return ActionRestart, 0, "backoff elapsed"
 }
 
-// Restarted records a restart and grows the delay before the next one.
-func (t *RestartTracker) Restarted(key string) {
+func ranLongEnough(b Backoff, started, finished time.Time) bool {
+	return !started.IsZero() && !finished.IsZero() && finished.Sub(started) >= b.Reset
+}
+
+// RestartTracker holds crash-loop state keyed by "podUID/container". It
+// reads no clock; decisions are decideRestart over its state.
+type RestartTracker struct {
+	policy Backoff
+	mu     sync.Mutex
+	state  map[string]CrashState
+}
+
+// NewRestartTracker returns a tracker applying b.
+func NewRestartTracker(b Backoff) *RestartTracker {
+	return &RestartTracker{policy: b, state: map[string]CrashState{}}
+}
+
+// Decide is decideRestart over the state of key.
+func (t *RestartTracker) Decide(key string, policy v1.RestartPolicy, exitCode int, started, finished, now time.Time) (Action, time.Duration, string) {
+	return decideRestart(t.policy, t.State(key), policy, exitCode, started, finished, now)
+}
+
+// State returns the crash-loop state of key.
+func (t *RestartTracker) State(key string) CrashState {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.state[key]
+}
+
+// Restarted records a restart of key after a run of ranFor and grows the
+// delay before the next one (a run of Reset or more starts it over).
+func (t *RestartTracker) Restarted(key string, ranFor time.Duration) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	st := t.state[key]
-	if st == nil {
-		st = &backoffState{}
-		t.state[key] = st
-	}
 	switch {
-	case st.delay == 0:
-		st.delay = t.policy.Initial
+	case !st.Restarted || st.Delay == 0 || ranFor >= t.policy.Reset:
+		st.Delay = t.policy.Initial
 	default:
-		st.delay *= 2
+		st.Delay *= 2
 	}
-	if st.delay > t.policy.Max {
-		st.delay = t.policy.Max
+	if st.Delay > t.policy.Max {
+		st.Delay = t.policy.Max
 	}
+	st.Restarted = true
+	t.state[key] = st
 }
 
 // Delay returns the backoff that the next crash of key will wait.
-func (t *RestartTracker) Delay(key string) time.Duration {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if st := t.state[key]; st != nil {
-		return st.delay
-	}
-	return 0
-}
+func (t *RestartTracker) Delay(key string) time.Duration { return t.State(key).Delay }
 
 // Forget drops the state of every key with the given prefix ("podUID/").
 func (t *RestartTracker) Forget(prefix string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for k := range t.state {
-		if len(k) >= len(prefix) && k[:len(prefix)] == prefix {
+		if strings.HasPrefix(k, prefix) {
 			delete(t.state, k)
 		}
 	}

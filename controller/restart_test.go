@@ -21,7 +21,7 @@ func TestRestartTrackerDecisions(t *testing.T) {
 	}
 	want := []time.Duration{10, 20, 40, 80, 160, 300, 300}
 	for _, w := range want {
-		tr.Restarted("k")
+		tr.Restarted("k", time.Second)
 		a, d, reason := tr.Decide("k", v1.RestartPolicyAlways, 1, t0, t0.Add(time.Second), t0.Add(time.Second))
 		if a != ActionWait || d != w*time.Second || reason != "CrashLoopBackOff" {
 			t.Fatalf("got %v %v %q, want wait %v", a, d, reason, w*time.Second)
@@ -31,7 +31,7 @@ func TestRestartTrackerDecisions(t *testing.T) {
 	if a, d, _ := tr.Decide("k", v1.RestartPolicyAlways, 1, t0, t0.Add(10*time.Minute), t0.Add(10*time.Minute)); a != ActionRestart || d != 0 {
 		t.Fatal("long run did not reset the backoff")
 	}
-	tr.Restarted("k")
+	tr.Restarted("k", 10*time.Minute)
 	if d := tr.Delay("k"); d != 10*time.Second {
 		t.Fatalf("delay after reset %v, want 10s", d)
 	}

@@ -10,15 +10,20 @@ import (
 	"github.com/berth-dev/berth/store"
 )
 
-// writeStatus recomputes the pod's status from the store's current
-// containers and what this reconcile learned, and records pod start latency.
-func (c *Controller) writeStatus(p *store.Pod, st *podState) {
-	c.writeStatusFrom(p, st, c.currentContainers(p.Key, string(p.Spec.UID)))
+// podState is what one reconcile learned, for the status it writes.
+type podState struct {
+	waiting    map[string]v1.ContainerStateWaiting // by container name
+	failedInit bool
+	probe      func(id string, kind prober.Kind) prober.Result
+	// imageID resolves an image reference for containers whose row lacks
+	// the image's ID (rows built from events).
+	imageID func(ref string) (string, bool)
 }
 
-// writeStatusFrom is writeStatus over byName, the pod's containers as
-// currentContainers returns them.
-func (c *Controller) writeStatusFrom(p *store.Pod, st *podState, byName map[string][]*store.Container) {
+// writeStatus records the pod's status computed from byName (its
+// containers as currentContainers returns them) and what this reconcile
+// learned, and the pod start latency.
+func (c *Controller) writeStatus(p *store.Pod, st *podState, byName map[string][]*store.Container) {
 	pod := p.Spec
 	status := computeStatus(pod, byName, st)
 	status.StartTime = &metav1.Time{Time: p.SeenAt}
@@ -86,6 +91,9 @@ func containerStatus(ctr *v1.Container, instances []*store.Container, st *podSta
 	cs.RestartCount = int32(latest.RestartCount)
 	cs.ContainerID = containerID(latest)
 	cs.ImageID = latest.ImageID
+	if cs.ImageID == "" && st.imageID != nil {
+		cs.ImageID, _ = st.imageID(latest.Image)
+	}
 	if len(instances) > 1 && !instances[1].Running() {
 		cs.LastTerminationState.Terminated = terminated(instances[1])
 	}

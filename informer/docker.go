@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -13,9 +15,17 @@ import (
 	"github.com/berth-dev/berth/store"
 )
 
+// DefaultRelist is how often a DockerInformer relists the engine while its
+// event stream is healthy.
+const DefaultRelist = 5 * time.Minute
+
 // DockerInformer keeps the store's containers table equal to the engine's
-// managed containers of this node: a full list at start and after every
-// broken event stream, and an inspect per event in between.
+// managed containers of this node: a list at start and after every broken
+// event stream, the events in between (applied as they come, with no
+// inspect, except a sandbox's start for its IP), and a periodic cheap relist
+// as the safety net, as the kubelet's PLEG is for its cache. Every write is
+// stamped with when the engine state it describes was true, so the store
+// orders it against the controller's own writes.
 type DockerInformer struct {
 	rt      runtime.Runtime
 	store   *store.Store
@@ -24,8 +34,12 @@ type DockerInformer struct {
 	metrics Metrics
 	log     *slog.Logger
 	// Retry is the pause before reconnecting a broken stream.
-	Retry  time.Duration
+	Retry time.Duration
+	// Relist is the period of the safety-net relist (DefaultRelist when
+	// zero, never when negative). Set it before Run.
+	Relist time.Duration
 	synced atomic.Bool
+	wg     sync.WaitGroup // sandbox inspects in flight
 }
 
 // NewDockerInformer follows containers labelled managed and with node.
@@ -51,6 +65,7 @@ func (d *DockerInformer) Synced() bool { return d.synced.Load() }
 
 // Run lists and watches until ctx ends, reconnecting on any error.
 func (d *DockerInformer) Run(ctx context.Context) {
+	defer d.wg.Wait()
 	first := true
 	for ctx.Err() == nil {
 		if !first {
@@ -71,19 +86,30 @@ func (d *DockerInformer) Run(ctx context.Context) {
 }
 
 // watch subscribes first and lists second, so no event between the two is
-// lost; events then re-inspect their container.
+// lost; events that the list already reflects are refused by the store as
+// older than the list.
 func (d *DockerInformer) watch(ctx context.Context) error {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	events, errs := d.rt.Events(wctx, d.match)
-	if err := d.Relist(ctx); err != nil {
+	if err := d.RelistNow(ctx); err != nil {
 		return err
 	}
 	d.synced.Store(true)
+	var tick <-chan time.Time
+	if every := d.relistEvery(); every > 0 {
+		t := d.clock.NewTicker(every)
+		defer t.Stop()
+		tick = t.C()
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-tick:
+			if err := d.RelistNow(ctx); err != nil {
+				return err
+			}
 		case err := <-errs:
 			if err == nil {
 				err = errors.New("event stream closed")
@@ -101,64 +127,144 @@ func (d *DockerInformer) watch(ctx context.Context) error {
 				return errors.New("event stream closed")
 			}
 			d.metrics.DockerEvent(ev.Action)
-			if stateChanging[ev.Action] {
-				d.sync(ctx, ev.ContainerID)
-			}
+			d.apply(ctx, ev)
 		}
 	}
 }
 
-// stateChanging are the event actions after which a container's state may
-// differ. Others (exec_*, attach, resize, top, health_status, ...) are only
-// counted: exec probes would otherwise cost three inspects per probe run.
-var stateChanging = map[string]bool{
-	"create": true, "start": true, "restart": true, "die": true, "kill": true, "oom": true, "stop": true,
-	"pause": true, "unpause": true, "destroy": true, "rename": true, "update": true,
+func (d *DockerInformer) relistEvery() time.Duration {
+	if d.Relist == 0 {
+		return DefaultRelist
+	}
+	return d.Relist
 }
 
-// Relist replaces the store's containers with a fresh list from the engine.
-//
-// A container in the store but not in the list may have been created (and
-// written to the store by the controller) after the list was taken; it is
-// inspected again rather than forgotten, or the controller would create a
-// duplicate of it.
-func (d *DockerInformer) Relist(ctx context.Context) error {
-	cs, err := d.rt.ListContainers(ctx, d.match)
+// apply writes what ev tells into the store. Only a sandbox's start costs an
+// inspect (run beside the stream), since no event carries its IP.
+func (d *DockerInformer) apply(ctx context.Context, ev runtime.Event) {
+	var next *store.Container
+	_, err := d.store.ApplyContainer(ev.ContainerID, ev.Time, func(old *store.Container) *store.Container {
+		next = applyEvent(old, ev)
+		return next
+	})
+	if err != nil {
+		d.log.Warn("applying event", "id", ev.ContainerID, "action", ev.Action, "err", err)
+		return
+	}
+	if ev.Action == "start" && next != nil && next.Name == store.SandboxName && next.IP == "" &&
+		next.Labels[runtime.LabelHostNetwork] != "true" {
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			d.inspect(ctx, ev.ContainerID)
+		}()
+	}
+}
+
+// applyEvent returns the row for ev's container after ev, given the row
+// before it (nil when none): nil means deleted, old itself means unchanged.
+// It never modifies old.
+func applyEvent(old *store.Container, ev runtime.Event) *store.Container {
+	switch ev.Action {
+	case "destroy":
+		return nil
+	case "create", "start", "die", "oom", "pause", "unpause", "rename":
+	default: // kill, stop, exec_*, attach, health_status, ...: no state change
+		return old
+	}
+	var c store.Container
+	if old != nil {
+		c = *old
+	} else {
+		labels := make(map[string]string, len(ev.Attributes))
+		for k, v := range ev.Attributes {
+			if k != "name" && k != "image" && k != "exitCode" && k != "signal" && k != "execDuration" {
+				labels[k] = v
+			}
+		}
+		c = store.Container{ID: ev.ContainerID, State: store.StateCreated, DockerName: ev.Attributes["name"], Image: ev.Attributes["image"]}
+		runtime.FillFromLabels(&c, labels)
+	}
+	switch ev.Action {
+	case "create":
+		c.State, c.CreatedAt = store.StateCreated, ev.Time
+	case "start":
+		c.State, c.StartedAt, c.FinishedAt, c.ExitCode, c.OOMKilled, c.Error = store.StateRunning, ev.Time, time.Time{}, 0, false, ""
+	case "die":
+		c.State, c.FinishedAt = store.StateExited, ev.Time
+		c.ExitCode, _ = strconv.Atoi(ev.Attributes["exitCode"])
+	case "oom":
+		c.OOMKilled = true
+	case "pause":
+		c.State = store.StatePaused
+	case "unpause":
+		c.State = store.StateRunning
+	case "rename":
+		if n := ev.Attributes["name"]; n != "" {
+			c.DockerName = n
+		}
+	}
+	return &c
+}
+
+// inspect writes the engine's complete view of id, stamped with the time
+// before the request.
+func (d *DockerInformer) inspect(ctx context.Context, id string) {
+	at := d.clock.Now()
+	c, err := d.rt.InspectContainer(ctx, id)
+	switch {
+	case errors.Is(err, runtime.ErrNotFound):
+		_ = d.store.DeleteContainer(id, at)
+	case err != nil:
+		if ctx.Err() == nil {
+			d.log.Warn("inspect failed", "id", id, "err", err)
+		}
+	default:
+		c.ObservedAt = at
+		_, _ = d.store.UpsertContainer(c)
+	}
+}
+
+// RelistNow makes the store agree with one list of the engine: containers
+// the store does not know, or knows in another state, are inspected (a list
+// lacks exit codes and times), and so are known containers absent from the
+// list (one may have been created while the list was taken). On a healthy
+// node it costs the list alone.
+func (d *DockerInformer) RelistNow(ctx context.Context) error {
+	at := d.clock.Now()
+	list, err := d.rt.ListContainers(ctx, d.match)
 	if err != nil {
 		return err
-	}
-	listed := make(map[string]bool, len(cs))
-	for _, c := range cs {
-		listed[c.ID] = true
 	}
 	known, err := d.store.Containers(nil)
 	if err != nil {
 		return err
 	}
+	byID := make(map[string]*store.Container, len(known))
 	for _, k := range known {
-		if listed[k.ID] {
+		byID[k.ID] = k
+	}
+	listed := make(map[string]bool, len(list))
+	stale := 0
+	for _, s := range list {
+		listed[s.ID] = true
+		if k := byID[s.ID]; k != nil && k.State == s.State {
 			continue
 		}
-		c, err := d.rt.InspectContainer(ctx, k.ID)
-		switch {
-		case errors.Is(err, runtime.ErrNotFound):
-		case err != nil:
-			return err
-		default:
-			cs = append(cs, c)
+		stale++
+		d.inspect(ctx, s.ID)
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
 	}
-	return d.store.ReplaceContainers(cs)
-}
-
-func (d *DockerInformer) sync(ctx context.Context, id string) {
-	c, err := d.rt.InspectContainer(ctx, id)
-	switch {
-	case errors.Is(err, runtime.ErrNotFound):
-		_ = d.store.DeleteContainer(id)
-	case err != nil:
-		d.log.Warn("inspect failed", "id", id, "err", err)
-	default:
-		_ = d.store.UpsertContainer(c)
+	for _, k := range known {
+		if !listed[k.ID] {
+			stale++
+			d.inspect(ctx, k.ID)
+		}
 	}
+	if len(known) > 0 && stale > 0 {
+		d.log.Info("relist found the container cache out of date", "listed", len(list), "inspected", stale)
+	}
+	return d.store.PruneTombstones(at)
 }

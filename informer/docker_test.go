@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	clocktesting "k8s.io/utils/clock/testing"
+
 	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/store"
 )
@@ -79,7 +81,7 @@ func (c *countingRuntime) InspectContainer(ctx context.Context, id string) (*sto
 	return c.Fake.InspectContainer(ctx, id)
 }
 
-func TestExecEventsCostNoInspect(t *testing.T) {
+func TestEventsCostNoInspect(t *testing.T) {
 	fake := runtime.NewFake(nil)
 	fake.AddImage("img")
 	rt := &countingRuntime{Fake: fake}
@@ -89,16 +91,97 @@ func TestExecEventsCostNoInspect(t *testing.T) {
 	inf := NewDockerInformer(rt, st, "n1", nil, nil, nil)
 	go inf.Run(ctx)
 	waitFor(t, "initial list", inf.Synced)
-	labels := map[string]string{runtime.LabelManaged: "true", runtime.LabelNode: "n1", runtime.LabelPodNamespace: "default", runtime.LabelPodName: "p"}
-	id, _ := fake.CreateContainer(ctx, &runtime.ContainerConfig{Name: "c", Image: "img", Labels: labels})
+	labels := map[string]string{runtime.LabelManaged: "true", runtime.LabelNode: "n1", runtime.LabelPodNamespace: "default",
+		runtime.LabelPodName: "p", runtime.LabelContainerName: "c", runtime.LabelRestartCount: "3"}
+	id, _ := fake.CreateContainer(ctx, &runtime.ContainerConfig{Name: "berth_c", Image: "img", Labels: labels})
 	waitFor(t, "create seen", func() bool { c, _ := st.Container(nil, id); return c != nil })
-	before := rt.inspects.Load()
 	for i := 0; i < 10; i++ {
 		fake.Emit(id, "exec_start")
 	}
 	_ = fake.StartContainer(ctx, id)
 	waitFor(t, "start seen", func() bool { c, _ := st.Container(nil, id); return c.State == store.StateRunning })
-	if n := rt.inspects.Load() - before; n != 1 {
-		t.Fatalf("%d inspects for 10 exec events and a start, want 1", n)
+	fake.Exit(id, 3)
+	waitFor(t, "die seen", func() bool { c, _ := st.Container(nil, id); return c.State == store.StateExited })
+	c, _ := st.Container(nil, id)
+	if c.ExitCode != 3 || c.PodKey != "default/p" || c.Name != "c" || c.RestartCount != 3 || c.DockerName != "berth_c" || c.Image != "img" ||
+		c.StartedAt.IsZero() || c.FinishedAt.IsZero() || c.ObservedAt.IsZero() {
+		t.Fatalf("row built from events: %+v", c)
 	}
+	if n := rt.inspects.Load(); n != 0 {
+		t.Fatalf("%d inspects for create, 10 exec events, start and die, want 0", n)
+	}
+}
+
+// dropping loses every event of one action, as a stream that missed it.
+type dropping struct {
+	*runtime.Fake
+	action string
+}
+
+func (d *dropping) Events(ctx context.Context, match map[string]string) (<-chan runtime.Event, <-chan error) {
+	in, errs := d.Fake.Events(ctx, match)
+	out := make(chan runtime.Event)
+	go func() {
+		defer close(out)
+		for ev := range in {
+			if ev.Action == d.action {
+				continue
+			}
+			select {
+			case out <- ev:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out, errs
+}
+
+// The periodic relist is the safety net for what the stream missed; on a
+// healthy node it costs one list and no inspect.
+func TestPeriodicRelistRepairsAMissedEvent(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Now())
+	fake := runtime.NewFake(clk.Now)
+	fake.AddImage("img")
+	counting := &countingRuntime{Fake: fake}
+	rt := &dropping{Fake: fake, action: "die"}
+	st, _ := store.New(nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	labels := map[string]string{runtime.LabelManaged: "true", runtime.LabelNode: "n1", runtime.LabelPodNamespace: "default", runtime.LabelPodName: "p"}
+	id, _ := fake.CreateContainer(ctx, &runtime.ContainerConfig{Name: "c", Image: "img", Labels: labels})
+	_ = fake.StartContainer(ctx, id)
+	inf := NewDockerInformer(&struct {
+		*dropping
+		inspector
+	}{rt, counting}, st, "n1", clk, nil, nil)
+	inf.Relist = time.Minute
+	go inf.Run(ctx)
+	waitFor(t, "initial list", inf.Synced)
+	waitFor(t, "relist ticker", func() bool { return clk.HasWaiters() })
+
+	lists := fake.CallCount("ListContainers")
+	inspects := counting.inspects.Load()
+	clk.Step(time.Minute)
+	waitFor(t, "healthy relist", func() bool { return fake.CallCount("ListContainers") == lists+1 })
+	time.Sleep(20 * time.Millisecond)
+	if n := counting.inspects.Load() - inspects; n != 0 {
+		t.Fatalf("a relist of an up-to-date cache inspected %d containers", n)
+	}
+
+	fake.Exit(id, 2) // its die event is lost
+	time.Sleep(20 * time.Millisecond)
+	if c, _ := st.Container(nil, id); c.State != store.StateRunning {
+		t.Fatalf("test broken: the die event arrived (%s)", c.State)
+	}
+	clk.Step(time.Minute)
+	waitFor(t, "relist repair", func() bool {
+		c, _ := st.Container(nil, id)
+		return c.State == store.StateExited && c.ExitCode == 2
+	})
+}
+
+// inspector is the part of the runtime that countingRuntime overrides.
+type inspector interface {
+	InspectContainer(ctx context.Context, id string) (*store.Container, error)
 }

@@ -213,7 +213,7 @@ func TestRunningPodOfUnsyncedSourceKeepsItsClaim(t *testing.T) {
 	_ = inf.Register("file")
 	_ = inf.Register("http")
 	// After a restart: http ran default/web, file answers first.
-	_ = st.UpsertContainer(&store.Container{ID: "1", PodKey: "default/web", Source: "http", State: store.StateRunning})
+	_, _ = st.UpsertContainer(&store.Container{ID: "1", PodKey: "default/web", Source: "http", State: store.StateRunning})
 	mustApply(t, inf, sources.Update{Source: "file", Pods: []sources.Desired{pod("web", "img:1", 0)}})
 	if p, _ := st.Pod(nil, "default/web"); p != nil {
 		t.Fatal("the first source to answer took a pod another source runs")

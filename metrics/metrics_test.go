@@ -17,8 +17,8 @@ func TestStateAndQueueSeries(t *testing.T) {
 	st, _ := store.New(nil)
 	_ = st.UpsertPod(&store.Pod{Key: "default/a", Spec: &v1.Pod{}, Status: v1.PodStatus{Phase: v1.PodRunning}})
 	_ = st.UpsertPod(&store.Pod{Key: "default/b", Spec: &v1.Pod{}})
-	_ = st.UpsertContainer(&store.Container{ID: "1", PodKey: "default/a", State: store.StateRunning})
-	_ = st.UpsertContainer(&store.Container{ID: "2", PodKey: "default/a", State: store.StateExited})
+	_, _ = st.UpsertContainer(&store.Container{ID: "1", PodKey: "default/a", State: store.StateRunning})
+	_, _ = st.UpsertContainer(&store.Container{ID: "2", PodKey: "default/a", State: store.StateExited})
 	m.RegisterState(st)
 	q := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "pods", MetricsProvider: m.WorkqueueProvider()})

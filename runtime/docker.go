@@ -79,8 +79,7 @@ func notFound(what, id string, err error) error {
 }
 
 // ListContainers lists all containers (any state) carrying all labels in
-// match, each inspected for exact state; containers removed in between are
-// skipped. The result is sorted by ID.
+// match, as summaries (see Runtime), sorted by ID. It is one request.
 func (d *Docker) ListContainers(ctx context.Context, match map[string]string) ([]*store.Container, error) {
 	list, err := d.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: labelFilters(match)})
 	if err != nil {
@@ -88,13 +87,25 @@ func (d *Docker) ListContainers(ctx context.Context, match map[string]string) ([
 	}
 	out := make([]*store.Container, 0, len(list))
 	for _, s := range list {
-		c, err := d.InspectContainer(ctx, s.ID)
-		if err != nil {
-			if errors.Is(err, ErrNotFound) {
-				continue // vanished between list and inspect
-			}
-			return nil, err
+		c := &store.Container{ID: s.ID, Image: s.Image, ImageID: s.ImageID, State: string(s.State)}
+		if len(s.Names) > 0 {
+			c.DockerName = strings.TrimPrefix(s.Names[0], "/")
 		}
+		if s.Created > 0 {
+			c.CreatedAt = time.Unix(s.Created, 0)
+		}
+		if s.NetworkSettings != nil {
+			for _, n := range s.NetworkSettings.Networks {
+				if c.IP == "" && n != nil {
+					c.IP = n.IPAddress
+				}
+			}
+		}
+		labels := s.Labels
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		FillFromLabels(c, labels)
 		out = append(out, c)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
@@ -148,7 +159,6 @@ func convertInspect(resp container.InspectResponse) *store.Container {
 		labels = resp.Config.Labels
 	}
 	if ns := resp.NetworkSettings; ns != nil {
-		c.IP = ns.IPAddress
 		for _, n := range ns.Networks {
 			if c.IP == "" && n != nil {
 				c.IP = n.IPAddress
@@ -175,7 +185,9 @@ func (d *Docker) CreateContainer(ctx context.Context, cfg *ContainerConfig) (str
 			return "", fmt.Errorf("create container %s: %w (%w)", cfg.Name, ErrNameConflict, err)
 		}
 		if cerrdefs.IsNotFound(err) {
-			// Most likely the image is absent.
+			if strings.Contains(err.Error(), "No such image") {
+				return "", fmt.Errorf("create container %s: %w (%w)", cfg.Name, ErrImageNotFound, err)
+			}
 			return "", fmt.Errorf("create container %s: %w (%w)", cfg.Name, ErrNotFound, err)
 		}
 		return "", fmt.Errorf("create container %s: %w", cfg.Name, err)
@@ -339,13 +351,23 @@ func (d *Docker) RemoveContainer(ctx context.Context, id string) error {
 
 // ImagePresent reports whether image exists locally.
 func (d *Docker) ImagePresent(ctx context.Context, img string) (bool, error) {
-	if _, err := d.cli.ImageInspect(ctx, img); err != nil {
-		if cerrdefs.IsNotFound(err) {
-			return false, nil
-		}
-		return false, fmt.Errorf("inspect image %s: %w", img, err)
+	_, err := d.ImageID(ctx, img)
+	if errors.Is(err, ErrImageNotFound) {
+		return false, nil
 	}
-	return true, nil
+	return err == nil, err
+}
+
+// ImageID returns the local ID of img; ErrImageNotFound when absent.
+func (d *Docker) ImageID(ctx context.Context, img string) (string, error) {
+	resp, err := d.cli.ImageInspect(ctx, img)
+	if err != nil {
+		if cerrdefs.IsNotFound(err) {
+			return "", fmt.Errorf("image %s: %w", img, ErrImageNotFound)
+		}
+		return "", fmt.Errorf("inspect image %s: %w", img, err)
+	}
+	return resp.ID, nil
 }
 
 // PullImage pulls img from its registry, reading the progress stream to the
@@ -448,7 +470,7 @@ func (d *Docker) Events(ctx context.Context, match map[string]string) (<-chan Ev
 				if i := strings.Index(action, ":"); i >= 0 {
 					action = action[:i] // "exec_start: sh -c ..." → "exec_start"
 				}
-				ev := Event{ContainerID: m.Actor.ID, Action: action, Time: time.Unix(0, m.TimeNano)}
+				ev := Event{ContainerID: m.Actor.ID, Action: action, Time: time.Unix(0, m.TimeNano), Attributes: m.Actor.Attributes}
 				select {
 				case out <- ev:
 				case <-ctx.Done():

@@ -698,3 +698,58 @@ func TestDockerPullUnreachable(t *testing.T) {
 	}
 	t.Logf("pull failed after %v: %v", time.Since(t0).Round(time.Millisecond), err)
 }
+
+// Events carry what the informer needs without an inspect: the labels, the
+// name, the image and the exit code.
+func TestDockerEventsCarryState(t *testing.T) {
+	t.Parallel()
+	d := testDocker(t)
+	pod := uniquePod(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	evs, errs := d.Events(ctx, map[string]string{LabelNode: testRun, LabelPodName: pod})
+	name := containerName(pod, "x")
+	id := create(t, d, &ContainerConfig{Name: name, Cmd: []string{"exit", "3"}, Labels: testLabels(pod, "x")})
+	start(t, d, id)
+	timeout := time.After(20 * time.Second)
+	seen := map[string]Event{}
+	for seen["die"].ContainerID == "" {
+		select {
+		case ev := <-evs:
+			seen[ev.Action] = ev
+		case err := <-errs:
+			t.Fatalf("events error: %v", err)
+		case <-timeout:
+			t.Fatalf("timed out; seen %v", seen)
+		}
+	}
+	for _, a := range []string{"create", "start", "die"} {
+		ev := seen[a]
+		if ev.Attributes[LabelPodName] != pod || ev.Attributes[LabelRestartCount] != "2" || ev.Attributes["name"] != name || ev.Attributes["image"] != testImage {
+			t.Errorf("%s event attributes %v", a, ev.Attributes)
+		}
+	}
+	if got := seen["die"].Attributes["exitCode"]; got != "3" {
+		t.Errorf("die exitCode %q, want 3", got)
+	}
+	if !seen["create"].Time.Before(seen["start"].Time) || !seen["start"].Time.Before(seen["die"].Time) {
+		t.Errorf("event times out of order: %v %v %v", seen["create"].Time, seen["start"].Time, seen["die"].Time)
+	}
+}
+
+func TestDockerMissingImage(t *testing.T) {
+	t.Parallel()
+	d := testDocker(t)
+	absent := "berth/absent-" + randHex(4) + ":1"
+	if _, err := d.ImageID(t.Context(), absent); !errors.Is(err, ErrImageNotFound) {
+		t.Errorf("ImageID(absent) = %v, want ErrImageNotFound", err)
+	}
+	if id, err := d.ImageID(t.Context(), testImage); err != nil || !strings.HasPrefix(id, "sha256:") {
+		t.Errorf("ImageID(%s) = %q, %v", testImage, id, err)
+	}
+	pod := uniquePod(t)
+	_, err := d.CreateContainer(t.Context(), &ContainerConfig{Name: containerName(pod, "x"), Image: absent, Labels: testLabels(pod, "x")})
+	if !errors.Is(err, ErrImageNotFound) {
+		t.Errorf("CreateContainer(absent image) = %v, want ErrImageNotFound", err)
+	}
+}

@@ -38,7 +38,17 @@ type Fake struct {
 	PullBlock chan struct{}
 	// ExecFunc answers Exec (default: exit 0, no output).
 	ExecFunc func(id string, cmd []string) (int, []byte, error)
+	// AfterStart, when set, runs after a successful StartContainer, before
+	// it returns (outside the fake's lock): what happens to the container
+	// while the caller waits for the engine's answer.
+	AfterStart func(id string)
+	// InspectHook, when set, runs after InspectContainer took its snapshot
+	// and before it returns (outside the lock): an answer overtaken by
+	// newer events.
+	InspectHook func(id string)
 }
+
+var _ Runtime = (*Fake)(nil)
 
 type fakeContainer struct {
 	c   store.Container
@@ -70,8 +80,18 @@ func (f *Fake) CallCount(method string) int {
 	return f.Calls[method]
 }
 
-func (f *Fake) emit(id, action string) {
-	ev := Event{ContainerID: id, Action: action, Time: f.now()}
+// emit sends an event about fc with the engine's attributes: its labels,
+// name and image, plus extra.
+func (f *Fake) emit(fc *fakeContainer, action string, extra ...string) {
+	attrs := make(map[string]string, len(fc.c.Labels)+2+len(extra)/2)
+	for k, v := range fc.c.Labels {
+		attrs[k] = v
+	}
+	attrs["name"], attrs["image"] = fc.c.DockerName, fc.c.Image
+	for i := 0; i+1 < len(extra); i += 2 {
+		attrs[extra[i]] = extra[i+1]
+	}
+	ev := Event{ContainerID: fc.c.ID, Action: action, Time: f.now(), Attributes: attrs}
 	for _, ch := range f.subs {
 		select {
 		case ch <- ev:
@@ -98,7 +118,10 @@ func (f *Fake) ListContainers(ctx context.Context, match map[string]string) ([]*
 	var out []*store.Container
 	for _, fc := range f.containers {
 		if matches(fc.c.Labels, match) {
-			c := fc.c
+			// A summary, as the engine's list gives it.
+			c := store.Container{ID: fc.c.ID, DockerName: fc.c.DockerName, Image: fc.c.Image, ImageID: fc.c.ImageID,
+				State: fc.c.State, IP: fc.c.IP, CreatedAt: fc.c.CreatedAt}
+			FillFromLabels(&c, fc.c.Labels)
 			out = append(out, &c)
 		}
 	}
@@ -108,13 +131,20 @@ func (f *Fake) ListContainers(ctx context.Context, match map[string]string) ([]*
 
 func (f *Fake) InspectContainer(ctx context.Context, id string) (*store.Container, error) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.call("InspectContainer")
 	fc, ok := f.containers[id]
+	var c store.Container
+	if ok {
+		c = fc.c
+	}
+	hook := f.InspectHook
+	f.mu.Unlock()
+	if hook != nil {
+		hook(id)
+	}
 	if !ok {
 		return nil, fmt.Errorf("container %s: %w", id, ErrNotFound)
 	}
-	c := fc.c
 	return &c, nil
 }
 
@@ -134,7 +164,7 @@ func (f *Fake) CreateContainer(ctx context.Context, cfg *ContainerConfig) (strin
 	defer f.mu.Unlock()
 	f.call("CreateContainer")
 	if !f.images[cfg.Image] {
-		return "", fmt.Errorf("image %s: %w", cfg.Image, ErrNotFound)
+		return "", fmt.Errorf("image %s: %w", cfg.Image, ErrImageNotFound)
 	}
 	if _, taken := f.names[cfg.Name]; taken {
 		return "", fmt.Errorf("container name %s: %w", cfg.Name, ErrNameConflict)
@@ -150,21 +180,41 @@ func (f *Fake) CreateContainer(ctx context.Context, cfg *ContainerConfig) (strin
 	for k, v := range cfg.Labels {
 		labels[k] = v
 	}
-	c := store.Container{ID: id, DockerName: cfg.Name, Image: cfg.Image, State: store.StateCreated, CreatedAt: f.now()}
+	c := store.Container{ID: id, DockerName: cfg.Name, Image: cfg.Image, ImageID: fakeImageID(cfg.Image), State: store.StateCreated, CreatedAt: f.now()}
+	if cfg.NetworkMode == "" {
+		c.IP = fmt.Sprintf("172.17.%d.%d", f.seq/250%250, f.seq%250+2)
+	}
 	FillFromLabels(&c, labels)
-	f.containers[id] = &fakeContainer{c: c, cfg: *cfg}
+	fc := &fakeContainer{c: c, cfg: *cfg}
+	f.containers[id] = fc
 	f.names[cfg.Name] = id
-	f.emit(id, "create")
+	f.emit(fc, "create")
 	return id, nil
 }
 
 func (f *Fake) StartContainer(ctx context.Context, id string) error {
+	if err := f.start(id); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	hook := f.AfterStart
+	f.mu.Unlock()
+	if hook != nil {
+		hook(id)
+	}
+	return nil
+}
+
+func (f *Fake) start(id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.call("StartContainer")
 	fc, ok := f.containers[id]
 	if !ok {
 		return fmt.Errorf("container %s: %w", id, ErrNotFound)
+	}
+	if fc.c.Running() {
+		return nil
 	}
 	if f.StartErr != nil {
 		if err := f.StartErr(fc.cfg); err != nil {
@@ -177,9 +227,13 @@ func (f *Fake) StartContainer(ctx context.Context, id string) error {
 	fc.c.StartedAt = f.now()
 	fc.c.FinishedAt = time.Time{}
 	fc.c.ExitCode = 0
-	f.emit(id, "start")
+	fc.c.Error = ""
+	f.emit(fc, "start")
 	return nil
 }
+
+// fakeImageID is the local ID the fake gives image.
+func fakeImageID(image string) string { return "sha256:" + fmt.Sprintf("%x", image) }
 
 func (f *Fake) StopContainer(ctx context.Context, id string, grace time.Duration) error {
 	f.mu.Lock()
@@ -207,7 +261,7 @@ func (f *Fake) exitLocked(fc *fakeContainer, code int) {
 	fc.c.State = store.StateExited
 	fc.c.ExitCode = code
 	fc.c.FinishedAt = f.now()
-	f.emit(fc.c.ID, "die")
+	f.emit(fc, "die", "exitCode", fmt.Sprint(code))
 }
 
 // Exit makes a running container exit with code, as a crash or kill would.
@@ -224,7 +278,9 @@ func (f *Fake) Exit(id string, code int) {
 func (f *Fake) Emit(id, action string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.emit(id, action)
+	if fc, ok := f.containers[id]; ok {
+		f.emit(fc, action)
+	}
 }
 
 // BreakEvents fails every open event stream with err, as a dockerd restart
@@ -256,7 +312,10 @@ func (f *Fake) Remove(id string) {
 	if fc, ok := f.containers[id]; ok {
 		delete(f.containers, id)
 		delete(f.names, fc.c.DockerName)
-		f.emit(id, "destroy")
+		if fc.c.Running() {
+			f.exitLocked(fc, 137)
+		}
+		f.emit(fc, "destroy")
 	}
 }
 
@@ -267,16 +326,29 @@ func (f *Fake) RemoveContainer(ctx context.Context, id string) error {
 	if fc, ok := f.containers[id]; ok {
 		delete(f.containers, id)
 		delete(f.names, fc.c.DockerName)
-		f.emit(id, "destroy")
+		if fc.c.Running() {
+			f.exitLocked(fc, 137)
+		}
+		f.emit(fc, "destroy")
 	}
 	return nil
 }
 
-func (f *Fake) ImagePresent(ctx context.Context, image string) (bool, error) {
+func (f *Fake) ImageID(ctx context.Context, image string) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.call("ImagePresent")
-	return f.images[image], nil
+	f.call("ImageID")
+	if !f.images[image] {
+		return "", fmt.Errorf("image %s: %w", image, ErrImageNotFound)
+	}
+	return fakeImageID(image), nil
+}
+
+// RemoveImage deletes image, as `docker rmi` would.
+func (f *Fake) RemoveImage(image string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.images, image)
 }
 
 func (f *Fake) PullImage(ctx context.Context, image string) error {

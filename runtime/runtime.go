@@ -25,6 +25,7 @@ const (
 	LabelRestartCount  = "io.berth.restart.count"
 	LabelAttempt       = "io.berth.attempt"
 	LabelGracePeriod   = "io.berth.termination.grace"
+	LabelHostNetwork   = "io.berth.hostnetwork"
 )
 
 // ErrNotFound is returned (wrapped) when a container or image does not exist.
@@ -34,8 +35,11 @@ var ErrNotFound = errors.New("not found")
 // with the requested name already exists.
 var ErrNameConflict = errors.New("container name already in use")
 
-// ErrImageNeverPull is returned by EnsureImage for an absent image whose pull
-// policy is Never.
+// ErrImageNotFound is returned (wrapped) by CreateContainer and ImageID when
+// the image is not present locally.
+var ErrImageNotFound = errors.New("image not present")
+
+// ErrImageNeverPull reports an absent image whose pull policy is Never.
 var ErrImageNeverPull = errors.New("image not present and pull policy is Never")
 
 // PullPolicy mirrors the Kubernetes image pull policies.
@@ -108,12 +112,16 @@ type LogOptions struct {
 	Timestamps bool
 }
 
-// Event is a container lifecycle event of a managed container. Consumers
-// must treat it as a hint only and re-read state (level-based).
+// Event is a container lifecycle event of a managed container, as the engine
+// reports it. Time is the engine's clock; events of one stream are in the
+// engine's order.
 type Event struct {
 	ContainerID string
 	Action      string // "create", "start", "die", "destroy", ...
 	Time        time.Time
+	// Attributes are the engine's: the container's labels plus "name" and
+	// "image", and per action "exitCode" (die) or "signal" (kill).
+	Attributes map[string]string
 }
 
 // Runtime is the engine interface the controller and informers use.
@@ -122,11 +130,14 @@ type Runtime interface {
 	// Ping reports whether the engine answers.
 	Ping(ctx context.Context) error
 	// ListContainers lists every container carrying all labels in match
-	// (all states), already converted to store form.
+	// (all states) in one cheap call: a summary in store form with ID, name,
+	// image, state, labels, IP and creation time, but no exit code, start or
+	// finish time (inspect for those).
 	ListContainers(ctx context.Context, match map[string]string) ([]*store.Container, error)
-	// InspectContainer returns one container; ErrNotFound if gone.
+	// InspectContainer returns one container, complete; ErrNotFound if gone.
 	InspectContainer(ctx context.Context, id string) (*store.Container, error)
-	// CreateContainer creates (does not start) a container and returns its ID.
+	// CreateContainer creates (does not start) a container and returns its
+	// ID; an absent image is ErrImageNotFound.
 	CreateContainer(ctx context.Context, cfg *ContainerConfig) (string, error)
 	StartContainer(ctx context.Context, id string) error
 	// StopContainer sends SIGTERM, waits up to grace, then kills.
@@ -134,8 +145,8 @@ type Runtime interface {
 	// RemoveContainer force-removes a container with its anonymous volumes;
 	// removing a missing container is not an error.
 	RemoveContainer(ctx context.Context, id string) error
-	// ImagePresent reports whether image exists locally.
-	ImagePresent(ctx context.Context, image string) (bool, error)
+	// ImageID returns the local ID of image; ErrImageNotFound when absent.
+	ImageID(ctx context.Context, image string) (string, error)
 	// PullImage pulls image from its registry.
 	PullImage(ctx context.Context, image string) error
 	// BuildImage builds tag FROM scratch holding the static executable binary
@@ -152,22 +163,4 @@ type Runtime interface {
 	// Events streams events of containers carrying all labels in match until
 	// ctx ends or the stream breaks; the error channel then yields one error.
 	Events(ctx context.Context, match map[string]string) (<-chan Event, <-chan error)
-}
-
-// EnsureImage makes sure image is present according to policy.
-func EnsureImage(ctx context.Context, rt Runtime, image string, policy PullPolicy) error {
-	present, err := rt.ImagePresent(ctx, image)
-	if err != nil {
-		return err
-	}
-	switch {
-	case policy == PullAlways:
-		return rt.PullImage(ctx, image)
-	case present:
-		return nil
-	case policy == PullNever:
-		return ErrImageNeverPull
-	default:
-		return rt.PullImage(ctx, image)
-	}
 }

@@ -26,7 +26,7 @@ func TestContainerLogs(t *testing.T) {
 		ids[attempt] = id
 		rt.SetLogs(id, "log of attempt "+labels[runtime.LabelAttempt]+"\n")
 		c, _ := rt.InspectContainer(context.Background(), id)
-		_ = st.UpsertContainer(c)
+		_, _ = st.UpsertContainer(c)
 	}
 	s := New(Options{Store: st, Registry: metrics.New().Registry, Tokens: []string{"tok"}})
 	RegisterLogs(s, rt)

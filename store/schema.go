@@ -7,6 +7,7 @@ const (
 	TablePods       = "pods"
 	TableContainers = "containers"
 	TableSources    = "sources"
+	TableTombstones = "tombstones"
 )
 
 // Index names.
@@ -21,6 +22,7 @@ func schema() *memdb.DBSchema {
 		TablePods:       podsTableSchema(),
 		TableContainers: containersTableSchema(),
 		TableSources:    sourcesTableSchema(),
+		TableTombstones: tombstonesTableSchema(),
 	}}
 }
 
@@ -49,6 +51,15 @@ func sourcesTableSchema() *memdb.TableSchema {
 		Name: TableSources,
 		Indexes: map[string]*memdb.IndexSchema{
 			IndexID: {Name: IndexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Name"}},
+		},
+	}
+}
+
+func tombstonesTableSchema() *memdb.TableSchema {
+	return &memdb.TableSchema{
+		Name: TableTombstones,
+		Indexes: map[string]*memdb.IndexSchema{
+			IndexID: {Name: IndexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
 		},
 	}
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
 )
@@ -213,77 +214,124 @@ func (s *Store) containersBy(ws memdb.WatchSet, index string, args ...interface{
 	return out, nil
 }
 
-// UpsertContainer inserts or replaces the observed state of a container.
-func (s *Store) UpsertContainer(c *Container) error {
-	txn := s.db.Txn(true)
-	defer txn.Abort()
-	if old, err := txn.First(TableContainers, IndexID, c.ID); err != nil {
-		return fmt.Errorf("container lookup: %w", err)
-	} else if old != nil && old.(*Container).PodKey != c.PodKey {
-		s.deferNotify(txn, old.(*Container).PodKey)
-	}
-	if err := txn.Insert(TableContainers, c); err != nil {
-		return fmt.Errorf("container insert: %w", err)
-	}
-	s.deferNotify(txn, c.PodKey)
-	txn.Commit()
-	return nil
+// UpsertContainer writes c, observed at c.ObservedAt, unless the store holds
+// a newer observation of c.ID (see ApplyContainer). It reports whether c was
+// written. c must not be modified after.
+func (s *Store) UpsertContainer(c *Container) (bool, error) {
+	return s.ApplyContainer(c.ID, c.ObservedAt, func(*Container) *Container { return c })
 }
 
-// DeleteContainer forgets a container; forgetting a missing one is no error.
-func (s *Store) DeleteContainer(id string) error {
+// DeleteContainer forgets container id, gone as observed at at, unless the
+// store holds a newer observation of it. Forgetting a missing container is
+// no error; the deletion is remembered (a tombstone) so an older inspect
+// cannot bring it back.
+func (s *Store) DeleteContainer(id string, at time.Time) error {
+	_, err := s.ApplyContainer(id, at, func(*Container) *Container { return nil })
+	return err
+}
+
+// ApplyContainer is the one ordered write of actual state. fn gets the held
+// row of id (nil when none; never to be modified) and returns the row to
+// store, or nil to delete it; ApplyContainer stamps the result with at. The
+// write is refused, and fn not called, when the store holds an observation
+// of id newer than at: a row whose ObservedAt is after at, or a deletion
+// observed after at. It reports whether it wrote.
+//
+// Misuse: at must be when the engine state fn describes was true (an event's
+// engine time, or the time just before the inspect, list or call that told
+// it), on the engine's clock; a later time lets stale state win.
+func (s *Store) ApplyContainer(id string, at time.Time, fn func(old *Container) *Container) (bool, error) {
 	txn := s.db.Txn(true)
 	defer txn.Abort()
 	raw, err := txn.First(TableContainers, IndexID, id)
 	if err != nil {
-		return fmt.Errorf("container lookup: %w", err)
+		return false, fmt.Errorf("container lookup: %w", err)
 	}
-	if raw == nil {
-		return nil
+	var old *Container
+	if raw != nil {
+		old = raw.(*Container)
+		if at.Before(old.ObservedAt) {
+			return false, nil
+		}
 	}
-	if err := txn.Delete(TableContainers, raw); err != nil {
-		return fmt.Errorf("container delete: %w", err)
+	tomb, err := txn.First(TableTombstones, IndexID, id)
+	if err != nil {
+		return false, fmt.Errorf("tombstone lookup: %w", err)
 	}
-	s.deferNotify(txn, raw.(*Container).PodKey)
+	if tomb != nil && at.Before(tomb.(*Tombstone).At) {
+		return false, nil
+	}
+	c := fn(old)
+	if c == nil {
+		if err := txn.Insert(TableTombstones, &Tombstone{ID: id, At: at}); err != nil {
+			return false, fmt.Errorf("tombstone insert: %w", err)
+		}
+		if old == nil {
+			txn.Commit()
+			return true, nil
+		}
+		if err := txn.Delete(TableContainers, old); err != nil {
+			return false, fmt.Errorf("container delete: %w", err)
+		}
+		s.deferNotify(txn, old.PodKey)
+		txn.Commit()
+		return true, nil
+	}
+	if c.ID != id {
+		return false, fmt.Errorf("container %s written as %s", id, c.ID)
+	}
+	if !c.ObservedAt.Equal(at) {
+		cp := *c
+		cp.ObservedAt = at
+		c = &cp
+	}
+	if old != nil && old.PodKey != c.PodKey {
+		s.deferNotify(txn, old.PodKey)
+	}
+	if err := txn.Insert(TableContainers, c); err != nil {
+		return false, fmt.Errorf("container insert: %w", err)
+	}
+	s.deferNotify(txn, c.PodKey)
+	txn.Commit()
+	return true, nil
+}
+
+// PruneTombstones forgets deletions observed before at: call it with the
+// time a complete list of the engine was taken, which supersedes them.
+func (s *Store) PruneTombstones(at time.Time) error {
+	txn := s.db.Txn(true)
+	defer txn.Abort()
+	it, err := txn.Get(TableTombstones, IndexID)
+	if err != nil {
+		return fmt.Errorf("tombstone list: %w", err)
+	}
+	var old []*Tombstone
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		if t := raw.(*Tombstone); t.At.Before(at) {
+			old = append(old, t)
+		}
+	}
+	for _, t := range old {
+		if err := txn.Delete(TableTombstones, t); err != nil {
+			return fmt.Errorf("tombstone delete: %w", err)
+		}
+	}
 	txn.Commit()
 	return nil
 }
 
-// ReplaceContainers makes cs the complete set of known containers, as after a
-// full relist of the runtime. Every pod key that gained, lost or changed a
-// container is notified.
-func (s *Store) ReplaceContainers(cs []*Container) error {
-	txn := s.db.Txn(true)
-	defer txn.Abort()
-	want := make(map[string]*Container, len(cs))
-	for _, c := range cs {
-		want[c.ID] = c
-	}
-	it, err := txn.Get(TableContainers, IndexID)
+// Tombstones returns how many deletions are remembered.
+func (s *Store) Tombstones() int {
+	txn := s.db.Txn(false)
+	it, err := txn.Get(TableTombstones, IndexID)
 	if err != nil {
-		return fmt.Errorf("container list: %w", err)
+		return 0
 	}
-	var stale []*Container
+	n := 0
 	for raw := it.Next(); raw != nil; raw = it.Next() {
-		c := raw.(*Container)
-		if _, ok := want[c.ID]; !ok {
-			stale = append(stale, c)
-		}
+		n++
 	}
-	for _, c := range stale {
-		if err := txn.Delete(TableContainers, c); err != nil {
-			return fmt.Errorf("container delete: %w", err)
-		}
-		s.deferNotify(txn, c.PodKey)
-	}
-	for _, c := range cs {
-		if err := txn.Insert(TableContainers, c); err != nil {
-			return fmt.Errorf("container insert: %w", err)
-		}
-		s.deferNotify(txn, c.PodKey)
-	}
-	txn.Commit()
-	return nil
+	return n
 }
 
 // Source returns the state of the named source, or nil.

@@ -13,7 +13,7 @@ func filled(b *testing.B, pods int) *Store {
 		key := fmt.Sprintf("default/pod-%05d", i)
 		_ = s.UpsertPod(&Pod{Key: key, Source: "file", Spec: &v1.Pod{}})
 		for c := 0; c < 3; c++ {
-			_ = s.UpsertContainer(&Container{ID: fmt.Sprintf("%s-%d", key, c), PodKey: key, State: StateRunning})
+			_, _ = s.UpsertContainer(&Container{ID: fmt.Sprintf("%s-%d", key, c), PodKey: key, State: StateRunning})
 		}
 	}
 	return s
@@ -47,7 +47,7 @@ func BenchmarkStoreUpsertContainer(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		key := fmt.Sprintf("default/pod-%05d", i%10000)
-		_ = s.UpsertContainer(&Container{ID: key + "-0", PodKey: key, State: StateExited})
+		_, _ = s.UpsertContainer(&Container{ID: key + "-0", PodKey: key, State: StateExited})
 	}
 }
 

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"sort"
 	"testing"
 	"time"
 
@@ -30,19 +29,17 @@ func TestNotifyAndWatch(t *testing.T) {
 	}
 
 	got = nil
-	_ = s.UpsertContainer(&Container{ID: "1", PodKey: "default/a"})
-	_ = s.UpsertContainer(&Container{ID: "2", PodKey: "default/b"})
-	got = nil
-	if err := s.ReplaceContainers([]*Container{{ID: "2", PodKey: "default/b"}, {ID: "3", PodKey: "default/c"}}); err != nil {
+	_, _ = s.UpsertContainer(&Container{ID: "1", PodKey: "default/a"})
+	_, _ = s.UpsertContainer(&Container{ID: "2", PodKey: "default/b"})
+	if err := s.DeleteContainer("1", time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	sort.Strings(got)
-	if len(got) != 3 || got[0] != "default/a" || got[2] != "default/c" {
-		t.Fatalf("relist notified %v", got)
+	if len(got) != 3 || got[0] != "default/a" || got[1] != "default/b" || got[2] != "default/a" {
+		t.Fatalf("container writes notified %v", got)
 	}
 	cs, _ := s.ContainersByPod(nil, "default/a")
 	if len(cs) != 0 {
-		t.Fatal("stale container kept by relist")
+		t.Fatal("deleted container kept")
 	}
 
 	// Status writes do not notify (the controller writes them while
@@ -84,7 +81,7 @@ func TestSourceSyncNotifiesContainerPods(t *testing.T) {
 	var got []string
 	s, _ := New(func(k string) { got = append(got, k) })
 	_ = s.UpsertSource(&Source{Name: "file"})
-	_ = s.UpsertContainer(&Container{ID: "1", PodKey: "default/orphan", Source: "file"})
+	_, _ = s.UpsertContainer(&Container{ID: "1", PodKey: "default/orphan", Source: "file"})
 	got = nil
 	_ = s.UpsertSource(&Source{Name: "file", Synced: true})
 	if len(got) != 1 || got[0] != "default/orphan" {

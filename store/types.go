@@ -66,6 +66,18 @@ type Container struct {
 	StartedAt  time.Time
 	FinishedAt time.Time
 	Labels     map[string]string
+	// ObservedAt is when the engine state in this row was true: the engine's
+	// time of the event it came from, or the time just before the inspect,
+	// list or engine call that reported it. It orders the writers of actual
+	// state (see Store.ApplyContainer).
+	ObservedAt time.Time
+}
+
+// Tombstone remembers that a container was gone as observed at At, so that
+// an older observation of it cannot bring it back.
+type Tombstone struct {
+	ID string
+	At time.Time
 }
 
 // Running reports whether the container is running (or being restarted by

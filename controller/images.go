@@ -1,0 +1,246 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/berth-dev/berth/events"
+	"github.com/berth-dev/berth/runtime"
+	"github.com/berth-dev/berth/store"
+)
+
+// imageIDs caches the local ID of each image reference, so a pod start costs
+// no image request once its image was seen. An entry goes when a create
+// finds the image gone or a pull may have moved the tag.
+type imageIDs struct {
+	mu  sync.Mutex
+	ids map[string]string
+}
+
+func newImageIDs() *imageIDs { return &imageIDs{ids: map[string]string{}} }
+
+func (m *imageIDs) get(ref string) (string, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	id, ok := m.ids[ref]
+	return id, ok
+}
+
+func (m *imageIDs) put(ref, id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.ids[ref] = id
+}
+
+func (m *imageIDs) forget(ref string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.ids, ref)
+}
+
+// imageID returns the local ID of ref, asking the engine when it is not
+// cached; runtime.ErrImageNotFound when absent.
+func (c *Controller) imageID(ctx context.Context, ref string) (string, error) {
+	if id, ok := c.images.get(ref); ok {
+		return id, nil
+	}
+	id, err := c.rt.ImageID(ctx, ref)
+	if err != nil {
+		return "", err
+	}
+	c.images.put(ref, id)
+	return id, nil
+}
+
+// pulls runs at most one pull per image in the background, so a slow
+// registry never holds a worker, and keeps per "podUID/container" key the
+// state the plan reads: in flight, failed (with backoff), or just done.
+type pulls struct {
+	backoff *failureBackoff
+	mu      sync.Mutex
+	// inflight maps an image to its waiters: key -> pod key.
+	inflight map[string]map[string]string
+	errs     map[string]pullError
+	// done marks keys whose pull succeeded and was not yet used by a start
+	// (pull policy Always pulls once per start).
+	done map[string]bool
+}
+
+type pullError struct {
+	msg       string
+	reported  bool
+	neverPull bool
+}
+
+func newPulls(b Backoff) *pulls {
+	return &pulls{backoff: newFailureBackoff(b), inflight: map[string]map[string]string{},
+		errs: map[string]pullError{}, done: map[string]bool{}}
+}
+
+// state is what the plan knows of key's pull.
+func (j *pulls) state(key string) PullState {
+	retry := j.backoff.retryAt(key)
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	ps := PullState{RetryAt: retry}
+	for _, w := range j.inflight {
+		if _, ok := w[key]; ok {
+			ps.Pulling = true
+		}
+	}
+	if e, ok := j.errs[key]; ok {
+		ps.Err, ps.Reported, ps.NeverPull = e.msg, e.reported, e.neverPull
+	}
+	return ps
+}
+
+// reported marks key's failure as shown once.
+func (j *pulls) reported(key string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if e, ok := j.errs[key]; ok {
+		e.reported = true
+		j.errs[key] = e
+	}
+}
+
+// failed records a failure of key at now.
+func (j *pulls) failed(key string, now time.Time, err error, neverPull bool) time.Duration {
+	d := j.backoff.failed(key, now)
+	j.mu.Lock()
+	j.errs[key] = pullError{msg: err.Error(), neverPull: neverPull}
+	j.mu.Unlock()
+	return d
+}
+
+// succeeded forgets key's failures.
+func (j *pulls) succeeded(key string) {
+	j.backoff.reset(key)
+	j.mu.Lock()
+	delete(j.errs, key)
+	j.mu.Unlock()
+}
+
+// takeDone reports, once, that a pull for key succeeded since its last start.
+func (j *pulls) takeDone(key string) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	ok := j.done[key]
+	delete(j.done, key)
+	return ok
+}
+
+// forget drops the state of keys with prefix ("podUID/").
+func (j *pulls) forget(prefix string) {
+	j.backoff.forget(prefix)
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for k := range j.errs {
+		if strings.HasPrefix(k, prefix) {
+			delete(j.errs, k)
+		}
+	}
+	for k := range j.done {
+		if strings.HasPrefix(k, prefix) {
+			delete(j.done, k)
+		}
+	}
+}
+
+// inFlight returns the number of pulls running.
+func (j *pulls) inFlight() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return len(j.inflight)
+}
+
+// start registers waiter key (of pod podKey) on image and starts the pull
+// unless one runs; it reports whether it started one. When the pull ends,
+// each waiter's outcome is recorded and its pod enqueued.
+func (j *pulls) start(ctx context.Context, c *Controller, image, key, podKey string) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if w, ok := j.inflight[image]; ok {
+		w[key] = podKey
+		return false
+	}
+	j.inflight[image] = map[string]string{key: podKey}
+	go func() {
+		err := c.rt.PullImage(ctx, image)
+		result := "success"
+		if err != nil {
+			result = "failure"
+		}
+		c.cfg.Metrics.ImagePulled(result)
+		c.images.forget(image) // the tag may point elsewhere now
+		now := c.cfg.Clock.Now()
+		j.mu.Lock()
+		waiters := j.inflight[image]
+		delete(j.inflight, image)
+		if err == nil {
+			for k := range waiters {
+				j.done[k] = true
+			}
+		}
+		j.mu.Unlock()
+		for k, pk := range waiters {
+			if err != nil {
+				j.failed(k, now, err, false)
+				_, name, _ := strings.Cut(k, "/")
+				c.event(pk, name, events.Warning, "Failed", "Failed to pull image %q: %v", image, err)
+			} else {
+				j.succeeded(k)
+			}
+		}
+		if err != nil && ctx.Err() == nil {
+			c.log.Warn("image pull failed", "image", image, "err", err)
+		}
+		for _, pk := range waiters {
+			c.Enqueue(pk)
+		}
+	}()
+	return true
+}
+
+// ensureImage reports whether ctr's image may be used now, as its pull
+// policy says; otherwise it starts a pull (or records why none is possible)
+// and sets the container's waiting reason.
+func (c *Controller) ensureImage(ctx context.Context, p *store.Pod, ctr *v1.Container, key string, x *execState) (bool, error) {
+	policy := runtime.PullPolicy(ctr.ImagePullPolicy)
+	if policy == runtime.PullAlways {
+		if c.pulls.takeDone(key) {
+			return true, nil
+		}
+		c.pull(ctx, p, ctr, key, x)
+		return false, nil
+	}
+	_, err := c.imageID(ctx, ctr.Image)
+	switch {
+	case err == nil:
+		return true, nil
+	case !errors.Is(err, runtime.ErrImageNotFound):
+		return false, err
+	case policy == runtime.PullNever:
+		err := fmt.Errorf("container image %q is not present with pull policy of Never", ctr.Image)
+		delay := c.pulls.failed(key, c.cfg.Clock.Now(), err, true)
+		x.wait(ctr.Name, v1.ContainerStateWaiting{Reason: "ErrImageNeverPull", Message: err.Error()})
+		x.requeue(delay)
+		c.event(p.Key, ctr.Name, events.Warning, "ErrImageNeverPull", "%v", err)
+		return false, nil
+	}
+	c.pull(ctx, p, ctr, key, x)
+	return false, nil
+}
+
+func (c *Controller) pull(ctx context.Context, p *store.Pod, ctr *v1.Container, key string, x *execState) {
+	if c.pulls.start(ctx, c, ctr.Image, key, p.Key) {
+		c.event(p.Key, ctr.Name, events.Normal, "Pulling", "Pulling image %q", ctr.Image)
+	}
+	x.wait(ctr.Name, v1.ContainerStateWaiting{Reason: "ContainerCreating", Message: fmt.Sprintf("Pulling image %q", ctr.Image)})
+}

@@ -1,0 +1,511 @@
+package controller
+
+import (
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/berth-dev/berth/events"
+	"github.com/berth-dev/berth/prober"
+	"github.com/berth-dev/berth/store"
+)
+
+// PlanInput is everything a plan depends on, read once per reconcile.
+type PlanInput struct {
+	Key string
+	// Pod is the desired pod; nil when its source no longer declares it.
+	Pod *store.Pod
+	// Containers are the pod key's containers as the store observed them.
+	Containers []*store.Container
+	// Backoff is the retry state of Pod's incarnation.
+	Backoff Backoffs
+	// Unhealthy names the probe that condemned a running container, by ID.
+	Unhealthy map[string]prober.Kind
+	// Synced reports, per source named by a container, whether that source
+	// completed a sync since berth started (so its orphans may go).
+	Synced map[string]bool
+	Now    time.Time
+}
+
+// Backoffs is the retry state of one pod incarnation, keyed by container
+// name (store.SandboxName for the sandbox), as the trackers held it.
+type Backoffs struct {
+	Policy Backoff
+	Crash  map[string]CrashState
+	// StartRetry is when a container whose start failed may be tried again.
+	StartRetry map[string]time.Time
+	Pulls      map[string]PullState
+}
+
+// PullState is the image pull of one container.
+type PullState struct {
+	Pulling bool
+	// RetryAt is when a failed pull may be tried again; Err is its failure.
+	RetryAt time.Time
+	Err     string
+	// Reported is set once the failure was shown as ErrImagePull; from then
+	// on the wait shows as ImagePullBackOff, as in the kubelet.
+	Reported bool
+	// NeverPull is set when the image is absent and its policy is Never.
+	NeverPull bool
+}
+
+// Plan is what one reconcile of a pod does. Kills of running containers run
+// in the background; everything else runs on the worker, in field order:
+// the other kills, the sandbox, then the starts.
+type Plan struct {
+	Kill []Kill
+	// Forget lists pod UIDs whose trackers and volumes go once Kill is done.
+	Forget []string
+	Events []PlanEvent
+	// CreateSandbox creates and starts a new sandbox with this attempt
+	// number; StartSandbox starts a created one. At most one is set.
+	CreateSandbox *int
+	StartSandbox  *store.Container
+	// Sandbox is the running sandbox the starts join (nil: the new one).
+	Sandbox *store.Container
+	Start   []Start
+	// Waiting holds status reasons of containers that wait, by name.
+	Waiting      map[string]v1.ContainerStateWaiting
+	RequeueAfter time.Duration
+	// FailedInit: an init container failed for good (restartPolicy Never).
+	FailedInit bool
+	// Finished: the restart policy ended the pod; it gets no new sandbox.
+	Finished bool
+	// Status is false when no status is to be written (a deleted pod).
+	Status bool
+}
+
+// Kill stops Container (when running) and removes it when Remove is set.
+type Kill struct {
+	Container *store.Container
+	Remove    bool
+	Reason    string
+}
+
+// Start starts one container: Existing (a created one) or a new instance.
+type Start struct {
+	Spec     *v1.Container
+	Init     bool
+	Existing *store.Container
+	Attempt  int
+	// RestartCount is the count the new instance carries.
+	RestartCount int
+	// Restart is set when this start is a restart by policy; RanFor is
+	// how long the instance it replaces ran (for the backoff reset).
+	Restart bool
+	RanFor  time.Duration
+	Reason  string
+}
+
+// PlanEvent is an event the executor records about the pod.
+type PlanEvent struct {
+	Container, Type, Reason, Message string
+}
+
+// needsStop reports whether killing ct means waiting for a process to end.
+func needsStop(ct *store.Container) bool { return ct.Running() }
+
+// background reports whether the plan's kills include a stop.
+func (p *Plan) background() bool {
+	for _, k := range p.Kill {
+		if needsStop(k.Container) {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *Plan) wait(name string, w v1.ContainerStateWaiting) {
+	if p.Waiting == nil {
+		p.Waiting = map[string]v1.ContainerStateWaiting{}
+	}
+	p.Waiting[name] = w
+}
+
+func (p *Plan) requeue(d time.Duration) {
+	if d > 0 && (p.RequeueAfter == 0 || d < p.RequeueAfter) {
+		p.RequeueAfter = d
+	}
+}
+
+func (p *Plan) event(container, typ, reason, format string, args ...interface{}) {
+	p.Events = append(p.Events, PlanEvent{Container: container, Type: typ, Reason: reason, Message: fmt.Sprintf(format, args...)})
+}
+
+// plan decides what to do about one pod, from what it declares and what
+// runs, without any I/O: the kubelet's SyncPod as a function.
+func plan(in PlanInput) Plan {
+	if in.Pod == nil {
+		return planDeleted(in)
+	}
+	var pl Plan
+	pl.Status = true
+	pod := in.Pod.Spec
+	uid := string(pod.UID)
+	byName, stale := groupByName(in.Containers, uid)
+	if len(stale) > 0 && in.allSynced(stale) {
+		// An older incarnation goes once its own source has synced (until
+		// then it may still be the one its source wants), before the new
+		// one takes its ports.
+		for _, ct := range stale {
+			pl.Kill = append(pl.Kill, Kill{Container: ct, Remove: true, Reason: "a replaced incarnation of the pod"})
+		}
+		pl.Forget = uids(stale)
+		return pl
+	}
+
+	if !planSandbox(&in, &pl, byName) {
+		if pl.Finished {
+			planCollect(&in, &pl, byName)
+		}
+		return pl
+	}
+	initDone := true
+	for i := range pod.Spec.InitContainers {
+		ic := &pod.Spec.InitContainers[i]
+		if !planInit(&in, &pl, ic, byName[ic.Name]) {
+			initDone = false
+			break
+		}
+	}
+	if initDone {
+		for i := range pod.Spec.Containers {
+			planContainer(&in, &pl, &pod.Spec.Containers[i], byName[pod.Spec.Containers[i].Name])
+		}
+	}
+	planCollect(&in, &pl, byName)
+	return pl
+}
+
+func planDeleted(in PlanInput) Plan {
+	var pl Plan
+	if len(in.Containers) == 0 || !in.allSynced(in.Containers) {
+		return pl // the store notifies the key when the source syncs
+	}
+	pl.event("", events.Normal, "Killing", "Stopping pod: removed from its source")
+	for _, ct := range in.Containers {
+		pl.Kill = append(pl.Kill, Kill{Container: ct, Remove: true, Reason: "pod removed from its source"})
+	}
+	pl.Forget = uids(in.Containers)
+	return pl
+}
+
+func (in *PlanInput) allSynced(ctrs []*store.Container) bool {
+	for _, ct := range ctrs {
+		if !in.Synced[ct.Source] {
+			return false
+		}
+	}
+	return true
+}
+
+func uids(ctrs []*store.Container) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, ct := range ctrs {
+		if ct.PodUID != "" && !seen[ct.PodUID] {
+			seen[ct.PodUID] = true
+			out = append(out, ct.PodUID)
+		}
+	}
+	return out
+}
+
+// planSandbox sets pl.Sandbox (or a sandbox step) and reports whether the
+// pod's containers may be planned now. A sandbox missing, exited or with
+// changed pod-level networking is replaced. An edit kills the whole pod
+// first and starts it afresh. A sandbox that died takes its running
+// containers with it, as in the kubelet: they are stopped but kept, so their
+// restart policy decides and their counts go on; a Never pod that already
+// ran, or an OnFailure pod whose containers all succeeded, gets no new
+// sandbox (Finished). Failed starts back off.
+func planSandbox(in *PlanInput, pl *Plan, byName map[string][]*store.Container) bool {
+	pod := in.Pod.Spec
+	sandboxes := byName[store.SandboxName]
+	want := sandboxHash(pod)
+	retry := in.Backoff.StartRetry[store.SandboxName]
+	if len(sandboxes) > 0 && sandboxes[0].Hash == want {
+		sb := sandboxes[0]
+		switch {
+		case sb.Running():
+			pl.Sandbox = sb
+			return true
+		case sb.State == store.StateCreated:
+			if in.Now.Before(retry) {
+				pl.requeue(retry.Sub(in.Now))
+				return false
+			}
+			pl.StartSandbox = sb
+			return true
+		}
+	}
+	edited := len(sandboxes) > 0 && sandboxes[0].Hash != want
+	ran, allSucceeded := false, true
+	for name, list := range byName {
+		for i, ct := range list {
+			switch {
+			case name == store.SandboxName:
+				pl.Kill = append(pl.Kill, Kill{Container: ct, Remove: true, Reason: "pod sandbox replaced"})
+			case edited:
+				pl.Kill = append(pl.Kill, Kill{Container: ct, Remove: true, Reason: "pod-level networking edited"})
+			case ct.State == store.StateCreated:
+				pl.Kill = append(pl.Kill, Kill{Container: ct, Remove: true, Reason: "its pod sandbox is gone"})
+			case ct.Running():
+				// Kept, exited, for its restart policy, logs and count.
+				pl.Kill = append(pl.Kill, Kill{Container: ct, Reason: "its pod sandbox is gone"})
+			}
+			if name != store.SandboxName {
+				ran = true
+				if i == 0 && (ct.Running() || ct.ExitCode != 0) {
+					allSucceeded = false
+				}
+			}
+		}
+	}
+	if len(pl.Kill) > 0 && (edited || pl.background()) {
+		pl.event("", events.Normal, "SandboxChanged", "Pod sandbox changed, it will be killed and re-created")
+	}
+	if pl.background() {
+		return false // the pod is rebuilt once its containers stopped
+	}
+	if !edited && ran {
+		switch pod.Spec.RestartPolicy {
+		case v1.RestartPolicyNever:
+			pl.Finished = true
+			return false
+		case v1.RestartPolicyOnFailure:
+			if allSucceeded {
+				pl.Finished = true
+				return false
+			}
+		}
+	}
+	if in.Now.Before(retry) {
+		pl.requeue(retry.Sub(in.Now))
+		return false
+	}
+	attempt := 0
+	if len(sandboxes) > 0 {
+		attempt = sandboxes[0].Attempt + 1
+	}
+	pl.CreateSandbox = &attempt
+	if edited {
+		return false // an edit starts the pod afresh, after the removals
+	}
+	return true
+}
+
+// sandboxID is the ID of the sandbox the plan's starts join; "" for one the
+// plan creates.
+func (pl *Plan) sandboxID() string {
+	switch {
+	case pl.Sandbox != nil:
+		return pl.Sandbox.ID
+	case pl.StartSandbox != nil:
+		return pl.StartSandbox.ID
+	}
+	return ""
+}
+
+// planInit plans one init container and reports whether it is done (exited
+// 0 in the current sandbox).
+func planInit(in *PlanInput, pl *Plan, ic *v1.Container, instances []*store.Container) bool {
+	var latest *store.Container
+	if sb := pl.sandboxID(); sb != "" && len(instances) > 0 && instances[0].Labels[labelSandbox] == sb {
+		latest = instances[0]
+	}
+	switch {
+	case latest == nil:
+		planStart(in, pl, Start{Spec: ic, Init: true, Attempt: nextAttempt(instances), Reason: "init container not run in this sandbox"})
+		return false
+	case latest.Running():
+		return false
+	case latest.State == store.StateCreated:
+		planStartCreated(in, pl, ic, latest, true)
+		return false
+	case latest.ExitCode == 0:
+		return true
+	}
+	policy := in.Pod.Spec.Spec.RestartPolicy
+	if policy == v1.RestartPolicyAlways {
+		policy = v1.RestartPolicyOnFailure // init containers never restart on success
+	}
+	planRestart(in, pl, ic, true, instances, latest, policy)
+	if policy == v1.RestartPolicyNever {
+		pl.FailedInit = true
+	}
+	return false
+}
+
+func planContainer(in *PlanInput, pl *Plan, ctr *v1.Container, instances []*store.Container) {
+	if len(instances) == 0 {
+		planStart(in, pl, Start{Spec: ctr, Reason: "not running"})
+		return
+	}
+	latest := instances[0]
+	sb := pl.sandboxID()
+	switch {
+	case latest.Hash != containerHash(in.Pod.Spec, ctr):
+		if latest.Running() {
+			// Stopped first (it may hold the pod's ports), then replaced.
+			pl.Kill = append(pl.Kill, Kill{Container: latest, Reason: "container spec changed"})
+			return
+		}
+		// An edit replaces the container: the old spec's instance goes.
+		pl.Kill = append(pl.Kill, Kill{Container: latest, Remove: true, Reason: "container spec changed"})
+		planStart(in, pl, Start{Spec: ctr, Attempt: latest.Attempt + 1, RestartCount: latest.RestartCount, Reason: "container spec changed"})
+	case latest.Running() && (sb == "" || latest.Labels[labelSandbox] != sb):
+		pl.Kill = append(pl.Kill, Kill{Container: latest, Reason: "container runs in a replaced sandbox"})
+	case latest.Running():
+		if kind, bad := in.Unhealthy[latest.ID]; bad {
+			pl.event(ctr.Name, events.Warning, "Unhealthy", "%s probe failed", kind)
+			pl.event(ctr.Name, events.Normal, "Killing", "Container %s failed %s probe, will be restarted", ctr.Name, kind)
+			pl.Kill = append(pl.Kill, Kill{Container: latest, Reason: string(kind) + " probe failed"})
+		}
+	case latest.State == store.StateCreated:
+		planStartCreated(in, pl, ctr, latest, false)
+	default:
+		planRestart(in, pl, ctr, false, instances, latest, in.Pod.Spec.Spec.RestartPolicy)
+	}
+}
+
+func nextAttempt(instances []*store.Container) int {
+	if len(instances) > 0 {
+		return instances[0].Attempt + 1
+	}
+	return 0
+}
+
+// planRestart applies the restart policy to a container whose latest
+// instance exited.
+func planRestart(in *PlanInput, pl *Plan, ctr *v1.Container, init bool, instances []*store.Container, latest *store.Container, policy v1.RestartPolicy) {
+	crash := in.Backoff.Crash[ctr.Name]
+	action, delay, reason := decideRestart(in.Backoff.Policy, crash, policy, latest.ExitCode, latest.StartedAt, latest.FinishedAt, in.Now)
+	switch action {
+	case ActionNone:
+		return
+	case ActionWait:
+		pl.event(ctr.Name, events.Warning, "BackOff", "Back-off restarting failed container %s", ctr.Name)
+		pl.wait(ctr.Name, v1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
+			Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", crash.Delay, ctr.Name, in.Key)})
+		pl.requeue(delay)
+		return
+	}
+	var ran time.Duration
+	if !latest.StartedAt.IsZero() && latest.FinishedAt.After(latest.StartedAt) {
+		ran = latest.FinishedAt.Sub(latest.StartedAt)
+	}
+	planStart(in, pl, Start{Spec: ctr, Init: init, Attempt: nextAttempt(instances), RestartCount: latest.RestartCount + 1,
+		Restart: true, RanFor: ran, Reason: fmt.Sprintf("exited %d: %s", latest.ExitCode, reason)})
+}
+
+// planStartCreated starts a container left created, once earlier failed
+// starts have waited out their backoff.
+func planStartCreated(in *PlanInput, pl *Plan, ctr *v1.Container, ct *store.Container, init bool) {
+	if startBackoff(in, pl, ctr.Name) {
+		return
+	}
+	pl.Start = append(pl.Start, Start{Spec: ctr, Init: init, Existing: ct, Attempt: ct.Attempt, RestartCount: ct.RestartCount, Reason: "created, not started"})
+}
+
+// planStart adds s unless the container waits: after failed starts, or for
+// its image (a pull in flight, or a failed pull backing off).
+func planStart(in *PlanInput, pl *Plan, s Start) {
+	name := s.Spec.Name
+	if startBackoff(in, pl, name) {
+		return
+	}
+	ps := in.Backoff.Pulls[name]
+	switch {
+	case ps.Pulling:
+		pl.wait(name, v1.ContainerStateWaiting{Reason: "ContainerCreating", Message: fmt.Sprintf("Pulling image %q", s.Spec.Image)})
+		return
+	case in.Now.Before(ps.RetryAt):
+		reason := "ImagePullBackOff"
+		msg := fmt.Sprintf("Back-off pulling image %q", s.Spec.Image)
+		switch {
+		case ps.NeverPull:
+			reason, msg = "ErrImageNeverPull", ps.Err
+		case !ps.Reported:
+			reason, msg = "ErrImagePull", ps.Err
+		}
+		pl.wait(name, v1.ContainerStateWaiting{Reason: reason, Message: msg})
+		pl.requeue(ps.RetryAt.Sub(in.Now))
+		return
+	}
+	pl.Start = append(pl.Start, s)
+}
+
+// startBackoff reports whether container name must still wait after failed
+// starts, recording RunContainerError meanwhile.
+func startBackoff(in *PlanInput, pl *Plan, name string) bool {
+	at := in.Backoff.StartRetry[name]
+	if !in.Now.Before(at) {
+		return false
+	}
+	pl.wait(name, v1.ContainerStateWaiting{Reason: "RunContainerError",
+		Message: fmt.Sprintf("back-off %s restarting container %s that failed to start", at.Sub(in.Now).Round(time.Millisecond), name)})
+	pl.requeue(at.Sub(in.Now))
+	return true
+}
+
+// planCollect removes containers the spec no longer names, running
+// instances older than the newest (duplicates), and all but the most recent
+// exited instance of each pod container.
+func planCollect(in *PlanInput, pl *Plan, byName map[string][]*store.Container) {
+	wanted := map[string]bool{store.SandboxName: true}
+	for _, ct := range in.Pod.Spec.Spec.InitContainers {
+		wanted[ct.Name] = true
+	}
+	for _, ct := range in.Pod.Spec.Spec.Containers {
+		wanted[ct.Name] = true
+	}
+	killed := map[string]bool{}
+	for _, k := range pl.Kill {
+		killed[k.Container.ID] = true
+	}
+	for name, list := range byName {
+		keptExited := false
+		for i, ct := range list {
+			reason := ""
+			switch {
+			case !wanted[name]:
+				reason = "container no longer in the pod spec"
+			case i == 0:
+			case ct.Running():
+				// Made while the store missed a container (e.g. around a
+				// dockerd restart).
+				reason = "a duplicate of the newest instance"
+			case !keptExited && name != store.SandboxName:
+				keptExited = true // the "previous" instance, for logs and status
+			default:
+				reason = "an old exited instance"
+			}
+			if i == 0 && !ct.Running() {
+				keptExited = true
+			}
+			if reason != "" && !killed[ct.ID] {
+				pl.Kill = append(pl.Kill, Kill{Container: ct, Remove: true, Reason: reason})
+			}
+		}
+	}
+}
+
+// groupByName groups the containers of pod incarnation uid by container
+// name, newest instance first; containers of other incarnations are stale.
+func groupByName(ctrs []*store.Container, uid string) (byName map[string][]*store.Container, stale []*store.Container) {
+	byName = map[string][]*store.Container{}
+	for _, ct := range ctrs {
+		if ct.PodUID != uid {
+			stale = append(stale, ct)
+			continue
+		}
+		byName[ct.Name] = append(byName[ct.Name], ct)
+	}
+	for _, list := range byName {
+		newestFirst(list)
+	}
+	return byName, stale
+}
