@@ -67,8 +67,8 @@ type Controller struct {
 	// workers.
 	ops    *podOps
 	probes Prober
-	hooks       HookRunner
-	log         *slog.Logger
+	hooks  HookRunner
+	log    *slog.Logger
 
 	pauseMu    sync.Mutex
 	pauseReady bool
