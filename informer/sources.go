@@ -276,7 +276,7 @@ func podKey(p *v1.Pod) string { return p.Namespace + "/" + p.Name }
 // merge returns the stored pod for desired d: the old object when nothing
 // changed, else a new one carrying over status for the same UID.
 func (i *SourceInformer) merge(old *store.Pod, source string, d sources.Desired, now time.Time) *store.Pod {
-	if old != nil && old.Origin == d.Origin && equality.Semantic.DeepEqual(old.Spec, d.Pod) {
+	if old != nil && old.Origin == d.Origin && (old.Spec == d.Pod || equality.Semantic.DeepEqual(old.Spec, d.Pod)) {
 		return old
 	}
 	p := &store.Pod{Key: podKey(d.Pod), Source: source, Origin: d.Origin, Spec: d.Pod, SeenAt: now}

@@ -13,15 +13,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // MaxManifestBytes is the size limit of one manifest file.
 const MaxManifestBytes = 10 << 20
 
-// DefaultDebounce is how long a FileSource collects filesystem events before
-// it scans.
+// DefaultDebounce is how long a FileSource collects filesystem events of
+// in-place writes before it scans. Events that say a file is complete (a
+// rename into the directory, a close after writing, a removal) scan at once.
 const DefaultDebounce = 100 * time.Millisecond
 
 // FileSource declares the pods of the manifest files at a path: a single file
@@ -31,12 +31,15 @@ const DefaultDebounce = 100 * time.Millisecond
 // .yaml, .yml or .json. Each file is one origin, named by the path joined
 // with the file name.
 //
-// Run scans at once, after each burst of filesystem events (fsnotify on the
-// directory, or on a single file's parent directory, so that atomic renames
-// and Kubernetes-style "..data" symlink swaps are seen), and every rescan
-// interval; each scan sends one complete Update, changed or not. When the
-// watch cannot be set up, Run relies on the rescans and retries the watch on
-// each of them.
+// Run scans at once, on filesystem events (inotify on Linux, fsnotify
+// elsewhere, on the directory or a single file's parent directory, so that
+// atomic renames and Kubernetes-style "..data" symlink swaps are seen), and
+// every rescan interval; each scan sends one complete Update, changed or not.
+// An event that says a file is complete (renamed in, closed after writing,
+// removed) scans at once; others (a create, a write in progress) wait for the
+// debounce, so a half-written file is not read. Only files whose size, times
+// or inode changed are decoded again. When the watch cannot be set up, Run
+// relies on the rescans and retries the watch on each of them.
 //
 // A missing path is an Update with no pods and the error "path does not
 // exist" for origin path: a missing directory therefore drops all pods, as
@@ -59,6 +62,7 @@ type FileSource struct {
 
 	last     *Update
 	lastErrs []string
+	cache    decodeCache
 }
 
 // NewFileSource returns a file source named name for path, rescanning every
@@ -121,7 +125,14 @@ func (s *FileSource) Run(ctx context.Context, out chan<- Update) error {
 				w.close()
 				continue
 			}
-			if w.relevant(ev) {
+			switch {
+			case !w.relevant(ev):
+			case ev.complete:
+				w.ensure(s.path)
+				if !s.scanAndSend(ctx, out, log) {
+					return nil
+				}
+			default:
 				wake()
 			}
 		case err, ok := <-w.errors():
@@ -167,7 +178,7 @@ func (s *FileSource) scan(log *slog.Logger) (Update, bool) {
 		u.Errors = append(slices.Clip(s.last.Errors), ManifestError{Origin: s.path, Err: err.Error()})
 		return u, true
 	default:
-		u = decodeFiles(s.name, files, s.opts)
+		u = s.cache.decodeFiles(s.name, files, s.opts)
 	}
 	s.last = &u
 	s.logErrors(log, u)
@@ -311,25 +322,25 @@ func dedupe(pods []Desired) ([]Desired, []ManifestError) {
 // the parent directory of a single (or missing) file, filtered to its name.
 type dirWatch struct {
 	log      *slog.Logger
-	w        *fsnotify.Watcher
+	w        watcher
 	dir      string // watched directory, "" when none
 	resolved string // dir with symlinks resolved when it was added
 	only     string // base name that events must have, "" for all
 	failed   string // last setup error, logged once
 }
 
-func (w *dirWatch) events() <-chan fsnotify.Event {
+func (w *dirWatch) events() <-chan fileEvent {
 	if w.w == nil {
 		return nil
 	}
-	return w.w.Events
+	return w.w.events()
 }
 
 func (w *dirWatch) errors() <-chan error {
 	if w.w == nil {
 		return nil
 	}
-	return w.w.Errors
+	return w.w.errors()
 }
 
 // ensure watches the right directory for path, re-adding it when it was
@@ -341,7 +352,7 @@ func (w *dirWatch) ensure(path string) {
 	}
 	resolved, _ := filepath.EvalSymlinks(dir)
 	if w.w == nil {
-		nw, err := fsnotify.NewWatcher()
+		nw, err := newWatcher()
 		if err != nil {
 			w.setupFailed(err)
 			return
@@ -349,14 +360,14 @@ func (w *dirWatch) ensure(path string) {
 		w.w = nw
 	}
 	w.only = only
-	if w.dir == dir && w.resolved == resolved && slices.Contains(w.w.WatchList(), dir) {
+	if w.dir == dir && w.resolved == resolved && w.w.watching(dir) {
 		return
 	}
 	if w.dir != "" {
-		_ = w.w.Remove(w.dir)
+		_ = w.w.remove(w.dir)
 		w.dir = ""
 	}
-	if err := w.w.Add(dir); err != nil {
+	if err := w.w.add(dir); err != nil {
 		w.setupFailed(err)
 		return
 	}
@@ -373,20 +384,23 @@ func (w *dirWatch) setupFailed(err error) {
 
 // relevant reports whether an event may change the scan: any event on a
 // manifest name or on a "..name" of an atomic symlink swap.
-func (w *dirWatch) relevant(ev fsnotify.Event) bool {
-	base := filepath.Base(ev.Name)
+func (w *dirWatch) relevant(ev fileEvent) bool {
+	if ev.name == "" {
+		return true // events were lost
+	}
+	base := filepath.Base(ev.name)
 	if strings.HasPrefix(base, "..") {
 		return true
 	}
 	if w.only != "" {
 		return base == w.only
 	}
-	return !ignoredName(base) || filepath.Clean(ev.Name) == filepath.Clean(w.dir)
+	return !ignoredName(base) || filepath.Clean(ev.name) == filepath.Clean(w.dir)
 }
 
 func (w *dirWatch) close() {
 	if w.w != nil {
-		_ = w.w.Close()
+		_ = w.w.close()
 		w.w = nil
 		w.dir = ""
 	}
@@ -395,14 +409,59 @@ func (w *dirWatch) close() {
 // decodeFiles decodes every file (skipping ones that vanished) into one
 // complete update of source, a pod key declared twice kept by the first file.
 func decodeFiles(source string, files []string, opts Options) Update {
+	return (*decodeCache)(nil).decodeFiles(source, files, opts)
+}
+
+// decodeCache keeps the last decode of each file with the file's identity
+// (size, modification and change times, inode), so a scan decodes only files
+// that changed. A nil cache decodes everything.
+type decodeCache map[string]decoded
+
+type decoded struct {
+	id   fileID
+	pods []Desired
+	errs []ManifestError
+}
+
+// racyWindow is more than the granularity of file times (a kernel tick).
+const racyWindow = 50 * time.Millisecond
+
+type fileID struct {
+	size         int64
+	mtime, ctime int64
+	ino          uint64
+}
+
+func (c *decodeCache) decodeFiles(source string, files []string, opts Options) Update {
 	u := Update{Source: source}
+	next := decodeCache{}
 	for _, f := range files {
+		id, statOK := statID(f)
+		if c != nil && statOK {
+			if d, ok := (*c)[f]; ok && d.id == id {
+				next[f] = d
+				u.Pods = append(u.Pods, d.pods...)
+				u.Errors = append(u.Errors, d.errs...)
+				continue
+			}
+		}
 		pods, errs, exists := decodeFile(source, f, opts)
 		if !exists {
 			continue
 		}
+		if statOK && time.Now().UnixNano()-id.mtime > int64(racyWindow) {
+			// The identity was read before the content: a write in between
+			// changes it again, so the next scan decodes anew. A file
+			// modified within racyWindow is not kept: the kernel's coarse
+			// file times could give a second write of the same size the
+			// same identity.
+			next[f] = decoded{id: id, pods: pods, errs: errs}
+		}
 		u.Pods = append(u.Pods, pods...)
 		u.Errors = append(u.Errors, errs...)
+	}
+	if c != nil {
+		*c = next
 	}
 	var dups []ManifestError
 	u.Pods, dups = dedupe(u.Pods)

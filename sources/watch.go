@@ -1,0 +1,22 @@
+package sources
+
+// fileEvent is one change in a watched directory.
+type fileEvent struct {
+	// name is the changed path (the directory itself for its own events).
+	name string
+	// complete is set when the event says the change is whole: a file
+	// renamed into the directory (an atomic write), closed after writing,
+	// or removed. Other changes (a create, a write) may be half done.
+	complete bool
+}
+
+// watcher follows changes in directories. Its channels are closed when it
+// is closed or breaks.
+type watcher interface {
+	add(dir string) error
+	remove(dir string) error
+	watching(dir string) bool
+	events() <-chan fileEvent
+	errors() <-chan error
+	close() error
+}

@@ -1,0 +1,115 @@
+package sources
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// noUpdate fails when an update arrives within d.
+func noUpdate(t *testing.T, updates <-chan Update, d time.Duration, why string) {
+	t.Helper()
+	select {
+	case u := <-updates:
+		t.Fatalf("%s: got an update %s", why, describe(u))
+	case <-time.After(d):
+	}
+}
+
+// A file renamed into the directory is complete: it is read at once, with
+// no debounce (here an hour long, so waiting for it would time out).
+func TestRenameIntoDirectoryIsReadAtOnce(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("completeness of a file is known from inotify only")
+	}
+	dir, tmp := t.TempDir(), t.TempDir()
+	s := NewFileSource("file", dir, 0, Options{})
+	s.Debounce = time.Hour
+	updates := startSource(t, s)
+	waitFor(t, updates, "first scan", hasPods())
+	write(t, tmp, "web.yaml", podManifest("web", "busybox"))
+	if err := os.Rename(filepath.Join(tmp, "web.yaml"), filepath.Join(dir, "web.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, updates, "renamed file", hasPods("web"))
+}
+
+// A file written in place is not read while it is half written; closing it
+// says it is complete.
+func TestHalfWrittenFileIsNotRead(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("completeness of a file is known from inotify only")
+	}
+	dir := t.TempDir()
+	s := NewFileSource("file", dir, 0, Options{})
+	s.Debounce = time.Hour
+	updates := startSource(t, s)
+	waitFor(t, updates, "first scan", hasPods())
+	m := podManifest("web", "busybox")
+	half := strings.Index(m, "  containers:")
+	f, err := os.Create(filepath.Join(dir, "web.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(m[:half]); err != nil {
+		t.Fatal(err)
+	}
+	noUpdate(t, updates, 300*time.Millisecond, "a half-written file")
+	if _, err := f.WriteString(m[half:]); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	u := waitFor(t, updates, "closed file", hasPods("web"))
+	if len(u.Errors) != 0 {
+		t.Fatalf("errors %v", u.Errors)
+	}
+}
+
+// Scans decode only changed files, and never miss an in-place edit that
+// keeps the size (file times are coarse).
+func TestSameSizeEditIsSeen(t *testing.T) {
+	dir := t.TempDir()
+	updates := runSource(t, NewFileSource("file", dir, 0, Options{}))
+	waitFor(t, updates, "first scan", hasPods())
+	for i := 0; i < 20; i++ {
+		img := "busybox:" + string(rune('a'+i%2))
+		if err := os.WriteFile(filepath.Join(dir, "web.yaml"), []byte(podManifest("web", img)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, updates, "edit "+img, func(u Update) bool {
+			return len(u.Pods) == 1 && u.Pods[0].Pod.Spec.Containers[0].Image == img
+		})
+	}
+}
+
+func TestDecodeCacheDecodesOnlyChangedFiles(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "a.yaml", podManifest("a", "busybox"))
+	write(t, dir, "b.yaml", podManifest("b", "busybox"))
+	old := time.Now().Add(-time.Minute)
+	for _, n := range []string{"a.yaml", "b.yaml"} {
+		if err := os.Chtimes(filepath.Join(dir, n), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, _ := listManifests(dir)
+	var c decodeCache
+	u1 := c.decodeFiles("file", files, Options{})
+	write(t, dir, "b.yaml", podManifest("b", "busybox:2"))
+	u2 := c.decodeFiles("file", files, Options{})
+	if len(u1.Pods) != 2 || len(u2.Pods) != 2 {
+		t.Fatalf("pods %d, %d", len(u1.Pods), len(u2.Pods))
+	}
+	if u2.Pods[0].Pod != u1.Pods[0].Pod {
+		t.Error("unchanged a.yaml decoded again")
+	}
+	if u2.Pods[1].Pod == u1.Pods[1].Pod || u2.Pods[1].Pod.Spec.Containers[0].Image != "busybox:2" {
+		t.Error("changed b.yaml not decoded again")
+	}
+}
