@@ -223,7 +223,8 @@ func TestCadvisorDocker(t *testing.T) {
 		}
 		if found != nil && len(found.Containers) == 1 && found.Containers[0].Memory != nil &&
 			found.Containers[0].Memory.WorkingSetBytes != nil && *found.Containers[0].Memory.WorkingSetBytes > 0 &&
-			found.Containers[0].CPU != nil && found.Containers[0].CPU.UsageNanoCores != nil && found.Network != nil {
+			found.Containers[0].CPU != nil && found.Containers[0].CPU.UsageNanoCores != nil && found.Network != nil &&
+			sum.Node.CPU != nil && sum.Node.CPU.UsageNanoCores != nil { // rates need two samples
 			waited = time.Since(started)
 			break
 		}
