@@ -208,10 +208,14 @@ func (c *Controller) executeStarts(ctx context.Context, p *store.Pod, pl *Plan, 
 		if !c.startExisting(ctx, p, store.SandboxName, pl.StartSandbox, x) {
 			return nil
 		}
-		c.observeSandbox(ctx, sbID)
 	}
 	if sbID == "" {
 		return nil
+	}
+	if pl.Sandbox == nil && !p.Spec.Spec.HostNetwork {
+		// The new sandbox's IP, which no event carries, for status and
+		// probes; asked after the containers started, which need it not.
+		defer c.refresh(ctx, sbID)
 	}
 	var errs []error
 	for _, s := range pl.Start {
@@ -371,10 +375,6 @@ func sameObservation(a, b *store.Container) bool {
 	return reflect.DeepEqual(&x, &y)
 }
 
-// observeSandbox inspects a sandbox that just started, for the IP that no
-// event carries.
-func (c *Controller) observeSandbox(ctx context.Context, id string) { c.refresh(ctx, id) }
-
 // newestFirst orders instances of one container by attempt, newest first.
 func newestFirst(cs []*store.Container) {
 	sort.Slice(cs, func(i, j int) bool {
@@ -460,9 +460,6 @@ func (c *Controller) createSandbox(ctx context.Context, p *store.Pod, attempt in
 	}
 	c.started(id, at)
 	c.startFails.reset(key)
-	if !p.Spec.Spec.HostNetwork {
-		c.observeSandbox(ctx, id)
-	}
 	return id, nil
 }
 
