@@ -188,9 +188,10 @@ func (p *berthProc) writePod(name, content string) error {
 	return os.Rename(tmp, filepath.Join(p.pods, name+".yaml"))
 }
 
-// podYAML is the benchmark pod: one app container running `testapp sleep`
-// (plus the sandbox berth adds).
-func podYAML(name string) string {
+// podYAML is the benchmark pod as users write them: one app container
+// running `testapp sleep` that publishes containerPort 8080 on hostPort (plus
+// the sandbox berth adds, which holds the port).
+func podYAML(name string, hostPort int) string {
 	return fmt.Sprintf(`apiVersion: v1
 kind: Pod
 metadata:
@@ -201,8 +202,14 @@ spec:
     - name: app
       image: %q
       args: ["sleep"]
-`, name, testImage)
+      ports:
+        - containerPort: 8080
+          hostPort: %d
+`, name, testImage, hostPort)
 }
+
+// appPort is the container port every benchmark pod publishes.
+const appPort = 8080
 
 // podName names the i-th pod of the direct and compose baselines (their
 // container names carry the run id).

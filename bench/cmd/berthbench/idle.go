@@ -82,7 +82,7 @@ func (b *bench) idle(ctx context.Context, ir *idleResults) error {
 	}
 	t0 := time.Now()
 	for i := 0; i < ir.pods; i++ {
-		if err := bp.writePod(bp.podName(i), podYAML(bp.podName(i))); err != nil {
+		if err := bp.writePod(bp.podName(i), podYAML(bp.podName(i), b.hostPort(i))); err != nil {
 			return err
 		}
 	}
@@ -91,7 +91,7 @@ func (b *bench) idle(ctx context.Context, ir *idleResults) error {
 	if err != nil {
 		return fmt.Errorf("%d pods: %w", ir.pods, err)
 	}
-	ir.startup = st.lastStart.Sub(t0)
+	ir.startup = st.seen.Sub(t0)
 	logf("idle: %d pods running after %.0f ms", ir.pods, msf(ir.startup))
 	if err := sleepCtx(ctx, 2*time.Second); err != nil { // berth's follow-up inspects
 		return err

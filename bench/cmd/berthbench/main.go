@@ -12,6 +12,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -46,7 +47,10 @@ type options struct {
 	idleWindow time.Duration
 	settle     time.Duration
 	workers    int
-	compose    string
+	// directWorkers are the concurrencies of the direct-baseline sweep.
+	directWorkers []int
+	portBase      int
+	compose       string
 	scenarios  map[string]bool
 	keep       bool
 	args       string // the command line, for the report
@@ -159,6 +163,8 @@ func parseFlags() (options, error) {
 	flag.DurationVar(&o.idleWindow, "idle-window", time.Minute, "idle measurement window")
 	flag.DurationVar(&o.settle, "settle", 10*time.Second, "wait after the idle pods run, before the window")
 	flag.IntVar(&o.workers, "workers", 4, "concurrency of the direct baseline (berth's controller.workers default)")
+	dw := flag.String("direct-workers", "1,2,4,8,16", "concurrencies of the direct-baseline sweep at the largest -n (empty: none)")
+	flag.IntVar(&o.portBase, "port-base", 20000, "first host port the benchmark pods publish (pod i: port-base+i)")
 	flag.StringVar(&o.compose, "compose", "docker-compose", "docker-compose executable (baseline skipped when absent)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (berth logs, compose files)")
 	flag.Parse()
@@ -169,6 +175,16 @@ func parseFlags() (options, error) {
 			return o, fmt.Errorf("-n: bad pod count %q", f)
 		}
 		o.ns = append(o.ns, n)
+	}
+	for _, f := range strings.Split(*dw, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			return o, fmt.Errorf("-direct-workers: bad concurrency %q", f)
+		}
+		o.directWorkers = append(o.directWorkers, n)
 	}
 	o.scenarios = map[string]bool{}
 	for _, s := range strings.Split(*sc, ",") {
@@ -241,6 +257,13 @@ func (b *bench) setup(ctx context.Context) error {
 	if err := b.dk.BuildImage(ctx, testImage, testapp, "/testapp", []string{"/testapp"}); err != nil {
 		return err
 	}
+	most := max(b.opt.idlePods, 2*b.opt.trials)
+	for _, n := range b.opt.ns {
+		most = max(most, n)
+	}
+	if err := b.checkPorts(most); err != nil {
+		return err
+	}
 	return b.warmUp(ctx)
 }
 
@@ -258,7 +281,7 @@ func (b *bench) warmUp(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := bp.writePod(bp.podName(0), podYAML(bp.podName(0))); err != nil {
+	if err := bp.writePod(bp.podName(0), podYAML(bp.podName(0), b.hostPort(0))); err != nil {
 		return err
 	}
 	if _, err := w.waitStarts(ctx, 2, 2*time.Minute); err != nil {
@@ -296,6 +319,21 @@ func (b *bench) repeat(ctx context.Context, res *results, what string, f func() 
 }
 
 // node returns a berth node name unique to this invocation.
+// hostPort is the host port pod i of any scenario and system publishes.
+func (b *bench) hostPort(i int) int { return b.opt.portBase + i }
+
+// checkPorts fails when a host port the pods will publish is taken.
+func (b *bench) checkPorts(n int) error {
+	for i := 0; i < n; i++ {
+		ln, err := net.Listen("tcp", fmt.Sprintf(":%d", b.hostPort(i)))
+		if err != nil {
+			return fmt.Errorf("host port %d is taken (choose another -port-base): %w", b.hostPort(i), err)
+		}
+		ln.Close()
+	}
+	return nil
+}
+
 func (b *bench) node(what string) string {
 	n := "bb-" + b.id + "-" + what
 	b.mu.Lock()

@@ -62,7 +62,7 @@ func (b *bench) reaction(ctx context.Context, rr *reactionResults) error {
 		return err
 	}
 	for i := 0; i < pods; i++ {
-		if err := bp.writePod(bp.podName(i), podYAML(bp.podName(i))); err != nil {
+		if err := bp.writePod(bp.podName(i), podYAML(bp.podName(i), b.hostPort(i))); err != nil {
 			cancel()
 			return err
 		}

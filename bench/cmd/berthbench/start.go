@@ -1,17 +1,19 @@
 package main
 
-// Scenario 1, start latency: N pods (sandbox + one app container each) from
-// nothing to all 2N containers started, through berth, through the same
-// Docker calls made directly (the physical limit), and through
-// docker-compose. The clock starts before the first pod file is written, the
-// first Docker call is made or docker-compose is exec'd, and stops at the
-// engine's timestamp of the 2N-th container "start" event.
+// Scenario 1, start latency: N pods (sandbox + one app container each, the
+// app publishing a host port) from nothing to all 2N containers started,
+// through berth, through the same Docker calls made directly (the physical
+// limit), and through docker-compose. The clock starts before the first pod
+// file is written, the first Docker call is made or docker-compose is
+// exec'd, and stops when the bench has seen the 2N-th container's "start"
+// event: the same observation, on the same clock, for every system.
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"os/exec"
+	"slices"
 	"sync"
 	"time"
 )
@@ -36,6 +38,10 @@ type startResults struct {
 	systems        []string
 	runs           []startRun
 	composeSkipped string
+	// sweep is the direct baseline at the largest N with other
+	// concurrencies, by worker count.
+	sweepN int
+	sweep  map[int][]time.Duration
 }
 
 // durations returns the totals of the successful runs of system at n.
@@ -87,15 +93,54 @@ func (b *bench) runStart(ctx context.Context, res *results) error {
 			}
 		}
 	}
+	if len(b.opt.directWorkers) > 0 && ctx.Err() == nil {
+		if err := b.directSweep(ctx, res, sr); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// directSweep measures the direct baseline at the largest N with each
+// concurrency of -direct-workers, one run each, so the report shows where the
+// limit lies and that berth's 4 workers are not what holds it back.
+func (b *bench) directSweep(ctx context.Context, res *results, sr *startResults) error {
+	n := slices.Max(b.opt.ns)
+	sr.sweepN, sr.sweep = n, map[int][]time.Duration{}
+	var errs []error
+	for _, w := range b.opt.directWorkers {
+		var run startRun
+		err := b.repeat(ctx, res, fmt.Sprintf("direct sweep N=%d workers=%d", n, w), func() error {
+			var err error
+			run, err = b.startOnceWith(ctx, sysDirect, n, 0, w, fmt.Sprintf("sweep-w%d", w))
+			return err
+		})
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("direct sweep workers=%d: %w", w, err))
+			continue
+		}
+		logf("direct  N=%-3d workers %2d: %7.1f ms", n, w, msf(run.total))
+		sr.sweep[w] = append(sr.sweep[w], run.total)
+		if err := sleepCtx(ctx, time.Second); err != nil {
+			return err
+		}
+	}
 	return errors.Join(errs...)
 }
 
 func (b *bench) startOnce(ctx context.Context, system string, n, r int) (startRun, error) {
+	return b.startOnceWith(ctx, system, n, r, b.opt.workers, "")
+}
+
+func (b *bench) startOnceWith(ctx context.Context, system string, n, r, workers int, tag string) (startRun, error) {
 	run := startRun{system: system, n: n, run: r + 1}
 	timeout := time.Minute + time.Duration(n)*time.Second
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends the event stream
-	caseID := fmt.Sprintf("%s-n%d-r%d", system, n, r+1)
+	caseID := fmt.Sprintf("%s-n%d-r%d%s", system, n, r+1, tag)
 	match := map[string]string{labelRun: b.id, labelCase: caseID}
 
 	var (
@@ -113,7 +158,7 @@ func (b *bench) startOnce(ctx context.Context, system string, n, r int) (startRu
 		match = map[string]string{nodeLabel: bp.node}
 		yamls := make([]string, n)
 		for i := range yamls {
-			yamls[i] = podYAML(bp.podName(i))
+			yamls[i] = podYAML(bp.podName(i), b.hostPort(i))
 		}
 		if w, err = b.watch(wctx, time.Now(), match, "create", "start"); err != nil {
 			return run, err
@@ -128,7 +173,7 @@ func (b *bench) startOnce(ctx context.Context, system string, n, r int) (startRu
 		if err != nil {
 			return run, fmt.Errorf("%w\nberth log tail:\n%s", err, bp.logTail())
 		}
-		run.total, run.firstCreate = st.lastStart.Sub(t0), st.firstCreate.Sub(t0)
+		run.total, run.firstCreate = st.seen.Sub(t0), st.firstCreate.Sub(t0)
 		run.berthMean = b.berthPodStartMean(ctx, bp, n)
 
 	case sysDirect:
@@ -143,14 +188,14 @@ func (b *bench) startOnce(ctx context.Context, system string, n, r int) (startRu
 			return run, err
 		}
 		t0 = time.Now()
-		if err := b.directPods(ctx, n, match); err != nil {
+		if err := b.directPods(ctx, n, workers, match); err != nil {
 			return run, err
 		}
 		st, err := w.waitStarts(ctx, 2*n, timeout)
 		if err != nil {
 			return run, err
 		}
-		run.total, run.firstCreate = st.lastStart.Sub(t0), st.firstCreate.Sub(t0)
+		run.total, run.firstCreate = st.seen.Sub(t0), st.firstCreate.Sub(t0)
 
 	case sysCompose:
 		project := fmt.Sprintf("bb%sn%dr%d", b.id, n, r+1)
@@ -174,7 +219,7 @@ func (b *bench) startOnce(ctx context.Context, system string, n, r int) (startRu
 		if err != nil {
 			return run, err
 		}
-		run.total, run.firstCreate = st.lastStart.Sub(t0), st.firstCreate.Sub(t0)
+		run.total, run.firstCreate = st.seen.Sub(t0), st.firstCreate.Sub(t0)
 	}
 
 	// Untimed check: all 2N containers are still running.
@@ -186,20 +231,20 @@ func (b *bench) startOnce(ctx context.Context, system string, n, r int) (startRu
 	return run, nil
 }
 
-// directPods runs directPod for pods 0..n-1 with b.opt.workers workers, the
-// concurrency of berth's controller.
-func (b *bench) directPods(ctx context.Context, n int, labels map[string]string) error {
+// directPods runs directPod for pods 0..n-1 with workers goroutines (by
+// default the concurrency of berth's controller).
+func (b *bench) directPods(ctx context.Context, n, workers int, labels map[string]string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	jobs := make(chan int)
-	errs := make(chan error, b.opt.workers)
+	errs := make(chan error, workers)
 	var wg sync.WaitGroup
-	for k := 0; k < b.opt.workers; k++ {
+	for k := 0; k < workers; k++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
-				if _, err := b.directPod(ctx, podName(i), labels); err != nil {
+				if _, err := b.directPod(ctx, i, labels); err != nil {
 					errs <- err
 					cancel()
 					return
