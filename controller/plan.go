@@ -165,14 +165,15 @@ func plan(in PlanInput) Plan {
 	initDone := true
 	for i := range pod.Spec.InitContainers {
 		ic := &pod.Spec.InitContainers[i]
-		if !planInit(&in, &pl, ic, byName[ic.Name]) {
+		if !planInit(&in, &pl, podContainer{ic, true, byName[ic.Name]}) {
 			initDone = false
 			break
 		}
 	}
 	if initDone {
 		for i := range pod.Spec.Containers {
-			planContainer(&in, &pl, &pod.Spec.Containers[i], byName[pod.Spec.Containers[i].Name])
+			c := &pod.Spec.Containers[i]
+			planContainer(&in, &pl, podContainer{c, false, byName[c.Name]})
 		}
 	}
 	planCollect(&in, &pl, byName)
@@ -309,21 +310,37 @@ func (pl *Plan) sandboxID() string {
 	return ""
 }
 
+// podContainer is one container of the pod's spec with its observed
+// instances, newest first.
+type podContainer struct {
+	spec      *v1.Container
+	init      bool
+	instances []*store.Container
+}
+
+// latest is the newest instance, or nil.
+func (pc podContainer) latest() *store.Container {
+	if len(pc.instances) == 0 {
+		return nil
+	}
+	return pc.instances[0]
+}
+
 // planInit plans one init container and reports whether it is done (exited
 // 0 in the current sandbox).
-func planInit(in *PlanInput, pl *Plan, ic *v1.Container, instances []*store.Container) bool {
-	var latest *store.Container
-	if sb := pl.sandboxID(); sb != "" && len(instances) > 0 && instances[0].Labels[labelSandbox] == sb {
-		latest = instances[0]
+func planInit(in *PlanInput, pl *Plan, pc podContainer) bool {
+	latest := pc.latest()
+	if sb := pl.sandboxID(); latest != nil && (sb == "" || latest.Labels[labelSandbox] != sb) {
+		latest = nil // it ran in another sandbox
 	}
 	switch {
 	case latest == nil:
-		planStart(in, pl, Start{Spec: ic, Init: true, Attempt: nextAttempt(instances), Reason: "init container not run in this sandbox"})
+		planStart(in, pl, Start{Spec: pc.spec, Init: true, Attempt: nextAttempt(pc.instances), Reason: "init container not run in this sandbox"})
 		return false
 	case latest.Running():
 		return false
 	case latest.State == store.StateCreated:
-		planStartCreated(in, pl, ic, latest, true)
+		planStartCreated(in, pl, pc)
 		return false
 	case latest.ExitCode == 0:
 		return true
@@ -332,19 +349,19 @@ func planInit(in *PlanInput, pl *Plan, ic *v1.Container, instances []*store.Cont
 	if policy == v1.RestartPolicyAlways {
 		policy = v1.RestartPolicyOnFailure // init containers never restart on success
 	}
-	planRestart(in, pl, ic, true, instances, latest, policy)
+	planRestart(in, pl, pc, policy)
 	if policy == v1.RestartPolicyNever {
 		pl.FailedInit = true
 	}
 	return false
 }
 
-func planContainer(in *PlanInput, pl *Plan, ctr *v1.Container, instances []*store.Container) {
-	if len(instances) == 0 {
+func planContainer(in *PlanInput, pl *Plan, pc podContainer) {
+	ctr, latest := pc.spec, pc.latest()
+	if latest == nil {
 		planStart(in, pl, Start{Spec: ctr, Reason: "not running"})
 		return
 	}
-	latest := instances[0]
 	sb := pl.sandboxID()
 	switch {
 	case latest.Hash != containerHash(in.Pod.Spec, ctr):
@@ -365,9 +382,9 @@ func planContainer(in *PlanInput, pl *Plan, ctr *v1.Container, instances []*stor
 			pl.Kill = append(pl.Kill, Kill{Container: latest, Reason: string(kind) + " probe failed"})
 		}
 	case latest.State == store.StateCreated:
-		planStartCreated(in, pl, ctr, latest, false)
+		planStartCreated(in, pl, pc)
 	default:
-		planRestart(in, pl, ctr, false, instances, latest, in.Pod.Spec.Spec.RestartPolicy)
+		planRestart(in, pl, pc, in.Pod.Spec.Spec.RestartPolicy)
 	}
 }
 
@@ -380,7 +397,8 @@ func nextAttempt(instances []*store.Container) int {
 
 // planRestart applies the restart policy to a container whose latest
 // instance exited.
-func planRestart(in *PlanInput, pl *Plan, ctr *v1.Container, init bool, instances []*store.Container, latest *store.Container, policy v1.RestartPolicy) {
+func planRestart(in *PlanInput, pl *Plan, pc podContainer, policy v1.RestartPolicy) {
+	ctr, latest := pc.spec, pc.latest()
 	crash := in.Backoff.Crash[ctr.Name]
 	action, delay, reason := decideRestart(in.Backoff.Policy, crash, policy, latest.ExitCode, latest.StartedAt, latest.FinishedAt, in.Now)
 	switch action {
@@ -397,17 +415,18 @@ func planRestart(in *PlanInput, pl *Plan, ctr *v1.Container, init bool, instance
 	if !latest.StartedAt.IsZero() && latest.FinishedAt.After(latest.StartedAt) {
 		ran = latest.FinishedAt.Sub(latest.StartedAt)
 	}
-	planStart(in, pl, Start{Spec: ctr, Init: init, Attempt: nextAttempt(instances), RestartCount: latest.RestartCount + 1,
+	planStart(in, pl, Start{Spec: ctr, Init: pc.init, Attempt: nextAttempt(pc.instances), RestartCount: latest.RestartCount + 1,
 		Restart: true, RanFor: ran, Reason: fmt.Sprintf("exited %d: %s", latest.ExitCode, reason)})
 }
 
-// planStartCreated starts a container left created, once earlier failed
-// starts have waited out their backoff.
-func planStartCreated(in *PlanInput, pl *Plan, ctr *v1.Container, ct *store.Container, init bool) {
-	if startBackoff(in, pl, ctr.Name) {
+// planStartCreated starts the latest instance, left created, once earlier
+// failed starts have waited out their backoff.
+func planStartCreated(in *PlanInput, pl *Plan, pc podContainer) {
+	if startBackoff(in, pl, pc.spec.Name) {
 		return
 	}
-	pl.Start = append(pl.Start, Start{Spec: ctr, Init: init, Existing: ct, Attempt: ct.Attempt, RestartCount: ct.RestartCount, Reason: "created, not started"})
+	ct := pc.latest()
+	pl.Start = append(pl.Start, Start{Spec: pc.spec, Init: pc.init, Existing: ct, Attempt: ct.Attempt, RestartCount: ct.RestartCount, Reason: "created, not started"})
 }
 
 // planStart adds s unless the container waits: after failed starts, or for
