@@ -400,7 +400,7 @@ func nextAttempt(instances []*store.Container) int {
 func planRestart(in *PlanInput, pl *Plan, pc podContainer, policy v1.RestartPolicy) {
 	ctr, latest := pc.spec, pc.latest()
 	crash := in.Backoff.Crash[ctr.Name]
-	action, delay, reason := decideRestart(in.Backoff.Policy, crash, policy, latest.ExitCode, latest.StartedAt, latest.FinishedAt, in.Now)
+	action, delay, reason := decideRestart(in.Backoff.Policy, crash, policy, Exit{latest.ExitCode, latest.StartedAt, latest.FinishedAt}, in.Now)
 	switch action {
 	case ActionNone:
 		return

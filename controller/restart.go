@@ -35,34 +35,36 @@ type CrashState struct {
 	Delay     time.Duration
 }
 
+// Exit is how one instance of a container ended.
+type Exit struct {
+	Code              int
+	Started, Finished time.Time
+}
+
 // decideRestart is the restart policy as a pure function: what to do about a
-// container in state st that exited with exitCode at finished after starting
-// at started, under policy, at now.
-func decideRestart(b Backoff, st CrashState, policy v1.RestartPolicy, exitCode int, started, finished, now time.Time) (Action, time.Duration, string) {
+// container in crash state st whose latest instance ended as e, under
+// policy, at now.
+func decideRestart(b Backoff, st CrashState, policy v1.RestartPolicy, e Exit, now time.Time) (Action, time.Duration, string) {
 	switch {
 	case policy == v1.RestartPolicyNever:
 		return ActionNone, 0, "restartPolicy is Never"
-	case policy == v1.RestartPolicyOnFailure && exitCode == 0:
+	case policy == v1.RestartPolicyOnFailure && e.Code == 0:
 		return ActionNone, 0, "exited 0 and restartPolicy is OnFailure"
 	case !st.Restarted:
 		return ActionRestart, 0, "first restart"
-	case ranLongEnough(b, started, finished):
+	case !e.Started.IsZero() && !e.Finished.IsZero() && e.Finished.Sub(e.Started) >= b.Reset:
 		return ActionRestart, 0, "ran long enough to reset backoff"
 	case st.Delay == 0:
 		return ActionRestart, 0, "backoff reset"
 	}
-	if wait := finished.Add(st.Delay).Sub(now); wait > 0 {
+	if wait := e.Finished.Add(st.Delay).Sub(now); wait > 0 {
 		return ActionWait, wait, "CrashLoopBackOff"
 	}
 	return ActionRestart, 0, "backoff elapsed"
 }
 
-func ranLongEnough(b Backoff, started, finished time.Time) bool {
-	return !started.IsZero() && !finished.IsZero() && finished.Sub(started) >= b.Reset
-}
-
-// RestartTracker holds crash-loop state keyed by "podUID/container". It
-// reads no clock; decisions are decideRestart over its state.
+// RestartTracker holds crash-loop state keyed by "podUID/container"; the
+// decisions are decideRestart's, over a State read when planning.
 type RestartTracker struct {
 	policy Backoff
 	mu     sync.Mutex
@@ -72,11 +74,6 @@ type RestartTracker struct {
 // NewRestartTracker returns a tracker applying b.
 func NewRestartTracker(b Backoff) *RestartTracker {
 	return &RestartTracker{policy: b, state: map[string]CrashState{}}
-}
-
-// Decide is decideRestart over the state of key.
-func (t *RestartTracker) Decide(key string, policy v1.RestartPolicy, exitCode int, started, finished, now time.Time) (Action, time.Duration, string) {
-	return decideRestart(t.policy, t.State(key), policy, exitCode, started, finished, now)
 }
 
 // State returns the crash-loop state of key.
