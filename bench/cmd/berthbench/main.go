@@ -51,9 +51,9 @@ type options struct {
 	directWorkers []int
 	portBase      int
 	compose       string
-	scenarios  map[string]bool
-	keep       bool
-	args       string // the command line, for the report
+	scenarios     map[string]bool
+	keep          bool
+	args          string // the command line, for the report
 }
 
 // bench is the state shared by the scenarios.
