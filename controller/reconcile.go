@@ -398,13 +398,13 @@ func (c *Controller) created(id string, cfg *runtime.ContainerConfig, at time.Ti
 // (the time before the start call). A newer event (its start, or a die that
 // came first) wins over it.
 func (c *Controller) started(id string, at time.Time) {
-	_, _ = c.store.ApplyContainer(id, at, func(old *store.Container) *store.Container {
+	_, _ = c.store.ApplyContainer(id, at, func(old *store.Container) (*store.Container, bool) {
 		if old == nil {
-			return nil
+			return nil, false
 		}
 		cp := *old
 		cp.State, cp.StartedAt, cp.FinishedAt, cp.ExitCode, cp.Error = store.StateRunning, at, time.Time{}, 0, ""
-		return &cp
+		return &cp, true
 	})
 }
 

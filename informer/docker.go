@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -22,8 +21,8 @@ const DefaultRelist = 5 * time.Minute
 // DockerInformer keeps the store's containers table equal to the engine's
 // managed containers of this node: a list at start and after every broken
 // event stream, the events in between (applied as they come, with no
-// inspect, except a sandbox's start for its IP), and a periodic cheap relist
-// as the safety net, as the kubelet's PLEG is for its cache. Every write is
+// inspect), and a periodic cheap relist as the safety net, as the kubelet's
+// PLEG is for its cache. Every write is
 // stamped with when the engine state it describes was true, so the store
 // orders it against the controller's own writes.
 type DockerInformer struct {
@@ -39,7 +38,6 @@ type DockerInformer struct {
 	// zero, never when negative). Set it before Run.
 	Relist time.Duration
 	synced atomic.Bool
-	wg     sync.WaitGroup // sandbox inspects in flight
 }
 
 // NewDockerInformer follows containers labelled managed and with node.
@@ -65,7 +63,6 @@ func (d *DockerInformer) Synced() bool { return d.synced.Load() }
 
 // Run lists and watches until ctx ends, reconnecting on any error.
 func (d *DockerInformer) Run(ctx context.Context) {
-	defer d.wg.Wait()
 	first := true
 	for ctx.Err() == nil {
 		if !first {
@@ -127,7 +124,7 @@ func (d *DockerInformer) watch(ctx context.Context) error {
 				return errors.New("event stream closed")
 			}
 			d.metrics.DockerEvent(ev.Action)
-			d.apply(ctx, ev)
+			d.apply(ev)
 		}
 	}
 }
@@ -139,38 +136,27 @@ func (d *DockerInformer) relistEvery() time.Duration {
 	return d.Relist
 }
 
-// apply writes what ev tells into the store. Only a sandbox's start costs an
-// inspect (run beside the stream), since no event carries its IP.
-func (d *DockerInformer) apply(ctx context.Context, ev runtime.Event) {
-	var next *store.Container
-	_, err := d.store.ApplyContainer(ev.ContainerID, ev.Time, func(old *store.Container) *store.Container {
-		next = applyEvent(old, ev)
-		return next
+// apply writes what ev tells into the store; actions that change nothing
+// the store holds (kill, exec_*, health_status, ...) write nothing.
+func (d *DockerInformer) apply(ev runtime.Event) {
+	_, err := d.store.ApplyContainer(ev.ContainerID, ev.Time, func(old *store.Container) (*store.Container, bool) {
+		return applyEvent(old, ev)
 	})
 	if err != nil {
 		d.log.Warn("applying event", "id", ev.ContainerID, "action", ev.Action, "err", err)
-		return
-	}
-	if ev.Action == "start" && next != nil && next.Name == store.SandboxName && next.IP == "" &&
-		next.Labels[runtime.LabelHostNetwork] != "true" {
-		d.wg.Add(1)
-		go func() {
-			defer d.wg.Done()
-			d.inspect(ctx, ev.ContainerID)
-		}()
 	}
 }
 
 // applyEvent returns the row for ev's container after ev, given the row
-// before it (nil when none): nil means deleted, old itself means unchanged.
+// before it (nil when none), and whether ev changes it: nil means deleted.
 // It never modifies old.
-func applyEvent(old *store.Container, ev runtime.Event) *store.Container {
+func applyEvent(old *store.Container, ev runtime.Event) (*store.Container, bool) {
 	switch ev.Action {
 	case "destroy":
-		return nil
+		return nil, true
 	case "create", "start", "die", "oom", "pause", "unpause", "rename":
 	default: // kill, stop, exec_*, attach, health_status, ...: no state change
-		return old
+		return nil, false
 	}
 	var c store.Container
 	if old != nil {
@@ -204,7 +190,7 @@ func applyEvent(old *store.Container, ev runtime.Event) *store.Container {
 			c.DockerName = n
 		}
 	}
-	return &c
+	return &c, true
 }
 
 // inspect writes the engine's complete view of id, stamped with the time

@@ -85,7 +85,8 @@ func TestEventsCostNoInspect(t *testing.T) {
 	fake := runtime.NewFake(nil)
 	fake.AddImage("img")
 	rt := &countingRuntime{Fake: fake}
-	st, _ := store.New(nil)
+	var notified atomic.Int64
+	st, _ := store.New(func(string) { notified.Add(1) })
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	inf := NewDockerInformer(rt, st, "n1", nil, nil, nil)
@@ -95,11 +96,15 @@ func TestEventsCostNoInspect(t *testing.T) {
 		runtime.LabelPodName: "p", runtime.LabelContainerName: "c", runtime.LabelRestartCount: "3"}
 	id, _ := fake.CreateContainer(ctx, &runtime.ContainerConfig{Name: "berth_c", Image: "img", Labels: labels})
 	waitFor(t, "create seen", func() bool { c, _ := st.Container(nil, id); return c != nil })
+	before := notified.Load()
 	for i := 0; i < 10; i++ {
 		fake.Emit(id, "exec_start")
 	}
 	_ = fake.StartContainer(ctx, id)
 	waitFor(t, "start seen", func() bool { c, _ := st.Container(nil, id); return c.State == store.StateRunning })
+	if n := notified.Load() - before; n != 1 {
+		t.Fatalf("10 exec events and a start notified the pod %d times, want 1 (exec events change nothing)", n)
+	}
 	fake.Exit(id, 3)
 	waitFor(t, "die seen", func() bool { c, _ := st.Container(nil, id); return c.State == store.StateExited })
 	c, _ := st.Container(nil, id)

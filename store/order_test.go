@@ -17,10 +17,10 @@ func TestOlderObservationIsRefused(t *testing.T) {
 		t.Fatal("first write refused")
 	}
 	// The die event at 30 ms.
-	ok, err := s.ApplyContainer("c", at(30), func(old *Container) *Container {
+	ok, err := s.ApplyContainer("c", at(30), func(old *Container) (*Container, bool) {
 		cp := *old
 		cp.State, cp.ExitCode = StateExited, 1
-		return &cp
+		return &cp, true
 	})
 	if !ok || err != nil {
 		t.Fatalf("event refused: %v %v", ok, err)
@@ -35,8 +35,18 @@ func TestOlderObservationIsRefused(t *testing.T) {
 	}
 	// A newer observation wins, and fn sees the held row.
 	var seen *Container
-	if ok, _ := s.ApplyContainer("c", at(40), func(old *Container) *Container { seen = old; return &Container{ID: "c", PodKey: "default/a"} }); !ok || seen != c {
+	if ok, _ := s.ApplyContainer("c", at(40), func(old *Container) (*Container, bool) {
+		seen = old
+		return &Container{ID: "c", PodKey: "default/a"}, true
+	}); !ok || seen != c {
 		t.Fatal("newer write refused or fn not given the held row")
+	}
+	// fn may decline: nothing is written, nothing notified.
+	if ok, _ := s.ApplyContainer("c", at(50), func(old *Container) (*Container, bool) { return nil, false }); ok {
+		t.Fatal("a declined write was written")
+	}
+	if c, _ := s.Container(nil, "c"); c == nil || !c.ObservedAt.Equal(at(40)) {
+		t.Fatalf("declined write changed the row: %+v", c)
 	}
 }
 

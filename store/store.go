@@ -218,7 +218,7 @@ func (s *Store) containersBy(ws memdb.WatchSet, index string, args ...interface{
 // a newer observation of c.ID (see ApplyContainer). It reports whether c was
 // written. c must not be modified after.
 func (s *Store) UpsertContainer(c *Container) (bool, error) {
-	return s.ApplyContainer(c.ID, c.ObservedAt, func(*Container) *Container { return c })
+	return s.ApplyContainer(c.ID, c.ObservedAt, func(*Container) (*Container, bool) { return c, true })
 }
 
 // DeleteContainer forgets container id, gone as observed at at, unless the
@@ -226,21 +226,21 @@ func (s *Store) UpsertContainer(c *Container) (bool, error) {
 // no error; the deletion is remembered (a tombstone) so an older inspect
 // cannot bring it back.
 func (s *Store) DeleteContainer(id string, at time.Time) error {
-	_, err := s.ApplyContainer(id, at, func(*Container) *Container { return nil })
+	_, err := s.ApplyContainer(id, at, func(*Container) (*Container, bool) { return nil, true })
 	return err
 }
 
 // ApplyContainer is the one ordered write of actual state. fn gets the held
 // row of id (nil when none; never to be modified) and returns the row to
-// store, or nil to delete it; ApplyContainer stamps the result with at. The
-// write is refused, and fn not called, when the store holds an observation
-// of id newer than at: a row whose ObservedAt is after at, or a deletion
-// observed after at. It reports whether it wrote.
+// store, or nil to delete it, and whether to write at all; ApplyContainer
+// stamps the result with at. The write is refused, and fn not called, when
+// the store holds an observation of id newer than at: a row whose ObservedAt
+// is after at, or a deletion observed after at. It reports whether it wrote.
 //
 // Misuse: at must be when the engine state fn describes was true (an event's
 // engine time, or the time just before the inspect, list or call that told
 // it), on the engine's clock; a later time lets stale state win.
-func (s *Store) ApplyContainer(id string, at time.Time, fn func(old *Container) *Container) (bool, error) {
+func (s *Store) ApplyContainer(id string, at time.Time, fn func(old *Container) (next *Container, write bool)) (bool, error) {
 	txn := s.db.Txn(true)
 	defer txn.Abort()
 	raw, err := txn.First(TableContainers, IndexID, id)
@@ -261,7 +261,10 @@ func (s *Store) ApplyContainer(id string, at time.Time, fn func(old *Container) 
 	if tomb != nil && at.Before(tomb.(*Tombstone).At) {
 		return false, nil
 	}
-	c := fn(old)
+	c, write := fn(old)
+	if !write {
+		return false, nil
+	}
 	if c == nil {
 		if err := txn.Insert(TableTombstones, &Tombstone{ID: id, At: at}); err != nil {
 			return false, fmt.Errorf("tombstone insert: %w", err)
