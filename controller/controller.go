@@ -151,6 +151,7 @@ func (c *Controller) Run(ctx context.Context) {
 	c.queue.ShutDownWithDrain()
 	wg.Wait()
 	c.ops.wait()
+	c.pulls.wg.Wait()
 }
 
 func (c *Controller) resyncLoop(ctx context.Context) {

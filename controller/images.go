@@ -70,6 +70,7 @@ type pulls struct {
 	// done marks keys whose pull succeeded and was not yet used by a start
 	// (pull policy Always pulls once per start).
 	done map[string]bool
+	wg   sync.WaitGroup // pulls running
 }
 
 type pullError struct {
@@ -171,7 +172,9 @@ func (j *pulls) start(ctx context.Context, c *Controller, image, key, podKey str
 		return false
 	}
 	j.inflight[image] = map[string]string{key: podKey}
+	j.wg.Add(1)
 	go func() {
+		defer j.wg.Done()
 		err := c.rt.PullImage(ctx, image)
 		result := "success"
 		if err != nil {
@@ -213,10 +216,10 @@ func (j *pulls) start(ctx context.Context, c *Controller, image, key, podKey str
 // and sets the container's waiting reason.
 func (c *Controller) ensureImage(ctx context.Context, p *store.Pod, ctr *v1.Container, key string, x *execState) (bool, error) {
 	policy := runtime.PullPolicy(ctr.ImagePullPolicy)
+	if c.pulls.takeDone(key) {
+		return true, nil // pulled for this start
+	}
 	if policy == runtime.PullAlways {
-		if c.pulls.takeDone(key) {
-			return true, nil
-		}
 		c.pull(ctx, p, ctr, key, x)
 		return false, nil
 	}

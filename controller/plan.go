@@ -104,13 +104,11 @@ type PlanEvent struct {
 	Container, Type, Reason, Message string
 }
 
-// needsStop reports whether killing ct means waiting for a process to end.
-func needsStop(ct *store.Container) bool { return ct.Running() }
-
-// background reports whether the plan's kills include a stop.
+// background reports whether the plan's kills include a stop, which waits
+// for a process to end.
 func (p *Plan) background() bool {
 	for _, k := range p.Kill {
-		if needsStop(k.Container) {
+		if k.Container.Running() {
 			return true
 		}
 	}
@@ -374,7 +372,8 @@ func planContainer(in *PlanInput, pl *Plan, pc podContainer) {
 		pl.Kill = append(pl.Kill, Kill{Container: latest, Remove: true, Reason: "container spec changed"})
 		planStart(in, pl, Start{Spec: ctr, Attempt: latest.Attempt + 1, RestartCount: latest.RestartCount, Reason: "container spec changed"})
 	case latest.Running() && (sb == "" || latest.Labels[labelSandbox] != sb):
-		pl.Kill = append(pl.Kill, Kill{Container: latest, Reason: "container runs in a replaced sandbox"})
+		// Replaced (not a crash: no restart policy, no backoff).
+		pl.Kill = append(pl.Kill, Kill{Container: latest, Remove: true, Reason: "container runs in a replaced sandbox"})
 	case latest.Running():
 		if kind, bad := in.Unhealthy[latest.ID]; bad {
 			pl.event(ctr.Name, events.Warning, "Unhealthy", "%s probe failed", kind)

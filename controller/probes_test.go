@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/berth-dev/berth/prober"
+	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/store"
 )
 
@@ -159,4 +160,67 @@ func TestPostStartFailureKillsContainer(t *testing.T) {
 		t.Errorf("phase %s", got.Status.Phase)
 	}
 	_ = store.SandboxName
+}
+
+// A deleted pod's probes stop with it.
+func TestDeletedPodStopsItsProbes(t *testing.T) {
+	h, fp, _ := withProbes(t)
+	c := ctr("a", "app:1")
+	c.LivenessProbe = probe()
+	h.put(testPod("web", c))
+	h.settle("default/web")
+	if len(fp.synced["default/web"]) != 1 {
+		t.Fatalf("probes %+v", fp.synced["default/web"])
+	}
+	_ = h.st.DeletePod("default/web")
+	h.settle("default/web")
+	if got, ok := fp.synced["default/web"]; !ok || len(got) != 0 {
+		t.Fatalf("probes of the deleted pod still synced: %+v", got)
+	}
+}
+
+// flakyInspect fails the first inspect of every container.
+type flakyInspect struct {
+	*runtime.Fake
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func (f *flakyInspect) InspectContainer(ctx context.Context, id string) (*store.Container, error) {
+	f.mu.Lock()
+	first := !f.seen[id]
+	f.seen[id] = true
+	f.mu.Unlock()
+	if first {
+		return nil, errors.New("engine busy")
+	}
+	return f.Fake.InspectContainer(ctx, id)
+}
+
+// A sandbox whose inspect failed is asked again for its IP; until then no
+// probe runs against the host's loopback.
+func TestSandboxIPAskedAgainAfterAFailedInspect(t *testing.T) {
+	h, fp, _ := withProbes(t)
+	cfg := h.ctrl.cfg
+	h.ctrl = New(cfg, h.st, &flakyInspect{Fake: h.rt, seen: map[string]bool{}})
+	c := ctr("a", "app:1")
+	c.ReadinessProbe = probe()
+	h.put(testPod("web", c))
+	if _, err := h.ctrl.Reconcile(context.Background(), "default/web"); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := h.st.Pod(nil, "default/web")
+	if p.Status.PodIP != "" || len(fp.synced["default/web"]) != 0 {
+		t.Fatalf("test broken: IP %q known, probes %+v", p.Status.PodIP, fp.synced["default/web"])
+	}
+	if _, err := h.ctrl.Reconcile(context.Background(), "default/web"); err != nil {
+		t.Fatal(err)
+	}
+	p, _ = h.st.Pod(nil, "default/web")
+	if p.Status.PodIP == "" {
+		t.Fatal("pod IP still unknown after the next reconcile")
+	}
+	if got := fp.synced["default/web"]; len(got) != 1 || got[0].PodIP != p.Status.PodIP {
+		t.Fatalf("probes %+v, want one against %s", got, p.Status.PodIP)
+	}
 }

@@ -165,13 +165,20 @@ func (c *Controller) execute(ctx context.Context, in *PlanInput, pl *Plan) (Resu
 	if len(x.bg) > 0 {
 		steps := x.bg
 		c.ops.start(ctx, key, func(ctx context.Context) {
+			// Steps are independent (stops, hooks): none waits for another.
+			var wg sync.WaitGroup
 			for _, step := range steps {
-				if ctx.Err() != nil {
-					return
-				}
-				step(ctx)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					step(ctx)
+				}()
 			}
+			wg.Wait()
 		})
+	}
+	if in.Pod == nil {
+		c.probes.Sync(key, nil)
 	}
 	if in.Pod != nil && pl.Status {
 		c.finish(in.Pod, x.waiting, pl.FailedInit)
@@ -191,6 +198,9 @@ func (c *Controller) execute(ctx context.Context, in *PlanInput, pl *Plan) (Resu
 // it, as in the kubelet.
 func (c *Controller) executeStarts(ctx context.Context, p *store.Pod, pl *Plan, x *execState) error {
 	if pl.CreateSandbox == nil && pl.StartSandbox == nil && len(pl.Start) == 0 {
+		if sb := pl.Sandbox; sb != nil && sb.IP == "" && !p.Spec.Spec.HostNetwork {
+			c.refresh(ctx, sb.ID)
+		}
 		return nil
 	}
 	if err := c.ensureVolumes(p.Spec); err != nil {
@@ -212,9 +222,10 @@ func (c *Controller) executeStarts(ctx context.Context, p *store.Pod, pl *Plan, 
 	if sbID == "" {
 		return nil
 	}
-	if pl.Sandbox == nil && !p.Spec.Spec.HostNetwork {
-		// The new sandbox's IP, which no event carries, for status and
-		// probes; asked after the containers started, which need it not.
+	if !p.Spec.Spec.HostNetwork && (pl.Sandbox == nil || pl.Sandbox.IP == "") {
+		// A new sandbox's IP (or one a failed inspect left unknown), which
+		// no event carries, for status and probes; asked after the
+		// containers started, which need it not.
 		defer c.refresh(ctx, sbID)
 	}
 	var errs []error
@@ -318,7 +329,7 @@ func graceOf(ct *store.Container) time.Duration {
 // stop stops ct when it runs (its preStop hook first) and removes it when
 // remove is set; the store learns the outcome before stop returns.
 func (c *Controller) stop(ctx context.Context, ct *store.Container, remove bool) error {
-	if needsStop(ct) {
+	if ct.Running() {
 		grace := graceOf(ct)
 		if ct.Name != store.SandboxName {
 			c.event(ct.PodKey, ct.Name, events.Normal, "Killing", "Stopping container %s", ct.Name)

@@ -102,9 +102,6 @@ func (t *RestartTracker) Restarted(key string, ranFor time.Duration) {
 	t.state[key] = st
 }
 
-// Delay returns the backoff that the next crash of key will wait.
-func (t *RestartTracker) Delay(key string) time.Duration { return t.State(key).Delay }
-
 // Forget drops the state of every key with the given prefix ("podUID/").
 func (t *RestartTracker) Forget(prefix string) {
 	t.mu.Lock()

@@ -32,11 +32,11 @@ func TestRestartTrackerDecisions(t *testing.T) {
 		t.Fatal("long run did not reset the backoff")
 	}
 	tr.Restarted("k", 10*time.Minute)
-	if d := tr.Delay("k"); d != 10*time.Second {
+	if d := tr.State("k").Delay; d != 10*time.Second {
 		t.Fatalf("delay after reset %v, want 10s", d)
 	}
 	tr.Forget("k")
-	if d := tr.Delay("k"); d != 0 {
+	if d := tr.State("k").Delay; d != 0 {
 		t.Fatal("forget kept state")
 	}
 }

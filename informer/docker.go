@@ -159,9 +159,12 @@ func applyEvent(old *store.Container, ev runtime.Event) (*store.Container, bool)
 		return nil, false
 	}
 	var c store.Container
-	if old != nil {
+	switch {
+	case old != nil:
 		c = *old
-	} else {
+	case ev.Action != "create" && ev.Action != "start" && ev.Action != "die":
+		return nil, false // nothing to amend; the relist will tell
+	default:
 		labels := make(map[string]string, len(ev.Attributes))
 		for k, v := range ev.Attributes {
 			if k != "name" && k != "image" && k != "exitCode" && k != "signal" && k != "execDuration" {
@@ -234,7 +237,7 @@ func (d *DockerInformer) RelistNow(ctx context.Context) error {
 	stale := 0
 	for _, s := range list {
 		listed[s.ID] = true
-		if k := byID[s.ID]; k != nil && k.State == s.State {
+		if k := byID[s.ID]; k != nil && k.State == s.State && (k.IP != "" || s.IP == "") {
 			continue
 		}
 		stale++
@@ -252,5 +255,11 @@ func (d *DockerInformer) RelistNow(ctx context.Context) error {
 	if len(known) > 0 && stale > 0 {
 		d.log.Info("relist found the container cache out of date", "listed", len(list), "inspected", stale)
 	}
-	return d.store.PruneTombstones(at)
+	// Deletions are remembered a while longer than the list supersedes
+	// them: an inspect or event older than the list may still be on its
+	// way.
+	return d.store.PruneTombstones(at.Add(-tombstoneGrace))
 }
+
+// tombstoneGrace is how long past a relist a deletion is still remembered.
+const tombstoneGrace = time.Minute

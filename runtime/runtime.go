@@ -39,9 +39,6 @@ var ErrNameConflict = errors.New("container name already in use")
 // the image is not present locally.
 var ErrImageNotFound = errors.New("image not present")
 
-// ErrImageNeverPull reports an absent image whose pull policy is Never.
-var ErrImageNeverPull = errors.New("image not present and pull policy is Never")
-
 // PullPolicy mirrors the Kubernetes image pull policies.
 type PullPolicy string
 

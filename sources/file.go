@@ -125,15 +125,21 @@ func (s *FileSource) Run(ctx context.Context, out chan<- Update) error {
 				w.close()
 				continue
 			}
-			switch {
-			case !w.relevant(ev):
-			case ev.complete:
-				w.ensure(s.path)
-				if !s.scanAndSend(ctx, out, log) {
-					return nil
-				}
-			default:
+			if !w.relevant(ev) {
+				continue
+			}
+			if !ev.complete {
 				wake()
+				continue
+			}
+			// Events already queued (a burst of files) go into one scan; a
+			// half-done change among them still gets its debounced scan.
+			if w.drain(wake) {
+				w.close()
+			}
+			w.ensure(s.path)
+			if !s.scanAndSend(ctx, out, log) {
+				return nil
 			}
 		case err, ok := <-w.errors():
 			if !ok {
@@ -258,18 +264,26 @@ func listManifests(path string) ([]string, error) {
 	return files, nil
 }
 
-// decodeFile reads and decodes one manifest file; exists is false when the
-// file vanished before it could be opened.
-func decodeFile(source, file string, opts Options) (pods []Desired, errs []ManifestError, exists bool) {
+// readResult is how reading one manifest file went.
+type readResult int
+
+const (
+	readOK       readResult = iota
+	readFailed              // an error of the read itself (in errs)
+	readVanished            // gone before it could be opened
+)
+
+// decodeFile reads and decodes one manifest file.
+func decodeFile(source, file string, opts Options) ([]Desired, []ManifestError, readResult) {
 	data, err := readManifest(file)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, false
+		return nil, nil, readVanished
 	}
 	if err != nil {
-		return nil, []ManifestError{{Origin: file, Err: err.Error()}}, true
+		return nil, []ManifestError{{Origin: file, Err: err.Error()}}, readFailed
 	}
-	pods, errs = Decode(source, file, data, opts)
-	return pods, errs, true
+	pods, errs := Decode(source, file, data, opts)
+	return pods, errs, readOK
 }
 
 func readManifest(file string) ([]byte, error) {
@@ -398,6 +412,24 @@ func (w *dirWatch) relevant(ev fileEvent) bool {
 	return !ignoredName(base) || filepath.Clean(ev.name) == filepath.Clean(w.dir)
 }
 
+// drain takes the events already queued, calling wake for a relevant one
+// that is not complete; it reports true when the watch broke.
+func (w *dirWatch) drain(wake func()) (broken bool) {
+	for {
+		select {
+		case ev, ok := <-w.events():
+			if !ok {
+				return true
+			}
+			if w.relevant(ev) && !ev.complete {
+				wake()
+			}
+		default:
+			return false
+		}
+	}
+}
+
 func (w *dirWatch) close() {
 	if w.w != nil {
 		_ = w.w.close()
@@ -445,16 +477,16 @@ func (c *decodeCache) decodeFiles(source string, files []string, opts Options) U
 				continue
 			}
 		}
-		pods, errs, exists := decodeFile(source, f, opts)
-		if !exists {
+		pods, errs, read := decodeFile(source, f, opts)
+		if read == readVanished {
 			continue
 		}
-		if statOK && time.Now().UnixNano()-id.mtime > int64(racyWindow) {
+		if statOK && read == readOK && time.Now().UnixNano()-id.ctime > int64(racyWindow) {
 			// The identity was read before the content: a write in between
 			// changes it again, so the next scan decodes anew. A file
-			// modified within racyWindow is not kept: the kernel's coarse
+			// changed within racyWindow is not kept: the kernel's coarse
 			// file times could give a second write of the same size the
-			// same identity.
+			// same identity. A failed read is tried again next scan.
 			next[f] = decoded{id: id, pods: pods, errs: errs}
 		}
 		u.Pods = append(u.Pods, pods...)

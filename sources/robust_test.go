@@ -400,8 +400,8 @@ func TestRobustFileSourceHostile(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "exact.yaml"), []byte(exact+"x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, errs, ok := decodeFile("file", filepath.Join(dir, "exact.yaml"), Options{}); !ok || len(errs) != 1 || errs[0].Err != "file is larger than 10 MiB" {
-		t.Errorf("exact.yaml + 1 byte: exists %v, errors %v", ok, errs)
+	if _, errs, read := decodeFile("file", filepath.Join(dir, "exact.yaml"), Options{}); read != readFailed || len(errs) != 1 || errs[0].Err != "file is larger than 10 MiB" {
+		t.Errorf("exact.yaml + 1 byte: read %v, errors %v", read, errs)
 	}
 }
 

@@ -5,8 +5,9 @@ type fileEvent struct {
 	// name is the changed path (the directory itself for its own events).
 	name string
 	// complete is set when the event says the change is whole: a file
-	// renamed into the directory (an atomic write), closed after writing,
-	// or removed. Other changes (a create, a write) may be half done.
+	// renamed into the directory (an atomic write) or closed after writing.
+	// Other changes may be half done: a create, a write, and a removal
+	// (editors move the old file away before writing the new one).
 	complete bool
 }
 

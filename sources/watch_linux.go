@@ -124,8 +124,14 @@ func (w *inotify) event(raw *unix.InotifyEvent, name []byte) (fileEvent, bool) {
 	}
 	w.mu.Lock()
 	dir, ok := w.dirs[int(raw.Wd)]
-	if raw.Mask&unix.IN_IGNORED != 0 {
+	switch {
+	case raw.Mask&unix.IN_IGNORED != 0:
 		delete(w.dirs, int(raw.Wd)) // the directory went; the next scan re-adds
+	case raw.Mask&unix.IN_MOVE_SELF != 0:
+		// Renamed away: its events would now be of another path. The next
+		// scan watches whatever is at the path now.
+		delete(w.dirs, int(raw.Wd))
+		_, _ = unix.InotifyRmWatch(int(w.f.Fd()), uint32(raw.Wd))
 	}
 	w.mu.Unlock()
 	if !ok {
@@ -138,7 +144,8 @@ func (w *inotify) event(raw *unix.InotifyEvent, name []byte) (fileEvent, bool) {
 	if len(name) > 0 {
 		path = filepath.Join(dir, string(name))
 	}
-	const whole = unix.IN_MOVED_TO | unix.IN_CLOSE_WRITE | unix.IN_MOVED_FROM | unix.IN_DELETE |
-		unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_IGNORED
+	// A removal is not complete: editors save by moving the old file away
+	// and writing the new one, and a scan in between would drop the pod.
+	const whole = unix.IN_MOVED_TO | unix.IN_CLOSE_WRITE
 	return fileEvent{name: path, complete: raw.Mask&whole != 0}, true
 }

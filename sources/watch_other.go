@@ -10,7 +10,7 @@ import (
 )
 
 // fsWatcher is the portable watcher, on fsnotify. It cannot tell a complete
-// file from one being written, so only removals are complete.
+// file from one being written, so no event is complete.
 type fsWatcher struct {
 	w      *fsnotify.Watcher
 	evs    chan fileEvent
@@ -28,7 +28,7 @@ func newWatcher() (watcher, error) {
 		defer close(fw.evs)
 		for ev := range w.Events { // closed by Close
 			select {
-			case fw.evs <- fileEvent{name: ev.Name, complete: ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename)}:
+			case fw.evs <- fileEvent{name: ev.Name}:
 			case <-fw.done:
 				return
 			}

@@ -92,12 +92,7 @@ func TestDecodeCacheDecodesOnlyChangedFiles(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "a.yaml", podManifest("a", "busybox"))
 	write(t, dir, "b.yaml", podManifest("b", "busybox"))
-	old := time.Now().Add(-time.Minute)
-	for _, n := range []string{"a.yaml", "b.yaml"} {
-		if err := os.Chtimes(filepath.Join(dir, n), old, old); err != nil {
-			t.Fatal(err)
-		}
-	}
+	time.Sleep(racyWindow + 10*time.Millisecond) // older than the coarse file times
 	files, _ := listManifests(dir)
 	var c decodeCache
 	u1 := c.decodeFiles("file", files, Options{})
@@ -109,7 +104,69 @@ func TestDecodeCacheDecodesOnlyChangedFiles(t *testing.T) {
 	if u2.Pods[0].Pod != u1.Pods[0].Pod {
 		t.Error("unchanged a.yaml decoded again")
 	}
+	// A file changed within racyWindow is decoded again, whatever its times.
+	u3 := c.decodeFiles("file", files, Options{})
+	if u3.Pods[1].Pod == u2.Pods[1].Pod {
+		t.Error("b.yaml, changed just now, taken from the cache")
+	}
 	if u2.Pods[1].Pod == u1.Pods[1].Pod || u2.Pods[1].Pod.Spec.Containers[0].Image != "busybox:2" {
 		t.Error("changed b.yaml not decoded again")
 	}
+}
+
+// vim's save moves the old file away, then writes the new one: no scan in
+// between may drop the pod.
+func TestEditorSaveNeverDropsThePod(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "web.yaml", podManifest("web", "busybox:1"))
+	s := NewFileSource("file", dir, 0, Options{})
+	s.Debounce = DefaultDebounce
+	updates := startSource(t, s)
+	waitFor(t, updates, "first scan", hasPods("web"))
+	if err := os.Rename(filepath.Join(dir, "web.yaml"), filepath.Join(dir, "web.yaml~")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "web.yaml", podManifest("web", "busybox:2"))
+	_ = os.Remove(filepath.Join(dir, "web.yaml~"))
+	deadline := time.After(3 * DefaultDebounce)
+	seen := false
+	for {
+		select {
+		case u := <-updates:
+			if !hasPods("web")(u) {
+				t.Fatalf("an update without the pod during a save: %s", describe(u))
+			}
+			seen = seen || u.Pods[0].Pod.Spec.Containers[0].Image == "busybox:2"
+		case <-deadline:
+			if !seen {
+				t.Fatal("the saved edit was never read")
+			}
+			return
+		}
+	}
+}
+
+// A directory replaced by a rename (mv pods.new pods) is watched anew.
+func TestReplacedDirectoryIsWatched(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "pods")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	updates := runSource(t, NewFileSource("file", dir, 0, Options{}))
+	waitFor(t, updates, "first scan", hasPods())
+	next := filepath.Join(parent, "pods.new")
+	if err := os.Mkdir(next, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, next, "a.yaml", podManifest("a", "busybox"))
+	if err := os.Rename(dir, filepath.Join(parent, "pods.old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(next, dir); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, updates, "the new directory's pod", hasPods("a"))
+	write(t, dir, "b.yaml", podManifest("b", "busybox"))
+	waitFor(t, updates, "a file added to the new directory", hasPods("a", "b"))
 }
