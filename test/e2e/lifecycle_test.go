@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -321,5 +322,58 @@ func TestStatusesLikeKubernetes(t *testing.T) {
 	}
 	if lt := p.Status.ContainerStatuses[0].LastTerminationState.Terminated; lt == nil || lt.ExitCode != 2 || lt.Reason != "Error" {
 		t.Errorf("crashing: last state %+v", p.Status.ContainerStatuses[0].LastTerminationState)
+	}
+}
+
+// TestSlowStopsDoNotHoldWorkers: on the real engine, 8 pods edited at once,
+// each stopping for 20 s (a preStop hook within a 30 s grace period), leave
+// berth's 4 workers free: a ninth pod starts meanwhile, long before any of
+// those stops could end.
+func TestSlowStopsDoNotHoldWorkers(t *testing.T) {
+	b := startBerth(t, Options{})
+	slow := func(name, version string) string {
+		return strings.Replace(manifest(name, "", `      args: [sleep]
+      env: [{name: VERSION, value: "`+version+`"}]
+      lifecycle:
+        preStop: {exec: {command: [/testapp, exit, "0", 20s]}}
+`), "terminationGracePeriodSeconds: 2", "terminationGracePeriodSeconds: 30", 1)
+	}
+	names := make([]string, 8)
+	for i := range names {
+		names[i] = fmt.Sprintf("slow%d", i)
+		writeFile(t, b.Pods, names[i]+".yaml", slow(names[i], "1"))
+	}
+	before := map[string]string{}
+	for _, n := range names {
+		before[n] = waitPodRunning(t, b.Node, n, "app")["app"]
+	}
+	edited := time.Now()
+	for _, n := range names {
+		writeFile(t, b.Pods, n+".yaml", slow(n, "2"))
+	}
+	// Every edit is under way: its preStop hook runs (an exec in the old
+	// container, which keeps running until the hook ends).
+	waitFor(t, waitLong, "8 preStop hooks running", func() (bool, string) {
+		n := 0
+		for _, name := range names {
+			c, err := cli().ContainerInspect(context.Background(), before[name])
+			if err == nil && c.State.Running && len(c.ExecIDs) > 0 {
+				n++
+			}
+		}
+		return n == len(names), fmt.Sprintf("%d of %d", n, len(names))
+	})
+	start := time.Now()
+	writeFile(t, b.Pods, "ninth.yaml", sleeper("ninth"))
+	waitPodRunning(t, b.Node, "ninth", "app")
+	took := time.Since(start)
+	t.Logf("ninth pod running %v after it was written, %v after the 8 edits", took.Round(time.Millisecond), time.Since(edited).Round(time.Millisecond))
+	if since := time.Since(edited); since >= 20*time.Second {
+		t.Fatalf("the ninth pod ran only %v after the edits: it waited for the stops", since)
+	}
+	for _, n := range names {
+		if c, err := cli().ContainerInspect(context.Background(), before[n]); err != nil || !c.State.Running {
+			t.Fatalf("%s's old container is no longer running: the test did not measure slow stops", n)
+		}
 	}
 }
