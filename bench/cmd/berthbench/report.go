@@ -160,41 +160,15 @@ func (r *results) goals(opt options) []goal {
 	var gs []goal
 	if s := r.start; s != nil {
 		g := goal{name: "Start: berth's time over the direct Docker calls", target: "berth/direct ≤ 1.10 at every N", verdict: notMeasured}
-		var parts []string
-		ok, any := true, false
-		for _, n := range opt.ns {
-			bs, ds := summarize(s.durations(sysBerth, n)), summarize(s.durations(sysDirect, n))
-			if bs.n == 0 || ds.n == 0 {
-				continue
-			}
-			any = true
-			ok = ok && float64(bs.med) <= 1.10*float64(ds.med)
-			parts = append(parts, fmt.Sprintf("N=%d: %s", n, ratio(bs, ds)))
-		}
-		if any {
-			g.measured = "berth/direct (medians) " + strings.Join(parts, ", ")
-			g.verdict = verdict(ok)
+		if m, ok, any := s.compare(opt.ns, sysDirect, func(b, d summary) bool { return float64(b.med) <= 1.10*float64(d.med) }); any {
+			g.measured, g.verdict = "berth/direct (medians) "+m, verdict(ok)
 		}
 		gs = append(gs, g)
 		g = goal{name: "Start: faster than docker-compose", target: "berth's median below compose's at every N", verdict: notMeasured}
 		if s.composeSkipped != "" {
 			g.measured = s.composeSkipped
-		} else {
-			var parts []string
-			ok, any := true, false
-			for _, n := range opt.ns {
-				bs, cs := summarize(s.durations(sysBerth, n)), summarize(s.durations(sysCompose, n))
-				if bs.n == 0 || cs.n == 0 {
-					continue
-				}
-				any = true
-				ok = ok && bs.med < cs.med
-				parts = append(parts, fmt.Sprintf("N=%d: %s", n, ratio(bs, cs)))
-			}
-			if any {
-				g.measured = "berth/compose " + strings.Join(parts, ", ")
-				g.verdict = verdict(ok)
-			}
+		} else if m, ok, any := s.compare(opt.ns, sysCompose, func(b, c summary) bool { return b.med < c.med }); any {
+			g.measured, g.verdict = "berth/compose "+m, verdict(ok)
 		}
 		gs = append(gs, g)
 	}
@@ -231,6 +205,23 @@ func (r *results) goals(opt options) []goal {
 			fmt.Sprintf("%d requests in %s (%.1f/min)", ir.windowTotal(), ir.window.Round(time.Second), perMin), verdict(perMin < float64(ir.pods))})
 	}
 	return gs
+}
+
+// compare puts berth beside system at every N measured for both: the ratios
+// as text, whether pass held at every such N, and whether there was any.
+func (s *startResults) compare(ns []int, system string, pass func(berth, other summary) bool) (text string, ok, any bool) {
+	var parts []string
+	ok = true
+	for _, n := range ns {
+		bs, other := summarize(s.durations(sysBerth, n)), summarize(s.durations(system, n))
+		if bs.n == 0 || other.n == 0 {
+			continue
+		}
+		any = true
+		ok = ok && pass(bs, other)
+		parts = append(parts, fmt.Sprintf("N=%d: %s", n, ratio(bs, other)))
+	}
+	return strings.Join(parts, ", "), ok, any
 }
 
 func total(m map[string]int) int {
