@@ -396,18 +396,24 @@ func newestFirst(cs []*store.Container) {
 	})
 }
 
-// created writes what a successful create told: the container exists,
-// created, as of at (the time before the create call).
-func (c *Controller) created(id string, cfg *runtime.ContainerConfig, at time.Time) {
-	ct := &store.Container{ID: id, DockerName: cfg.Name, Image: cfg.Image, State: store.StateCreated, CreatedAt: at, ObservedAt: at}
+// observe writes what a create and a start call told of container id:
+// created as of t0 (the time before the create call) and, when the start
+// succeeded, running as of t1 (the time before the start call). One write:
+// a newer event wins over it.
+func (c *Controller) observe(id string, cfg *runtime.ContainerConfig, t0, t1 time.Time, startErr error) {
+	ct := &store.Container{ID: id, DockerName: cfg.Name, Image: cfg.Image, State: store.StateCreated, CreatedAt: t0, ObservedAt: t0}
 	ct.ImageID, _ = c.images.get(cfg.Image)
 	runtime.FillFromLabels(ct, cfg.Labels)
+	if startErr == nil {
+		ct.State, ct.StartedAt, ct.ObservedAt = store.StateRunning, t1, t1
+	} else {
+		ct.Error = startErr.Error()
+	}
 	_, _ = c.store.UpsertContainer(ct)
 }
 
-// started writes what a successful start told: the container ran at at
-// (the time before the start call). A newer event (its start, or a die that
-// came first) wins over it.
+// started writes what a successful start of an existing container told: it
+// ran as of at (the time before the start call).
 func (c *Controller) started(id string, at time.Time) {
 	_, _ = c.store.ApplyContainer(id, at, func(old *store.Container) (*store.Container, bool) {
 		if old == nil {
@@ -460,16 +466,16 @@ func (c *Controller) createSandbox(ctx context.Context, p *store.Pod, attempt in
 		}
 		return "", fmt.Errorf("create sandbox: %w", err)
 	}
-	c.created(id, cfg, at)
-	at = c.cfg.Clock.Now()
-	if err := c.rt.StartContainer(ctx, id); err != nil {
-		delay := c.startFails.failed(key, at)
+	t1 := c.cfg.Clock.Now()
+	err = c.rt.StartContainer(ctx, id)
+	c.observe(id, cfg, at, t1, err)
+	if err != nil {
+		delay := c.startFails.failed(key, t1)
 		x.requeue(delay)
 		c.event(p.Key, "", events.Warning, "FailedCreatePodSandBox", "Failed to start the pod sandbox: %v", err)
 		c.log.Warn("pod sandbox failed to start", "pod", p.Key, "err", err, "retryIn", delay)
 		return "", nil
 	}
-	c.started(id, at)
 	c.startFails.reset(key)
 	return id, nil
 }
@@ -508,20 +514,20 @@ func (c *Controller) startNew(ctx context.Context, p *store.Pod, s Start, sbID s
 		c.event(p.Key, ctr.Name, events.Warning, "Failed", "Error: %v", err)
 		return "", err
 	}
-	c.created(id, cfg, at)
 	c.event(p.Key, ctr.Name, events.Normal, "Created", "Created container %s", ctr.Name)
-	at = c.cfg.Clock.Now()
-	if err := c.rt.StartContainer(ctx, id); err != nil {
+	t1 := c.cfg.Clock.Now()
+	err = c.rt.StartContainer(ctx, id)
+	c.observe(id, cfg, at, t1, err)
+	if err != nil {
 		// A start that fails (bad entrypoint, port taken) backs off like a
 		// crash instead of being retried at once.
-		delay := c.startFails.failed(key, at)
+		delay := c.startFails.failed(key, t1)
 		x.requeue(delay)
 		x.wait(ctr.Name, v1.ContainerStateWaiting{Reason: "RunContainerError", Message: err.Error()})
 		c.event(p.Key, ctr.Name, events.Warning, "Failed", "Error: %v", err)
 		c.log.Warn("container failed to start", "pod", p.Key, "container", ctr.Name, "err", err, "retryIn", delay)
 		return "", nil
 	}
-	c.started(id, at)
 	c.startFails.reset(key)
 	c.event(p.Key, ctr.Name, events.Normal, "Started", "Started container %s", ctr.Name)
 	return id, nil
