@@ -157,7 +157,7 @@ func parseFlags() (options, error) {
 	ns := flag.String("n", "1,10,50,100", "pod counts for the start-latency scenario")
 	sc := flag.String("scenarios", "start,reaction,idle,inmem", "scenarios to run (comma-separated)")
 	flag.StringVar(&o.out, "out", "BENCHMARKS.md", `Markdown report to write ("-": stdout)`)
-	flag.IntVar(&o.runs, "runs", 3, "runs per pod count and system in the start scenario")
+	flag.IntVar(&o.runs, "runs", 5, "runs (rounds) per pod count and system in the start scenario")
 	flag.IntVar(&o.trials, "trials", 10, "trials per reaction kind (kill, rm, Docker-only)")
 	flag.IntVar(&o.idlePods, "idle-pods", 100, "pods running during the idle measurement")
 	flag.DurationVar(&o.idleWindow, "idle-window", time.Minute, "idle measurement window")
