@@ -91,6 +91,24 @@ func (h *harness) settle(key string) Result {
 	return res
 }
 
+// reconcile reconciles key once and waits for the background operation it
+// started (not for other pods').
+func (h *harness) reconcile(key string) Result {
+	h.t.Helper()
+	r, err := h.ctrl.Reconcile(context.Background(), key)
+	if err != nil {
+		h.t.Fatalf("reconcile %s: %v", key, err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for h.ctrl.ops.busy(key) {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("background operation of %s did not end", key)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return r
+}
+
 // waitPulls waits until no background image pull is in flight.
 func (h *harness) waitPulls() {
 	h.t.Helper()
@@ -393,18 +411,13 @@ func TestImagePullBackOff(t *testing.T) {
 	h := newHarness(t)
 	h.rt.PullErr = context.DeadlineExceeded
 	h.put(testPod("web", ctr("a", "missing:1"), ctr("b", "app:1")))
-	if _, err := h.ctrl.Reconcile(context.Background(), "default/web"); err != nil {
-		t.Fatal(err)
-	}
+	h.reconcile("default/web")
 	p, _ := h.st.Pod(nil, "default/web")
 	if w := p.Status.ContainerStatuses[0].State.Waiting; w == nil || w.Reason != "ContainerCreating" {
 		t.Fatalf("a state while pulling %+v", p.Status.ContainerStatuses[0].State)
 	}
 	h.waitPulls()
-	res, err := h.ctrl.Reconcile(context.Background(), "default/web")
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := h.reconcile("default/web")
 	if res.RequeueAfter != 10*time.Second {
 		t.Errorf("requeue %v, want 10s", res.RequeueAfter)
 	}
@@ -477,9 +490,7 @@ func TestSlowPullDoesNotBlockOtherPods(t *testing.T) {
 		t.Fatal("reconcile waited for the image pull")
 	}
 	for i := 0; i < 3; i++ {
-		if _, err := h.ctrl.Reconcile(context.Background(), "default/fast"); err != nil {
-			t.Fatal(err)
-		}
+		h.reconcile("default/fast")
 	}
 	if h.running("default/fast")["a"] == nil {
 		t.Fatal("other pod not started during a pull")

@@ -114,9 +114,7 @@ func TestReadinessDrivesReady(t *testing.T) {
 		t.Fatal("ready before the readiness probe succeeded")
 	}
 	fp.set(h.running("default/web")["a"].ID, prober.Readiness, prober.Success)
-	if _, err := h.ctrl.Reconcile(context.Background(), "default/web"); err != nil {
-		t.Fatal(err)
-	}
+	h.reconcile("default/web")
 	p, _ = h.st.Pod(nil, "default/web")
 	if !p.Status.ContainerStatuses[0].Ready || p.Status.Conditions[3].Type != v1.PodReady || p.Status.Conditions[3].Status != v1.ConditionTrue {
 		t.Fatalf("not ready after success: %+v", p.Status.Conditions)
@@ -206,19 +204,16 @@ func TestSandboxIPAskedAgainAfterAFailedInspect(t *testing.T) {
 	c := ctr("a", "app:1")
 	c.ReadinessProbe = probe()
 	h.put(testPod("web", c))
-	if _, err := h.ctrl.Reconcile(context.Background(), "default/web"); err != nil {
-		t.Fatal(err)
-	}
+	h.reconcile("default/web") // starts all; the inspect for the IP fails
+	h.reconcile("default/web") // the IP is still unknown: asked again
 	p, _ := h.st.Pod(nil, "default/web")
 	if p.Status.PodIP != "" || len(fp.synced["default/web"]) != 0 {
 		t.Fatalf("test broken: IP %q known, probes %+v", p.Status.PodIP, fp.synced["default/web"])
 	}
-	if _, err := h.ctrl.Reconcile(context.Background(), "default/web"); err != nil {
-		t.Fatal(err)
-	}
+	h.reconcile("default/web") // the wakeup after the inspect
 	p, _ = h.st.Pod(nil, "default/web")
 	if p.Status.PodIP == "" {
-		t.Fatal("pod IP still unknown after the next reconcile")
+		t.Fatal("pod IP still unknown after it was asked again")
 	}
 	if got := fp.synced["default/web"]; len(got) != 1 || got[0].PodIP != p.Status.PodIP {
 		t.Fatalf("probes %+v, want one against %s", got, p.Status.PodIP)

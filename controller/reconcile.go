@@ -113,7 +113,10 @@ func (c *Controller) sourceSynced(name string) bool {
 type execState struct {
 	waiting      map[string]v1.ContainerStateWaiting
 	requeueAfter time.Duration
-	// bg are the steps of the pod's background operation, run in order.
+	// observe is a sandbox whose IP the background operation asks the
+	// engine for first, before its steps.
+	observe string
+	// bg are the steps of the pod's background operation, run side by side.
 	bg []func(context.Context)
 }
 
@@ -125,9 +128,9 @@ func (x *execState) requeue(d time.Duration) {
 	}
 }
 
-// execute carries out pl. Kills that stop a process, and postStart hooks,
-// run as the pod's background operation; removals, the sandbox and the
-// starts run here, in that order.
+// execute carries out pl. Kills that stop a process, postStart hooks and the
+// inspect of a new sandbox run as the pod's background operation; removals,
+// the sandbox and the starts run here, in that order.
 func (c *Controller) execute(ctx context.Context, in *PlanInput, pl *Plan) (Result, error) {
 	key := in.Key
 	for _, e := range pl.Events {
@@ -162,9 +165,12 @@ func (c *Controller) execute(ctx context.Context, in *PlanInput, pl *Plan) (Resu
 			errs = append(errs, err)
 		}
 	}
-	if len(x.bg) > 0 {
-		steps := x.bg
+	if len(x.bg) > 0 || x.observe != "" {
+		steps, sandbox := x.bg, x.observe
 		c.ops.start(ctx, key, func(ctx context.Context) {
+			if sandbox != "" {
+				c.refresh(ctx, sandbox) // hooks connect to its IP
+			}
 			// Steps are independent (stops, hooks): none waits for another.
 			var wg sync.WaitGroup
 			for _, step := range steps {
@@ -199,7 +205,7 @@ func (c *Controller) execute(ctx context.Context, in *PlanInput, pl *Plan) (Resu
 func (c *Controller) executeStarts(ctx context.Context, p *store.Pod, pl *Plan, x *execState) error {
 	if pl.CreateSandbox == nil && pl.StartSandbox == nil && len(pl.Start) == 0 {
 		if sb := pl.Sandbox; sb != nil && sb.IP == "" && !p.Spec.Spec.HostNetwork {
-			c.refresh(ctx, sb.ID)
+			x.observe = sb.ID
 		}
 		return nil
 	}
@@ -224,9 +230,10 @@ func (c *Controller) executeStarts(ctx context.Context, p *store.Pod, pl *Plan, 
 	}
 	if !p.Spec.Spec.HostNetwork && (pl.Sandbox == nil || pl.Sandbox.IP == "") {
 		// A new sandbox's IP (or one a failed inspect left unknown), which
-		// no event carries, for status and probes; asked after the
-		// containers started, which need it not.
-		defer c.refresh(ctx, sbID)
+		// no event carries, for status, probes and hooks: asked beside the
+		// workers, as the engine may be slow to answer while it starts
+		// containers; the pod is reconciled again once it is known.
+		x.observe = sbID
 	}
 	var errs []error
 	for _, s := range pl.Start {
