@@ -73,8 +73,6 @@ type Plan struct {
 	FailedInit bool
 	// Finished: the restart policy ended the pod; it gets no new sandbox.
 	Finished bool
-	// Status is false when no status is to be written (a deleted pod).
-	Status bool
 }
 
 // Kill stops Container (when running) and removes it when Remove is set.
@@ -122,10 +120,14 @@ func (p *Plan) wait(name string, w v1.ContainerStateWaiting) {
 	p.Waiting[name] = w
 }
 
-func (p *Plan) requeue(d time.Duration) {
-	if d > 0 && (p.RequeueAfter == 0 || d < p.RequeueAfter) {
-		p.RequeueAfter = d
+func (p *Plan) requeue(d time.Duration) { p.RequeueAfter = sooner(p.RequeueAfter, d) }
+
+// sooner is the earlier of two requeue delays, where 0 means none.
+func sooner(cur, d time.Duration) time.Duration {
+	if d > 0 && (cur == 0 || d < cur) {
+		return d
 	}
+	return cur
 }
 
 func (p *Plan) event(container, typ, reason, format string, args ...interface{}) {
@@ -139,7 +141,6 @@ func plan(in PlanInput) Plan {
 		return planDeleted(in)
 	}
 	var pl Plan
-	pl.Status = true
 	pod := in.Pod.Spec
 	uid := string(pod.UID)
 	byName, stale := groupByName(in.Containers, uid)

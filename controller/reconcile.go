@@ -122,11 +122,7 @@ type execState struct {
 
 func (x *execState) wait(name string, w v1.ContainerStateWaiting) { x.waiting[name] = w }
 
-func (x *execState) requeue(d time.Duration) {
-	if d > 0 && (x.requeueAfter == 0 || d < x.requeueAfter) {
-		x.requeueAfter = d
-	}
-}
+func (x *execState) requeue(d time.Duration) { x.requeueAfter = sooner(x.requeueAfter, d) }
 
 // execute carries out pl. Kills that stop a process, postStart hooks and the
 // inspect of a new sandbox run as the pod's background operation; removals,
@@ -185,8 +181,7 @@ func (c *Controller) execute(ctx context.Context, in *PlanInput, pl *Plan) (Resu
 	}
 	if in.Pod == nil {
 		c.probes.Sync(key, nil)
-	}
-	if in.Pod != nil && pl.Status {
+	} else {
 		c.finish(in.Pod, x.waiting, pl.FailedInit)
 		uid := string(in.Pod.Spec.UID)
 		for name, w := range x.waiting {
