@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/store"
 )
@@ -38,7 +39,7 @@ func newHarness(t *testing.T) *harness {
 		Backoff: Backoff{Initial: 10 * time.Second, Max: 40 * time.Second, Reset: 10 * time.Minute},
 		Clock:   clk,
 	}, st, rt)
-	if err := st.UpsertSource(&store.Source{Name: "file", Synced: true}); err != nil {
+	if err := st.UpsertSource(&model.Source{Name: "file", Synced: true}); err != nil {
 		t.Fatal(err)
 	}
 	return &harness{t: t, st: st, rt: rt, ctrl: ctrl, clock: clk}
@@ -63,7 +64,7 @@ func ctr(name, image string, env ...string) v1.Container {
 
 func (h *harness) put(p *v1.Pod) {
 	h.t.Helper()
-	err := h.st.UpsertPod(&store.Pod{Key: p.Namespace + "/" + p.Name, Source: "file", Origin: "f.yaml", Spec: p, SeenAt: h.clock.Now()})
+	err := h.st.UpsertPod(&model.Pod{Key: p.Namespace + "/" + p.Name, Source: "file", Origin: "f.yaml", Spec: p, SeenAt: h.clock.Now()})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -133,13 +134,13 @@ func (h *harness) calls() int {
 }
 
 // running returns the running containers of pod key by container name.
-func (h *harness) running(key string) map[string]*store.Container {
+func (h *harness) running(key string) map[string]*model.Container {
 	h.t.Helper()
 	cs, err := h.rt.ListContainers(context.Background(), map[string]string{runtime.LabelManaged: "true"})
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	out := map[string]*store.Container{}
+	out := map[string]*model.Container{}
 	for _, c := range cs {
 		if c.PodKey == key && c.Running() {
 			if out[c.Name] != nil {
@@ -238,7 +239,7 @@ func TestDeleteWaitsForSourceSync(t *testing.T) {
 	h := newHarness(t)
 	h.put(testPod("web", ctr("a", "app:1")))
 	h.settle("default/web")
-	if err := h.st.UpsertSource(&store.Source{Name: "file", Synced: false}); err != nil {
+	if err := h.st.UpsertSource(&model.Source{Name: "file", Synced: false}); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.st.DeletePod("default/web"); err != nil {
@@ -248,7 +249,7 @@ func TestDeleteWaitsForSourceSync(t *testing.T) {
 	if len(h.running("default/web")) != 2 {
 		t.Fatal("containers removed before the source synced")
 	}
-	if err := h.st.UpsertSource(&store.Source{Name: "file", Synced: true}); err != nil {
+	if err := h.st.UpsertSource(&model.Source{Name: "file", Synced: true}); err != nil {
 		t.Fatal(err)
 	}
 	h.settle("default/web")
@@ -364,7 +365,7 @@ func TestAdoptionCreatesNothing(t *testing.T) {
 
 	// A new berth: fresh store and controller over the same engine.
 	st2, _ := store.New(nil)
-	_ = st2.UpsertSource(&store.Source{Name: "file", Synced: true})
+	_ = st2.UpsertSource(&model.Source{Name: "file", Synced: true})
 	cs, _ := h.rt.ListContainers(context.Background(), map[string]string{runtime.LabelNode: "n1"})
 	for _, c := range cs {
 		full, _ := h.rt.InspectContainer(context.Background(), c.ID)

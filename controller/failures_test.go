@@ -9,8 +9,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/runtime"
-	"github.com/berth-dev/berth/store"
 )
 
 func TestFailedStartBacksOff(t *testing.T) {
@@ -94,7 +94,7 @@ func TestSandboxLossFollowsRestartPolicy(t *testing.T) {
 			} else {
 				// The killed container is kept, exited, for status and logs.
 				old, err := h.rt.InspectContainer(context.Background(), before["a"].ID)
-				if err != nil || old.State != store.StateExited {
+				if err != nil || old.State != model.StateExited {
 					t.Fatalf("killed container %v %v", old, err)
 				}
 			}

@@ -11,8 +11,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/berth-dev/berth/events"
+	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/runtime"
-	"github.com/berth-dev/berth/store"
 )
 
 // imageIDs caches the local ID of each image reference, so a pod start costs
@@ -214,7 +214,7 @@ func (j *pulls) start(ctx context.Context, c *Controller, image, key, podKey str
 // ensureImage reports whether ctr's image may be used now, as its pull
 // policy says; otherwise it starts a pull (or records why none is possible)
 // and sets the container's waiting reason.
-func (c *Controller) ensureImage(ctx context.Context, p *store.Pod, ctr *v1.Container, key string, x *execState) (bool, error) {
+func (c *Controller) ensureImage(ctx context.Context, p *model.Pod, ctr *v1.Container, key string, x *execState) (bool, error) {
 	policy := runtime.PullPolicy(ctr.ImagePullPolicy)
 	if c.pulls.takeDone(key) {
 		return true, nil // pulled for this start
@@ -241,7 +241,7 @@ func (c *Controller) ensureImage(ctx context.Context, p *store.Pod, ctr *v1.Cont
 	return false, nil
 }
 
-func (c *Controller) pull(ctx context.Context, p *store.Pod, ctr *v1.Container, key string, x *execState) {
+func (c *Controller) pull(ctx context.Context, p *model.Pod, ctr *v1.Container, key string, x *execState) {
 	if c.pulls.start(ctx, c, ctr.Image, key, p.Key) {
 		c.event(p.Key, ctr.Name, events.Normal, "Pulling", "Pulling image %q", ctr.Image)
 	}

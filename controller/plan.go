@@ -7,17 +7,17 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/berth-dev/berth/events"
+	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/prober"
-	"github.com/berth-dev/berth/store"
 )
 
 // PlanInput is everything a plan depends on, read once per reconcile.
 type PlanInput struct {
 	Key string
 	// Pod is the desired pod; nil when its source no longer declares it.
-	Pod *store.Pod
+	Pod *model.Pod
 	// Containers are the pod key's containers as the store observed them.
-	Containers []*store.Container
+	Containers []*model.Container
 	// Backoff is the retry state of Pod's incarnation.
 	Backoff Backoffs
 	// Unhealthy names the probe that condemned a running container, by ID.
@@ -29,7 +29,7 @@ type PlanInput struct {
 }
 
 // Backoffs is the retry state of one pod incarnation, keyed by container
-// name (store.SandboxName for the sandbox), as the trackers held it.
+// name (model.SandboxName for the sandbox), as the trackers held it.
 type Backoffs struct {
 	Policy Backoff
 	Crash  map[string]CrashState
@@ -62,9 +62,9 @@ type Plan struct {
 	// CreateSandbox creates and starts a new sandbox with this attempt
 	// number; StartSandbox starts a created one. At most one is set.
 	CreateSandbox *int
-	StartSandbox  *store.Container
+	StartSandbox  *model.Container
 	// Sandbox is the running sandbox the starts join (nil: the new one).
-	Sandbox *store.Container
+	Sandbox *model.Container
 	Start   []Start
 	// Waiting holds status reasons of containers that wait, by name.
 	Waiting      map[string]v1.ContainerStateWaiting
@@ -77,7 +77,7 @@ type Plan struct {
 
 // Kill stops Container (when running) and removes it when Remove is set.
 type Kill struct {
-	Container *store.Container
+	Container *model.Container
 	Remove    bool
 	Reason    string
 }
@@ -86,7 +86,7 @@ type Kill struct {
 type Start struct {
 	Spec     *v1.Container
 	Init     bool
-	Existing *store.Container
+	Existing *model.Container
 	Attempt  int
 	// RestartCount is the count the new instance carries.
 	RestartCount int
@@ -192,7 +192,7 @@ func planDeleted(in PlanInput) Plan {
 	return pl
 }
 
-func (in *PlanInput) allSynced(ctrs []*store.Container) bool {
+func (in *PlanInput) allSynced(ctrs []*model.Container) bool {
 	for _, ct := range ctrs {
 		if !in.Synced[ct.Source] {
 			return false
@@ -201,7 +201,7 @@ func (in *PlanInput) allSynced(ctrs []*store.Container) bool {
 	return true
 }
 
-func uids(ctrs []*store.Container) []string {
+func uids(ctrs []*model.Container) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, ct := range ctrs {
@@ -221,18 +221,18 @@ func uids(ctrs []*store.Container) []string {
 // restart policy decides and their counts go on; a Never pod that already
 // ran, or an OnFailure pod whose containers all succeeded, gets no new
 // sandbox (Finished). Failed starts back off.
-func planSandbox(in *PlanInput, pl *Plan, byName map[string][]*store.Container) bool {
+func planSandbox(in *PlanInput, pl *Plan, byName map[string][]*model.Container) bool {
 	pod := in.Pod.Spec
-	sandboxes := byName[store.SandboxName]
+	sandboxes := byName[model.SandboxName]
 	want := sandboxHash(pod)
-	retry := in.Backoff.StartRetry[store.SandboxName]
+	retry := in.Backoff.StartRetry[model.SandboxName]
 	if len(sandboxes) > 0 && sandboxes[0].Hash == want {
 		sb := sandboxes[0]
 		switch {
 		case sb.Running():
 			pl.Sandbox = sb
 			return true
-		case sb.State == store.StateCreated:
+		case sb.State == model.StateCreated:
 			if in.Now.Before(retry) {
 				pl.requeue(retry.Sub(in.Now))
 				return false
@@ -246,17 +246,17 @@ func planSandbox(in *PlanInput, pl *Plan, byName map[string][]*store.Container) 
 	for name, list := range byName {
 		for i, ct := range list {
 			switch {
-			case name == store.SandboxName:
+			case name == model.SandboxName:
 				pl.Kill = append(pl.Kill, Kill{Container: ct, Remove: true, Reason: "pod sandbox replaced"})
 			case edited:
 				pl.Kill = append(pl.Kill, Kill{Container: ct, Remove: true, Reason: "pod-level networking edited"})
-			case ct.State == store.StateCreated:
+			case ct.State == model.StateCreated:
 				pl.Kill = append(pl.Kill, Kill{Container: ct, Remove: true, Reason: "its pod sandbox is gone"})
 			case ct.Running():
 				// Kept, exited, for its restart policy, logs and count.
 				pl.Kill = append(pl.Kill, Kill{Container: ct, Reason: "its pod sandbox is gone"})
 			}
-			if name != store.SandboxName {
+			if name != model.SandboxName {
 				ran = true
 				if i == 0 && (ct.Running() || ct.ExitCode != 0) {
 					allSucceeded = false
@@ -314,11 +314,11 @@ func (pl *Plan) sandboxID() string {
 type podContainer struct {
 	spec      *v1.Container
 	init      bool
-	instances []*store.Container
+	instances []*model.Container
 }
 
 // latest is the newest instance, or nil.
-func (pc podContainer) latest() *store.Container {
+func (pc podContainer) latest() *model.Container {
 	if len(pc.instances) == 0 {
 		return nil
 	}
@@ -338,7 +338,7 @@ func planInit(in *PlanInput, pl *Plan, pc podContainer) bool {
 		return false
 	case latest.Running():
 		return false
-	case latest.State == store.StateCreated:
+	case latest.State == model.StateCreated:
 		planStartCreated(in, pl, pc)
 		return false
 	case latest.ExitCode == 0:
@@ -381,14 +381,14 @@ func planContainer(in *PlanInput, pl *Plan, pc podContainer) {
 			pl.event(ctr.Name, events.Normal, "Killing", "Container %s failed %s probe, will be restarted", ctr.Name, kind)
 			pl.Kill = append(pl.Kill, Kill{Container: latest, Reason: string(kind) + " probe failed"})
 		}
-	case latest.State == store.StateCreated:
+	case latest.State == model.StateCreated:
 		planStartCreated(in, pl, pc)
 	default:
 		planRestart(in, pl, pc, in.Pod.Spec.Spec.RestartPolicy)
 	}
 }
 
-func nextAttempt(instances []*store.Container) int {
+func nextAttempt(instances []*model.Container) int {
 	if len(instances) > 0 {
 		return instances[0].Attempt + 1
 	}
@@ -473,8 +473,8 @@ func startBackoff(in *PlanInput, pl *Plan, name string) bool {
 // planCollect removes containers the spec no longer names, running
 // instances older than the newest (duplicates), and all but the most recent
 // exited instance of each pod container.
-func planCollect(in *PlanInput, pl *Plan, byName map[string][]*store.Container) {
-	wanted := map[string]bool{store.SandboxName: true}
+func planCollect(in *PlanInput, pl *Plan, byName map[string][]*model.Container) {
+	wanted := map[string]bool{model.SandboxName: true}
 	for _, ct := range in.Pod.Spec.Spec.InitContainers {
 		wanted[ct.Name] = true
 	}
@@ -497,7 +497,7 @@ func planCollect(in *PlanInput, pl *Plan, byName map[string][]*store.Container) 
 				// Made while the store missed a container (e.g. around a
 				// dockerd restart).
 				reason = "a duplicate of the newest instance"
-			case !keptExited && name != store.SandboxName:
+			case !keptExited && name != model.SandboxName:
 				keptExited = true // the "previous" instance, for logs and status
 			default:
 				reason = "an old exited instance"
@@ -514,8 +514,8 @@ func planCollect(in *PlanInput, pl *Plan, byName map[string][]*store.Container) 
 
 // groupByName groups the containers of pod incarnation uid by container
 // name, newest instance first; containers of other incarnations are stale.
-func groupByName(ctrs []*store.Container, uid string) (byName map[string][]*store.Container, stale []*store.Container) {
-	byName = map[string][]*store.Container{}
+func groupByName(ctrs []*model.Container, uid string) (byName map[string][]*model.Container, stale []*model.Container) {
+	byName = map[string][]*model.Container{}
 	for _, ct := range ctrs {
 		if ct.PodUID != uid {
 			stale = append(stale, ct)

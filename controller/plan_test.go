@@ -9,14 +9,14 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/prober"
-	"github.com/berth-dev/berth/store"
 )
 
 var now = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 
 // row is an observed container of pod p: name, attempt, state, exit code.
-func row(p *v1.Pod, name string, attempt int, state string, exit int) *store.Container {
+func row(p *v1.Pod, name string, attempt int, state string, exit int) *model.Container {
 	hash := sandboxHash(p)
 	for _, list := range [][]v1.Container{p.Spec.InitContainers, p.Spec.Containers} {
 		for i := range list {
@@ -25,22 +25,22 @@ func row(p *v1.Pod, name string, attempt int, state string, exit int) *store.Con
 			}
 		}
 	}
-	c := &store.Container{
+	c := &model.Container{
 		ID: fmt.Sprintf("%s-%d", name, attempt), PodKey: p.Namespace + "/" + p.Name, PodUID: string(p.UID),
 		Name: name, Hash: hash, Source: "file", Attempt: attempt, State: state, ExitCode: exit,
 		StartedAt: now.Add(-time.Minute), CreatedAt: now.Add(-time.Minute + time.Duration(attempt)*time.Second),
 		Labels: map[string]string{labelSandbox: "POD-0"},
 	}
-	if state == store.StateExited {
+	if state == model.StateExited {
 		c.FinishedAt = now.Add(-time.Second)
 	}
-	if name == store.SandboxName {
+	if name == model.SandboxName {
 		c.IP = "172.17.0.2"
 	}
 	return c
 }
 
-func input(p *v1.Pod, ctrs ...*store.Container) PlanInput {
+func input(p *v1.Pod, ctrs ...*model.Container) PlanInput {
 	key := "default/web"
 	if p != nil {
 		key = "default/" + p.Name
@@ -50,7 +50,7 @@ func input(p *v1.Pod, ctrs ...*store.Container) PlanInput {
 		Backoff: Backoffs{Policy: Backoff{Initial: 10 * time.Second, Max: 40 * time.Second, Reset: 10 * time.Minute},
 			Crash: map[string]CrashState{}, StartRetry: map[string]time.Time{}, Pulls: map[string]PullState{}}}
 	if p != nil {
-		in.Pod = &store.Pod{Key: in.Key, Source: "file", Spec: p}
+		in.Pod = &model.Pod{Key: in.Key, Source: "file", Spec: p}
 	}
 	return in
 }
@@ -115,13 +115,13 @@ func TestPlan(t *testing.T) {
 	replaced := web.DeepCopy()
 	replaced.UID = "01234567-89ab-cdef-0000-replaced"
 
-	running := func(p *v1.Pod, name string, attempt int) *store.Container {
-		return row(p, name, attempt, store.StateRunning, 0)
+	running := func(p *v1.Pod, name string, attempt int) *model.Container {
+		return row(p, name, attempt, model.StateRunning, 0)
 	}
-	exited := func(p *v1.Pod, name string, attempt, code int) *store.Container {
-		return row(p, name, attempt, store.StateExited, code)
+	exited := func(p *v1.Pod, name string, attempt, code int) *model.Container {
+		return row(p, name, attempt, model.StateExited, code)
 	}
-	stale := func(p *v1.Pod, c *store.Container) *store.Container {
+	stale := func(p *v1.Pod, c *model.Container) *model.Container {
 		c.Hash = "old"
 		return c
 	}
@@ -170,12 +170,12 @@ func TestPlan(t *testing.T) {
 		{name: "dead sandbox of a Never pod that ran: finished, no new sandbox",
 			in: input(never, exited(never, "POD", 0, 137), exited(never, "a", 0, 137)), want: "finished; remove POD-0"},
 		{name: "sandbox failed to start: backs off",
-			in:   input(web, row(web, "POD", 0, store.StateCreated, 128)),
+			in:   input(web, row(web, "POD", 0, model.StateCreated, 128)),
 			edit: func(in *PlanInput) { in.Backoff.StartRetry["POD"] = now.Add(5 * time.Second) }, want: "requeue 5s"},
 		{name: "created sandbox past its backoff: started, then the containers",
-			in: input(web, row(web, "POD", 0, store.StateCreated, 0)), want: "run a-0 restarts=0; run b-0 restarts=0; start POD-0"},
+			in: input(web, row(web, "POD", 0, model.StateCreated, 0)), want: "run a-0 restarts=0; run b-0 restarts=0; start POD-0"},
 		{name: "container failed to start: RunContainerError until the backoff ends",
-			in:   input(web, running(web, "POD", 0), row(web, "a", 0, store.StateCreated, 127), running(web, "b", 0)),
+			in:   input(web, running(web, "POD", 0), row(web, "a", 0, model.StateCreated, 127), running(web, "b", 0)),
 			edit: func(in *PlanInput) { in.Backoff.StartRetry["a"] = now.Add(20 * time.Second) }, want: "requeue 20s; wait a RunContainerError"},
 		{name: "image pull in flight: ContainerCreating",
 			in:   input(web, running(web, "POD", 0), running(web, "b", 0)),
@@ -229,8 +229,8 @@ func TestPlan(t *testing.T) {
 // The plan only reads its input.
 func TestPlanDoesNotModifyItsInput(t *testing.T) {
 	web := testPod("web", ctr("a", "app:1"))
-	rows := []*store.Container{row(web, "POD", 0, store.StateExited, 137), row(web, "a", 0, store.StateRunning, 0)}
-	before := make([]store.Container, len(rows))
+	rows := []*model.Container{row(web, "POD", 0, model.StateExited, 137), row(web, "a", 0, model.StateRunning, 0)}
+	before := make([]model.Container, len(rows))
 	for i, r := range rows {
 		before[i] = *r
 	}

@@ -12,8 +12,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/runtime"
-	"github.com/berth-dev/berth/store"
 )
 
 func hashOf(v interface{}) string {
@@ -77,7 +77,7 @@ func dockerName(pod *v1.Pod, container string, attempt int) string {
 	return fmt.Sprintf("berth_%s_%s_%s_%s_%d", container, pod.Name, pod.Namespace, uid8(string(pod.UID)), attempt)
 }
 
-func (c *Controller) labels(p *store.Pod, name, hash string, attempt, restarts int) map[string]string {
+func (c *Controller) labels(p *model.Pod, name, hash string, attempt, restarts int) map[string]string {
 	grace := int64(30)
 	if p.Spec.Spec.TerminationGracePeriodSeconds != nil {
 		grace = *p.Spec.Spec.TerminationGracePeriodSeconds
@@ -102,12 +102,12 @@ func (c *Controller) podDir(uid string) string {
 	return filepath.Join(c.cfg.RootDir, "pods", uid)
 }
 
-func (c *Controller) sandboxConfig(p *store.Pod, attempt int) *runtime.ContainerConfig {
+func (c *Controller) sandboxConfig(p *model.Pod, attempt int) *runtime.ContainerConfig {
 	pod := p.Spec
 	cfg := &runtime.ContainerConfig{
-		Name:     dockerName(pod, store.SandboxName, attempt),
+		Name:     dockerName(pod, model.SandboxName, attempt),
 		Image:    c.cfg.PauseImage,
-		Labels:   c.labels(p, store.SandboxName, sandboxHash(pod), attempt, 0),
+		Labels:   c.labels(p, model.SandboxName, sandboxHash(pod), attempt, 0),
 		Hostname: pod.Name,
 	}
 	if pod.Spec.Hostname != "" {
@@ -139,7 +139,7 @@ func (c *Controller) sandboxConfig(p *store.Pod, attempt int) *runtime.Container
 
 // containerConfig maps one v1.Container of the pod onto the engine, joined to
 // the network namespace of sandboxID.
-func (c *Controller) containerConfig(p *store.Pod, ctr *v1.Container, sandboxID string, attempt, restarts int) (*runtime.ContainerConfig, error) {
+func (c *Controller) containerConfig(p *model.Pod, ctr *v1.Container, sandboxID string, attempt, restarts int) (*runtime.ContainerConfig, error) {
 	pod := p.Spec
 	cfg := &runtime.ContainerConfig{
 		Name:        dockerName(pod, ctr.Name, attempt),

@@ -8,9 +8,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/berth-dev/berth/events"
+	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/prober"
 	"github.com/berth-dev/berth/runtime"
-	"github.com/berth-dev/berth/store"
 )
 
 // labelPreStop carries a container's preStop hook (and ports, for named
@@ -53,9 +53,9 @@ func (c *Controller) podIP(podKey string, hostNetwork bool) string {
 		return "127.0.0.1"
 	}
 	ctrs, _ := c.store.ContainersByPod(nil, podKey)
-	var sandboxes []*store.Container
+	var sandboxes []*model.Container
 	for _, ct := range ctrs {
-		if ct.Name == store.SandboxName {
+		if ct.Name == model.SandboxName {
 			sandboxes = append(sandboxes, ct)
 		}
 	}
@@ -65,7 +65,7 @@ func (c *Controller) podIP(podKey string, hostNetwork bool) string {
 // handlerAddress is where httpGet and tcpSocket handlers connect, given the
 // pod's sandbox containers: the running sandbox's IP, else (and for
 // hostNetwork pods) loopback.
-func handlerAddress(sandboxes []*store.Container, hostNetwork bool) string {
+func handlerAddress(sandboxes []*model.Container, hostNetwork bool) string {
 	if !hostNetwork {
 		if ip := sandboxIP(sandboxes); ip != "" {
 			return ip
@@ -75,7 +75,7 @@ func handlerAddress(sandboxes []*store.Container, hostNetwork bool) string {
 }
 
 // sandboxIP is the address of the running sandbox among sandboxes, or "".
-func sandboxIP(sandboxes []*store.Container) string {
+func sandboxIP(sandboxes []*model.Container) string {
 	for _, ct := range sandboxes {
 		if ct.Running() && ct.IP != "" {
 			return ct.IP
@@ -86,7 +86,7 @@ func sandboxIP(sandboxes []*store.Container) string {
 
 // runPreStop runs the container's preStop hook, if any, within grace, and
 // returns the grace left for the stop itself (at least 2 s, as the kubelet).
-func (c *Controller) runPreStop(ctx context.Context, ct *store.Container, grace time.Duration) time.Duration {
+func (c *Controller) runPreStop(ctx context.Context, ct *model.Container, grace time.Duration) time.Duration {
 	raw := ct.Labels[labelPreStop]
 	if raw == "" || !ct.Running() || c.hooks == nil {
 		return grace
@@ -110,7 +110,7 @@ func (c *Controller) runPreStop(ctx context.Context, ct *store.Container, grace 
 
 // runPostStart runs the postStart hook; a failure kills the container, which
 // then restarts by policy (FailedPostStartHook).
-func (c *Controller) runPostStart(ctx context.Context, p *store.Pod, ctr *v1.Container, id string) error {
+func (c *Controller) runPostStart(ctx context.Context, p *model.Pod, ctr *v1.Container, id string) error {
 	if ctr.Lifecycle == nil || ctr.Lifecycle.PostStart == nil || c.hooks == nil {
 		return nil
 	}
@@ -130,7 +130,7 @@ func gracePeriod(pod *v1.Pod) time.Duration {
 }
 
 // unhealthy reports which probe condemned a running container, if any.
-func (c *Controller) unhealthy(ct *store.Container) (prober.Kind, bool) {
+func (c *Controller) unhealthy(ct *model.Container) (prober.Kind, bool) {
 	for _, k := range []prober.Kind{prober.Startup, prober.Liveness} {
 		if c.probes.Result(ct.ID, k) == prober.Failure {
 			return k, true
@@ -141,10 +141,10 @@ func (c *Controller) unhealthy(ct *store.Container) (prober.Kind, bool) {
 
 // syncProbes points the probe manager at the running app containers of p,
 // byName as currentContainers returns them.
-func (c *Controller) syncProbes(p *store.Pod, byName map[string][]*store.Container) {
-	ip := handlerAddress(byName[store.SandboxName], p.Spec.Spec.HostNetwork)
+func (c *Controller) syncProbes(p *model.Pod, byName map[string][]*model.Container) {
+	ip := handlerAddress(byName[model.SandboxName], p.Spec.Spec.HostNetwork)
 	var probed []prober.Probed
-	if !p.Spec.Spec.HostNetwork && sandboxIP(byName[store.SandboxName]) == "" {
+	if !p.Spec.Spec.HostNetwork && sandboxIP(byName[model.SandboxName]) == "" {
 		// Not the host's loopback: wait for the sandbox's address.
 		c.probes.Sync(p.Key, nil)
 		return

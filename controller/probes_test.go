@@ -10,9 +10,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/prober"
 	"github.com/berth-dev/berth/runtime"
-	"github.com/berth-dev/berth/store"
 )
 
 type fakeProber struct {
@@ -157,7 +157,7 @@ func TestPostStartFailureKillsContainer(t *testing.T) {
 	if got.Status.Phase != v1.PodFailed {
 		t.Errorf("phase %s", got.Status.Phase)
 	}
-	_ = store.SandboxName
+	_ = model.SandboxName
 }
 
 // A deleted pod's probes stop with it.
@@ -184,7 +184,7 @@ type flakyInspect struct {
 	seen map[string]bool
 }
 
-func (f *flakyInspect) InspectContainer(ctx context.Context, id string) (*store.Container, error) {
+func (f *flakyInspect) InspectContainer(ctx context.Context, id string) (*model.Container, error) {
 	f.mu.Lock()
 	first := !f.seen[id]
 	f.seen[id] = true

@@ -14,9 +14,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/berth-dev/berth/events"
+	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/prober"
 	"github.com/berth-dev/berth/runtime"
-	"github.com/berth-dev/berth/store"
 )
 
 // labelSandbox names the sandbox container an app container joined, so a
@@ -47,14 +47,14 @@ func (c *Controller) Reconcile(ctx context.Context, key string) (Result, error) 
 
 // planInput reads what plan needs besides the store: backoff state, probe
 // verdicts and source sync.
-func (c *Controller) planInput(key string, pod *store.Pod, ctrs []*store.Container) PlanInput {
+func (c *Controller) planInput(key string, pod *model.Pod, ctrs []*model.Container) PlanInput {
 	in := PlanInput{Key: key, Pod: pod, Containers: ctrs, Now: c.cfg.Clock.Now(),
 		Synced: map[string]bool{}, Unhealthy: map[string]prober.Kind{}}
 	for _, ct := range ctrs {
 		if _, ok := in.Synced[ct.Source]; !ok {
 			in.Synced[ct.Source] = c.sourceSynced(ct.Source)
 		}
-		if ct.Running() && ct.Name != store.SandboxName {
+		if ct.Running() && ct.Name != model.SandboxName {
 			if kind, bad := c.unhealthy(ct); bad {
 				in.Unhealthy[ct.ID] = kind
 			}
@@ -65,7 +65,7 @@ func (c *Controller) planInput(key string, pod *store.Pod, ctrs []*store.Contain
 	}
 	uid := string(pod.Spec.UID)
 	b := Backoffs{Policy: c.cfg.Backoff, Crash: map[string]CrashState{}, StartRetry: map[string]time.Time{}, Pulls: map[string]PullState{}}
-	names := []string{store.SandboxName}
+	names := []string{model.SandboxName}
 	for _, ct := range pod.Spec.Spec.InitContainers {
 		names = append(names, ct.Name)
 	}
@@ -197,7 +197,7 @@ func (c *Controller) execute(ctx context.Context, in *PlanInput, pl *Plan) (Resu
 // plan's containers in order. A container with a postStart hook ends the
 // pass: its hook runs in the background and the next containers start after
 // it, as in the kubelet.
-func (c *Controller) executeStarts(ctx context.Context, p *store.Pod, pl *Plan, x *execState) error {
+func (c *Controller) executeStarts(ctx context.Context, p *model.Pod, pl *Plan, x *execState) error {
 	if pl.CreateSandbox == nil && pl.StartSandbox == nil && len(pl.Start) == 0 {
 		if sb := pl.Sandbox; sb != nil && sb.IP == "" && !p.Spec.Spec.HostNetwork {
 			x.observe = sb.ID
@@ -216,7 +216,7 @@ func (c *Controller) executeStarts(ctx context.Context, p *store.Pod, pl *Plan, 
 		}
 		sbID = id
 	case pl.StartSandbox != nil:
-		if !c.startExisting(ctx, p, store.SandboxName, pl.StartSandbox, x) {
+		if !c.startExisting(ctx, p, model.SandboxName, pl.StartSandbox, x) {
 			return nil
 		}
 	}
@@ -255,7 +255,7 @@ func (c *Controller) executeStarts(ctx context.Context, p *store.Pod, pl *Plan, 
 
 // afterStart records a started container's restart and schedules its
 // postStart hook; it reports true when the hook defers the next starts.
-func (c *Controller) afterStart(p *store.Pod, s Start, id string, x *execState) bool {
+func (c *Controller) afterStart(p *model.Pod, s Start, id string, x *execState) bool {
 	k := string(p.Spec.UID) + "/" + s.Spec.Name
 	if s.Restart {
 		c.restarts.Restarted(k, s.RanFor)
@@ -292,7 +292,7 @@ func (c *Controller) forget(uids []string) {
 func (c *Controller) killAll(ctx context.Context, kills []Kill) error {
 	var apps, sandboxes []Kill
 	for _, k := range kills {
-		if k.Container.Name == store.SandboxName {
+		if k.Container.Name == model.SandboxName {
 			sandboxes = append(sandboxes, k)
 		} else {
 			apps = append(apps, k)
@@ -321,7 +321,7 @@ func (c *Controller) killParallel(ctx context.Context, kills []Kill) error {
 	return errors.Join(errs...)
 }
 
-func graceOf(ct *store.Container) time.Duration {
+func graceOf(ct *model.Container) time.Duration {
 	if s, err := strconv.Atoi(ct.Labels[runtime.LabelGracePeriod]); err == nil && s >= 0 {
 		return time.Duration(s) * time.Second
 	}
@@ -330,10 +330,10 @@ func graceOf(ct *store.Container) time.Duration {
 
 // stop stops ct when it runs (its preStop hook first) and removes it when
 // remove is set; the store learns the outcome before stop returns.
-func (c *Controller) stop(ctx context.Context, ct *store.Container, remove bool) error {
+func (c *Controller) stop(ctx context.Context, ct *model.Container, remove bool) error {
 	if ct.Running() {
 		grace := graceOf(ct)
-		if ct.Name != store.SandboxName {
+		if ct.Name != model.SandboxName {
 			c.event(ct.PodKey, ct.Name, events.Normal, "Killing", "Stopping container %s", ct.Name)
 			grace = c.runPreStop(ctx, ct, grace)
 		}
@@ -352,7 +352,7 @@ func (c *Controller) stop(ctx context.Context, ct *store.Container, remove bool)
 		// removal may keep failing: it must not block the pod. Later
 		// reconciles try again.
 		c.refresh(ctx, ct.ID)
-		if cur, _ := c.store.Container(nil, ct.ID); cur != nil && (cur.State == store.StateDead || cur.State == store.StateRemoving) {
+		if cur, _ := c.store.Container(nil, ct.ID); cur != nil && (cur.State == model.StateDead || cur.State == model.StateRemoving) {
 			c.log.Warn("cannot remove dead container; leaving it", "pod", ct.PodKey, "container", ct.DockerName, "err", err)
 			return nil
 		}
@@ -382,14 +382,14 @@ func (c *Controller) refresh(ctx context.Context, id string) {
 
 // sameObservation reports whether a and b describe the same state, whenever
 // observed.
-func sameObservation(a, b *store.Container) bool {
+func sameObservation(a, b *model.Container) bool {
 	x, y := *a, *b
 	x.ObservedAt, y.ObservedAt = time.Time{}, time.Time{}
 	return reflect.DeepEqual(&x, &y)
 }
 
 // newestFirst orders instances of one container by attempt, newest first.
-func newestFirst(cs []*store.Container) {
+func newestFirst(cs []*model.Container) {
 	sort.Slice(cs, func(i, j int) bool {
 		if cs[i].Attempt != cs[j].Attempt {
 			return cs[i].Attempt > cs[j].Attempt
@@ -403,11 +403,11 @@ func newestFirst(cs []*store.Container) {
 // succeeded, running as of t1 (the time before the start call). One write:
 // a newer event wins over it.
 func (c *Controller) observe(id string, cfg *runtime.ContainerConfig, t0, t1 time.Time, startErr error) {
-	ct := &store.Container{ID: id, DockerName: cfg.Name, Image: cfg.Image, State: store.StateCreated, CreatedAt: t0, ObservedAt: t0}
+	ct := &model.Container{ID: id, DockerName: cfg.Name, Image: cfg.Image, State: model.StateCreated, CreatedAt: t0, ObservedAt: t0}
 	ct.ImageID, _ = c.images.get(cfg.Image)
 	runtime.FillFromLabels(ct, cfg.Labels)
 	if startErr == nil {
-		ct.State, ct.StartedAt, ct.ObservedAt = store.StateRunning, t1, t1
+		ct.State, ct.StartedAt, ct.ObservedAt = model.StateRunning, t1, t1
 	} else {
 		ct.Error = startErr.Error()
 	}
@@ -417,12 +417,12 @@ func (c *Controller) observe(id string, cfg *runtime.ContainerConfig, t0, t1 tim
 // started writes what a successful start of an existing container told: it
 // ran as of at (the time before the start call).
 func (c *Controller) started(id string, at time.Time) {
-	_, _ = c.store.ApplyContainer(id, at, func(old *store.Container) (*store.Container, bool) {
+	_, _ = c.store.ApplyContainer(id, at, func(old *model.Container) (*model.Container, bool) {
 		if old == nil {
 			return nil, false
 		}
 		cp := *old
-		cp.State, cp.StartedAt, cp.FinishedAt, cp.ExitCode, cp.Error = store.StateRunning, at, time.Time{}, 0, ""
+		cp.State, cp.StartedAt, cp.FinishedAt, cp.ExitCode, cp.Error = model.StateRunning, at, time.Time{}, 0, ""
 		return &cp, true
 	})
 }
@@ -431,7 +431,7 @@ func (c *Controller) started(id string, at time.Time) {
 // (after a dockerd restart a created container can be unstartable for good:
 // "task ... already exists"), the failure backs off and the container is
 // removed, to be replaced by a new instance.
-func (c *Controller) startExisting(ctx context.Context, p *store.Pod, name string, ct *store.Container, x *execState) bool {
+func (c *Controller) startExisting(ctx context.Context, p *model.Pod, name string, ct *model.Container, x *execState) bool {
 	key := string(p.Spec.UID) + "/" + name
 	at := c.cfg.Clock.Now()
 	err := c.rt.StartContainer(ctx, ct.ID)
@@ -452,11 +452,11 @@ func (c *Controller) startExisting(ctx context.Context, p *store.Pod, name strin
 
 // createSandbox creates and starts the pod's sandbox and returns its ID, or
 // "" when it failed to start (the failure backs off).
-func (c *Controller) createSandbox(ctx context.Context, p *store.Pod, attempt int, x *execState) (string, error) {
+func (c *Controller) createSandbox(ctx context.Context, p *model.Pod, attempt int, x *execState) (string, error) {
 	if err := c.ensurePauseImage(ctx); err != nil {
 		return "", err
 	}
-	key := string(p.Spec.UID) + "/" + store.SandboxName
+	key := string(p.Spec.UID) + "/" + model.SandboxName
 	cfg := c.sandboxConfig(p, attempt)
 	at := c.cfg.Clock.Now()
 	id, err := c.rt.CreateContainer(ctx, cfg)
@@ -485,7 +485,7 @@ func (c *Controller) createSandbox(ctx context.Context, p *store.Pod, attempt in
 // startNew creates and starts a new instance as s says, joined to sandbox
 // sbID, once its image is there. It returns the new container's ID, or ""
 // when the container waits (image, failed start: both back off).
-func (c *Controller) startNew(ctx context.Context, p *store.Pod, s Start, sbID string, x *execState) (string, error) {
+func (c *Controller) startNew(ctx context.Context, p *model.Pod, s Start, sbID string, x *execState) (string, error) {
 	ctr := s.Spec
 	key := string(p.Spec.UID) + "/" + ctr.Name
 	if ok, err := c.ensureImage(ctx, p, ctr, key, x); !ok || err != nil {
@@ -548,14 +548,14 @@ func (c *Controller) ensureVolumes(pod *v1.Pod) error {
 
 // finish points the probe manager at the pod's running containers and
 // records its status, from one read of the store.
-func (c *Controller) finish(p *store.Pod, waiting map[string]v1.ContainerStateWaiting, failedInit bool) {
+func (c *Controller) finish(p *model.Pod, waiting map[string]v1.ContainerStateWaiting, failedInit bool) {
 	byName := c.currentContainers(p.Key, string(p.Spec.UID))
 	c.syncProbes(p, byName)
 	c.writeStatus(p, &podState{waiting: waiting, failedInit: failedInit, probe: c.probes.Result, imageID: c.images.get}, byName)
 }
 
 // currentContainers re-reads the pod's containers of uid, newest first.
-func (c *Controller) currentContainers(key, uid string) map[string][]*store.Container {
+func (c *Controller) currentContainers(key, uid string) map[string][]*model.Container {
 	ctrs, _ := c.store.ContainersByPod(nil, key)
 	byName, _ := groupByName(ctrs, uid)
 	return byName

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/store"
 )
@@ -50,12 +51,12 @@ func simulate(tb testing.TB, n, workers int) simResult {
 	defer cancel()
 	done := make(chan struct{})
 	go func() { ctrl.Run(ctx); close(done) }()
-	_ = st.UpsertSource(&store.Source{Name: "file", Synced: true})
+	_ = st.UpsertSource(&model.Source{Name: "file", Synced: true})
 
-	pods := make([]*store.Pod, n)
+	pods := make([]*model.Pod, n)
 	for i := range pods {
 		name := fmt.Sprintf("pod-%05d", i)
-		pods[i] = &store.Pod{Key: "default/" + name, Source: "file", Origin: name + ".yaml", SeenAt: time.Now(), Spec: &v1.Pod{
+		pods[i] = &model.Pod{Key: "default/" + name, Source: "file", Origin: name + ".yaml", SeenAt: time.Now(), Spec: &v1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID(fmt.Sprintf("%08d-0000-0000-0000-000000000000", i))},
 			Spec: v1.PodSpec{RestartPolicy: v1.RestartPolicyAlways, Containers: []v1.Container{
 				{Name: "app", Image: "app:1", ImagePullPolicy: v1.PullIfNotPresent, Env: []v1.EnvVar{{Name: "I", Value: name}}},

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/berth-dev/berth/informer"
+	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/store"
 )
@@ -33,7 +34,7 @@ func newLive(t *testing.T, workers int) *live {
 	h.rt.AddImage("app:1")
 	h.rt.AddImage("app:2")
 	st, _ := store.New(nil)
-	_ = st.UpsertSource(&store.Source{Name: "file", Synced: true})
+	_ = st.UpsertSource(&model.Source{Name: "file", Synced: true})
 	h.st = st
 	h.ctrl = New(cfg, st, h.rt)
 	st.SetNotifier(h.ctrl.Enqueue)
@@ -88,12 +89,12 @@ func TestStaleInspectDoesNotHideAnExit(t *testing.T) {
 			l.rt.Exit(a.ID, 1)
 			waitUntil(t, "informer saw the death", 5*time.Second, func() bool {
 				c, _ := l.st.Container(nil, a.ID)
-				return c == nil || c.State == store.StateExited
+				return c == nil || c.State == model.StateExited
 			})
 		})
 	}
 	l.ctrl.refresh(context.Background(), a.ID)
-	if c, _ := l.st.Container(nil, a.ID); c != nil && c.State == store.StateRunning {
+	if c, _ := l.st.Container(nil, a.ID); c != nil && c.State == model.StateRunning {
 		t.Fatal("the older inspect overwrote the newer exit: the store says running")
 	}
 	waitUntil(t, "restart of the dead container", 5*time.Second, func() bool {

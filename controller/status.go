@@ -6,8 +6,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/prober"
-	"github.com/berth-dev/berth/store"
 )
 
 // podState is what one reconcile learned, for the status it writes.
@@ -23,11 +23,11 @@ type podState struct {
 // writeStatus records the pod's status computed from byName (its
 // containers as currentContainers returns them) and what this reconcile
 // learned, and the pod start latency.
-func (c *Controller) writeStatus(p *store.Pod, st *podState, byName map[string][]*store.Container) {
+func (c *Controller) writeStatus(p *model.Pod, st *podState, byName map[string][]*model.Container) {
 	pod := p.Spec
 	status := computeStatus(pod, byName, st)
 	status.StartTime = &metav1.Time{Time: p.SeenAt}
-	if ip := sandboxIP(byName[store.SandboxName]); ip != "" {
+	if ip := sandboxIP(byName[model.SandboxName]); ip != "" {
 		status.PodIP = ip
 		status.PodIPs = []v1.PodIP{{IP: ip}}
 	}
@@ -39,7 +39,7 @@ func (c *Controller) writeStatus(p *store.Pod, st *podState, byName map[string][
 	}
 	now := c.cfg.Clock.Now()
 	var observed bool
-	_, _ = c.store.UpdatePod(p.Key, func(cur *store.Pod) bool {
+	_, _ = c.store.UpdatePod(p.Key, func(cur *model.Pod) bool {
 		if cur.Spec.UID != pod.UID {
 			return false
 		}
@@ -55,9 +55,9 @@ func (c *Controller) writeStatus(p *store.Pod, st *podState, byName map[string][
 	}
 }
 
-func containerID(ct *store.Container) string { return "docker://" + ct.ID }
+func containerID(ct *model.Container) string { return "docker://" + ct.ID }
 
-func terminated(ct *store.Container) *v1.ContainerStateTerminated {
+func terminated(ct *model.Container) *v1.ContainerStateTerminated {
 	reason := "Completed"
 	switch {
 	case ct.OOMKilled:
@@ -75,7 +75,7 @@ func terminated(ct *store.Container) *v1.ContainerStateTerminated {
 	}
 }
 
-func containerStatus(ctr *v1.Container, instances []*store.Container, st *podState) v1.ContainerStatus {
+func containerStatus(ctr *v1.Container, instances []*model.Container, st *podState) v1.ContainerStatus {
 	cs := v1.ContainerStatus{Name: ctr.Name, Image: ctr.Image}
 	if w, ok := st.waiting[ctr.Name]; ok {
 		w := w
@@ -106,7 +106,7 @@ func containerStatus(ctr *v1.Container, instances []*store.Container, st *podSta
 	case cs.State.Waiting != nil:
 		// A backoff or error reason wins; the last run is history.
 		cs.LastTerminationState.Terminated = terminated(latest)
-	case latest.State == store.StateCreated:
+	case latest.State == model.StateCreated:
 		cs.State.Waiting = &v1.ContainerStateWaiting{Reason: "ContainerCreating"}
 	default:
 		cs.State.Terminated = terminated(latest)
@@ -116,7 +116,7 @@ func containerStatus(ctr *v1.Container, instances []*store.Container, st *podSta
 
 // computeStatus derives phase, conditions and container statuses the way
 // the kubelet does for the same containers.
-func computeStatus(pod *v1.Pod, byName map[string][]*store.Container, st *podState) v1.PodStatus {
+func computeStatus(pod *v1.Pod, byName map[string][]*model.Container, st *podState) v1.PodStatus {
 	var status v1.PodStatus
 	for i := range pod.Spec.InitContainers {
 		ic := &pod.Spec.InitContainers[i]

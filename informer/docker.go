@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/utils/clock"
 
+	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/store"
 )
@@ -139,7 +140,7 @@ func (d *DockerInformer) relistEvery() time.Duration {
 // apply writes what ev tells into the store; actions that change nothing
 // the store holds (kill, exec_*, health_status, ...) write nothing.
 func (d *DockerInformer) apply(ev runtime.Event) {
-	_, err := d.store.ApplyContainer(ev.ContainerID, ev.Time, func(old *store.Container) (*store.Container, bool) {
+	_, err := d.store.ApplyContainer(ev.ContainerID, ev.Time, func(old *model.Container) (*model.Container, bool) {
 		return applyEvent(old, ev)
 	})
 	if err != nil {
@@ -150,7 +151,7 @@ func (d *DockerInformer) apply(ev runtime.Event) {
 // applyEvent returns the row for ev's container after ev, given the row
 // before it (nil when none), and whether ev changes it: nil means deleted.
 // It never modifies old.
-func applyEvent(old *store.Container, ev runtime.Event) (*store.Container, bool) {
+func applyEvent(old *model.Container, ev runtime.Event) (*model.Container, bool) {
 	switch ev.Action {
 	case "destroy":
 		return nil, true
@@ -158,7 +159,7 @@ func applyEvent(old *store.Container, ev runtime.Event) (*store.Container, bool)
 	default: // kill, stop, exec_*, attach, health_status, ...: no state change
 		return nil, false
 	}
-	var c store.Container
+	var c model.Container
 	switch {
 	case old != nil:
 		c = *old
@@ -171,23 +172,23 @@ func applyEvent(old *store.Container, ev runtime.Event) (*store.Container, bool)
 				labels[k] = v
 			}
 		}
-		c = store.Container{ID: ev.ContainerID, State: store.StateCreated, DockerName: ev.Attributes["name"], Image: ev.Attributes["image"]}
+		c = model.Container{ID: ev.ContainerID, State: model.StateCreated, DockerName: ev.Attributes["name"], Image: ev.Attributes["image"]}
 		runtime.FillFromLabels(&c, labels)
 	}
 	switch ev.Action {
 	case "create":
-		c.State, c.CreatedAt = store.StateCreated, ev.Time
+		c.State, c.CreatedAt = model.StateCreated, ev.Time
 	case "start":
-		c.State, c.StartedAt, c.FinishedAt, c.ExitCode, c.OOMKilled, c.Error = store.StateRunning, ev.Time, time.Time{}, 0, false, ""
+		c.State, c.StartedAt, c.FinishedAt, c.ExitCode, c.OOMKilled, c.Error = model.StateRunning, ev.Time, time.Time{}, 0, false, ""
 	case "die":
-		c.State, c.FinishedAt = store.StateExited, ev.Time
+		c.State, c.FinishedAt = model.StateExited, ev.Time
 		c.ExitCode, _ = strconv.Atoi(ev.Attributes["exitCode"])
 	case "oom":
 		c.OOMKilled = true
 	case "pause":
-		c.State = store.StatePaused
+		c.State = model.StatePaused
 	case "unpause":
-		c.State = store.StateRunning
+		c.State = model.StateRunning
 	case "rename":
 		if n := ev.Attributes["name"]; n != "" {
 			c.DockerName = n
@@ -229,7 +230,7 @@ func (d *DockerInformer) RelistNow(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	byID := make(map[string]*store.Container, len(known))
+	byID := make(map[string]*model.Container, len(known))
 	for _, k := range known {
 		byID[k.ID] = k
 	}

@@ -9,6 +9,7 @@ import (
 
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/store"
 )
@@ -52,7 +53,7 @@ func TestDockerInformerFollowsEventsAndRelists(t *testing.T) {
 	_ = rt.StartContainer(ctx, id)
 	waitFor(t, "event-driven start", func() bool {
 		c, _ := st.Container(nil, id)
-		return c != nil && c.State == store.StateRunning
+		return c != nil && c.State == model.StateRunning
 	})
 
 	// The stream breaks; meanwhile a container disappears. The relist
@@ -76,7 +77,7 @@ type countingRuntime struct {
 	inspects atomic.Int64
 }
 
-func (c *countingRuntime) InspectContainer(ctx context.Context, id string) (*store.Container, error) {
+func (c *countingRuntime) InspectContainer(ctx context.Context, id string) (*model.Container, error) {
 	c.inspects.Add(1)
 	return c.Fake.InspectContainer(ctx, id)
 }
@@ -101,12 +102,12 @@ func TestEventsCostNoInspect(t *testing.T) {
 		fake.Emit(id, "exec_start")
 	}
 	_ = fake.StartContainer(ctx, id)
-	waitFor(t, "start seen", func() bool { c, _ := st.Container(nil, id); return c.State == store.StateRunning })
+	waitFor(t, "start seen", func() bool { c, _ := st.Container(nil, id); return c.State == model.StateRunning })
 	if n := notified.Load() - before; n != 1 {
 		t.Fatalf("10 exec events and a start notified the pod %d times, want 1 (exec events change nothing)", n)
 	}
 	fake.Exit(id, 3)
-	waitFor(t, "die seen", func() bool { c, _ := st.Container(nil, id); return c.State == store.StateExited })
+	waitFor(t, "die seen", func() bool { c, _ := st.Container(nil, id); return c.State == model.StateExited })
 	c, _ := st.Container(nil, id)
 	if c.ExitCode != 3 || c.PodKey != "default/p" || c.Name != "c" || c.RestartCount != 3 || c.DockerName != "berth_c" || c.Image != "img" ||
 		c.StartedAt.IsZero() || c.FinishedAt.IsZero() || c.ObservedAt.IsZero() {
@@ -176,17 +177,17 @@ func TestPeriodicRelistRepairsAMissedEvent(t *testing.T) {
 
 	fake.Exit(id, 2) // its die event is lost
 	time.Sleep(20 * time.Millisecond)
-	if c, _ := st.Container(nil, id); c.State != store.StateRunning {
+	if c, _ := st.Container(nil, id); c.State != model.StateRunning {
 		t.Fatalf("test broken: the die event arrived (%s)", c.State)
 	}
 	clk.Step(time.Minute)
 	waitFor(t, "relist repair", func() bool {
 		c, _ := st.Container(nil, id)
-		return c.State == store.StateExited && c.ExitCode == 2
+		return c.State == model.StateExited && c.ExitCode == 2
 	})
 }
 
 // inspector is the part of the runtime that countingRuntime overrides.
 type inspector interface {
-	InspectContainer(ctx context.Context, id string) (*store.Container, error)
+	InspectContainer(ctx context.Context, id string) (*model.Container, error)
 }

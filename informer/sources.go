@@ -6,11 +6,13 @@ import (
 	"log/slog"
 	"sort"
 
+	"time"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/utils/clock"
-	"time"
 
+	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/sources"
 	"github.com/berth-dev/berth/store"
 )
@@ -46,7 +48,7 @@ func (i *SourceInformer) Register(name string) error {
 	if cur, _ := i.store.Source(nil, name); cur != nil {
 		return nil
 	}
-	return i.store.UpsertSource(&store.Source{Name: name})
+	return i.store.UpsertSource(&model.Source{Name: name})
 }
 
 // Run applies updates until ctx ends or updates is closed.
@@ -137,7 +139,7 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 	if err != nil {
 		return err
 	}
-	have := map[string]*store.Pod{}
+	have := map[string]*model.Pod{}
 	for _, p := range existing {
 		have[p.Key] = p
 	}
@@ -190,7 +192,7 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 		_, eb := have[podKey(ordered[b].Pod)]
 		return ea && !eb
 	})
-	next := map[string]*store.Pod{}
+	next := map[string]*model.Pod{}
 	for _, d := range ordered {
 		key := podKey(d.Pod)
 		if _, dup := next[key]; dup {
@@ -230,7 +232,7 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 			next[key] = withError(p, "")
 		}
 	}
-	pods := make([]*store.Pod, 0, len(next))
+	pods := make([]*model.Pod, 0, len(next))
 	for _, p := range next {
 		pods = append(pods, p)
 	}
@@ -254,7 +256,7 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 		i.metrics.ManifestErrors(u.Source, fresh)
 	}
 	src, _ := i.store.Source(nil, u.Source)
-	ns := &store.Source{Name: u.Source}
+	ns := &model.Source{Name: u.Source}
 	if src != nil {
 		cp := *src
 		ns = &cp
@@ -275,11 +277,11 @@ func podKey(p *v1.Pod) string { return p.Namespace + "/" + p.Name }
 
 // merge returns the stored pod for desired d: the old object when nothing
 // changed, else a new one carrying over status for the same UID.
-func (i *SourceInformer) merge(old *store.Pod, source string, d sources.Desired, now time.Time) *store.Pod {
+func (i *SourceInformer) merge(old *model.Pod, source string, d sources.Desired, now time.Time) *model.Pod {
 	if old != nil && old.Origin == d.Origin && (old.Spec == d.Pod || equality.Semantic.DeepEqual(old.Spec, d.Pod)) {
 		return old
 	}
-	p := &store.Pod{Key: podKey(d.Pod), Source: source, Origin: d.Origin, Spec: d.Pod, SeenAt: now}
+	p := &model.Pod{Key: podKey(d.Pod), Source: source, Origin: d.Origin, Spec: d.Pod, SeenAt: now}
 	if old != nil && old.Spec.UID == d.Pod.UID {
 		p.SeenAt = old.SeenAt
 		p.Status = old.Status
@@ -288,7 +290,7 @@ func (i *SourceInformer) merge(old *store.Pod, source string, d sources.Desired,
 	return p
 }
 
-func withError(p *store.Pod, msg string) *store.Pod {
+func withError(p *model.Pod, msg string) *model.Pod {
 	cp := *p
 	cp.Error = msg
 	return &cp
@@ -298,7 +300,7 @@ func withError(p *store.Pod, msg string) *store.Pod {
 func (i *SourceInformer) failed(source string, err error) error {
 	i.metrics.SourceError(source)
 	i.log.Warn("source unreadable; keeping its last good pods", "source", source, "err", err)
-	ns := &store.Source{Name: source}
+	ns := &model.Source{Name: source}
 	if src, _ := i.store.Source(nil, source); src != nil {
 		cp := *src
 		ns = &cp

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/sources"
 	"github.com/berth-dev/berth/store"
 )
@@ -191,8 +192,8 @@ func TestStatusWrittenMeanwhileIsNotRolledBack(t *testing.T) {
 	old, _ := st.Pod(nil, "default/a")
 	// The controller records status; then the source re-sends the same
 	// desired pod, as the stale object it read before.
-	_, _ = st.UpdatePod("default/a", func(p *store.Pod) bool { p.Status.Phase = v1.PodRunning; return true })
-	if err := st.ReplaceSourcePods("file", []*store.Pod{old}); err != nil {
+	_, _ = st.UpdatePod("default/a", func(p *model.Pod) bool { p.Status.Phase = v1.PodRunning; return true })
+	if err := st.ReplaceSourcePods("file", []*model.Pod{old}); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := st.Pod(nil, "default/a"); got.Status.Phase != v1.PodRunning {
@@ -202,7 +203,7 @@ func TestStatusWrittenMeanwhileIsNotRolledBack(t *testing.T) {
 	edited := *old
 	edited.Spec = old.Spec.DeepCopy()
 	edited.Spec.Spec.Containers[0].Image = "img:2"
-	_ = st.ReplaceSourcePods("file", []*store.Pod{&edited})
+	_ = st.ReplaceSourcePods("file", []*model.Pod{&edited})
 	if got, _ := st.Pod(nil, "default/a"); got.Status.Phase != v1.PodRunning || got.Spec.Spec.Containers[0].Image != "img:2" {
 		t.Fatalf("after an edit: phase %s image %s", got.Status.Phase, got.Spec.Spec.Containers[0].Image)
 	}
@@ -213,7 +214,7 @@ func TestRunningPodOfUnsyncedSourceKeepsItsClaim(t *testing.T) {
 	_ = inf.Register("file")
 	_ = inf.Register("http")
 	// After a restart: http ran default/web, file answers first.
-	_, _ = st.UpsertContainer(&store.Container{ID: "1", PodKey: "default/web", Source: "http", State: store.StateRunning})
+	_, _ = st.UpsertContainer(&model.Container{ID: "1", PodKey: "default/web", Source: "http", State: model.StateRunning})
 	mustApply(t, inf, sources.Update{Source: "file", Pods: []sources.Desired{pod("web", "img:1", 0)}})
 	if p, _ := st.Pod(nil, "default/web"); p != nil {
 		t.Fatal("the first source to answer took a pod another source runs")

@@ -9,16 +9,17 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/store"
 )
 
 func TestStateAndQueueSeries(t *testing.T) {
 	m := New()
 	st, _ := store.New(nil)
-	_ = st.UpsertPod(&store.Pod{Key: "default/a", Spec: &v1.Pod{}, Status: v1.PodStatus{Phase: v1.PodRunning}})
-	_ = st.UpsertPod(&store.Pod{Key: "default/b", Spec: &v1.Pod{}})
-	_, _ = st.UpsertContainer(&store.Container{ID: "1", PodKey: "default/a", State: store.StateRunning})
-	_, _ = st.UpsertContainer(&store.Container{ID: "2", PodKey: "default/a", State: store.StateExited})
+	_ = st.UpsertPod(&model.Pod{Key: "default/a", Spec: &v1.Pod{}, Status: v1.PodStatus{Phase: v1.PodRunning}})
+	_ = st.UpsertPod(&model.Pod{Key: "default/b", Spec: &v1.Pod{}})
+	_, _ = st.UpsertContainer(&model.Container{ID: "1", PodKey: "default/a", State: model.StateRunning})
+	_, _ = st.UpsertContainer(&model.Container{ID: "2", PodKey: "default/a", State: model.StateExited})
 	m.RegisterState(st)
 	q := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "pods", MetricsProvider: m.WorkqueueProvider()})

@@ -3,6 +3,7 @@ package metrics
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/store"
 )
 
@@ -37,7 +38,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	for ph, n := range phases {
 		ch <- prometheus.MustNewConstMetric(podsDesc, prometheus.GaugeValue, n, ph)
 	}
-	states := map[string]float64{store.StateCreated: 0, store.StateRunning: 0, store.StateExited: 0}
+	states := map[string]float64{model.StateCreated: 0, model.StateRunning: 0, model.StateExited: 0}
 	ctrs, _ := c.store.Containers(nil)
 	for _, ct := range ctrs {
 		states[ct.State]++

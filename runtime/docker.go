@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/berth-dev/berth/model"
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/events"
@@ -22,8 +23,6 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/jsonmessage"
 	"github.com/docker/go-connections/nat"
-
-	"github.com/berth-dev/berth/store"
 )
 
 // Docker implements Runtime on the Docker Engine API.
@@ -80,14 +79,14 @@ func notFound(what, id string, err error) error {
 
 // ListContainers lists all containers (any state) carrying all labels in
 // match, as summaries (see Runtime), sorted by ID. It is one request.
-func (d *Docker) ListContainers(ctx context.Context, match map[string]string) ([]*store.Container, error) {
+func (d *Docker) ListContainers(ctx context.Context, match map[string]string) ([]*model.Container, error) {
 	list, err := d.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: labelFilters(match)})
 	if err != nil {
 		return nil, fmt.Errorf("list containers: %w", err)
 	}
-	out := make([]*store.Container, 0, len(list))
+	out := make([]*model.Container, 0, len(list))
 	for _, s := range list {
-		c := &store.Container{ID: s.ID, Image: s.Image, ImageID: s.ImageID, State: string(s.State)}
+		c := &model.Container{ID: s.ID, Image: s.Image, ImageID: s.ImageID, State: string(s.State)}
 		if len(s.Names) > 0 {
 			c.DockerName = strings.TrimPrefix(s.Names[0], "/")
 		}
@@ -126,7 +125,7 @@ func parseDockerTime(s string) time.Time {
 }
 
 // InspectContainer returns one container in store form; ErrNotFound if gone.
-func (d *Docker) InspectContainer(ctx context.Context, id string) (*store.Container, error) {
+func (d *Docker) InspectContainer(ctx context.Context, id string) (*model.Container, error) {
 	resp, err := d.cli.ContainerInspect(ctx, id)
 	if err != nil {
 		if cerrdefs.IsNotFound(err) {
@@ -137,8 +136,8 @@ func (d *Docker) InspectContainer(ctx context.Context, id string) (*store.Contai
 	return convertInspect(resp), nil
 }
 
-func convertInspect(resp container.InspectResponse) *store.Container {
-	c := &store.Container{}
+func convertInspect(resp container.InspectResponse) *model.Container {
+	c := &model.Container{}
 	var labels map[string]string
 	if resp.ContainerJSONBase != nil {
 		c.ID = resp.ID

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/berth-dev/berth/store"
+	"github.com/berth-dev/berth/model"
 )
 
 func TestDockerExecAndIP(t *testing.T) {
@@ -17,7 +17,7 @@ func TestDockerExecAndIP(t *testing.T) {
 	pod := uniquePod(t)
 	id := create(t, d, &ContainerConfig{Name: containerName(pod, "x"), Cmd: []string{"sleep"}, Labels: testLabels(pod, "x")})
 	start(t, d, id)
-	c := waitState(t, d, id, store.StateRunning)
+	c := waitState(t, d, id, model.StateRunning)
 	if c.IP == "" {
 		t.Error("bridge container has no IP")
 	}
@@ -47,7 +47,7 @@ func TestDockerBindCreatesHostDir(t *testing.T) {
 	id := create(t, d, &ContainerConfig{Name: containerName(pod, "b"), Cmd: []string{"touch", "/data/f"}, Labels: testLabels(pod, "b"),
 		Mounts: []Mount{{Source: dir, Target: "/data", CreateHostDir: true}}})
 	start(t, d, id)
-	c := waitState(t, d, id, store.StateExited)
+	c := waitState(t, d, id, model.StateExited)
 	if c.ExitCode != 0 {
 		t.Fatalf("touch exited %d", c.ExitCode)
 	}

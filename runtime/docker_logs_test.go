@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/berth-dev/berth/store"
+	"github.com/berth-dev/berth/model"
 )
 
 func TestDockerLogs(t *testing.T) {
@@ -15,7 +15,7 @@ func TestDockerLogs(t *testing.T) {
 	pod := uniquePod(t)
 	id := create(t, d, &ContainerConfig{Name: containerName(pod, "l"), Cmd: []string{"exit", "0"}, Labels: testLabels(pod, "l")})
 	start(t, d, id)
-	waitState(t, d, id, store.StateExited)
+	waitState(t, d, id, model.StateExited)
 	read := func(opts LogOptions) string {
 		t.Helper()
 		rc, err := d.Logs(ctx, id, opts)

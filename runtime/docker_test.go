@@ -22,13 +22,12 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/internal/testutil"
+	"github.com/berth-dev/berth/model"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/go-connections/nat"
-
-	"github.com/berth-dev/berth/store"
 )
 
 const testImage = "berth/testapp:1"
@@ -205,7 +204,7 @@ func httpGet(t *testing.T, url string) string {
 }
 
 // waitState polls until container id is in state.
-func waitState(t *testing.T, d *Docker, id, state string) *store.Container {
+func waitState(t *testing.T, d *Docker, id, state string) *model.Container {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -293,7 +292,7 @@ func TestDockerPodNetwork(t *testing.T) {
 		Name:     containerName(pod, "POD"),
 		Cmd:      []string{"serve"},
 		Env:      []string{"PORT=8080", "MESSAGE=from-first"},
-		Labels:   testLabels(pod, store.SandboxName),
+		Labels:   testLabels(pod, model.SandboxName),
 		Hostname: "berth-host",
 		Ports: []PortBinding{
 			{ContainerPort: 8080, Protocol: "TCP", HostIP: "127.0.0.1", HostPort: hp1},
@@ -344,10 +343,10 @@ func TestDockerPodNetwork(t *testing.T) {
 	if c.ID != sandbox || c.DockerName != containerName(pod, "POD") {
 		t.Errorf("ID/DockerName = %s/%s", c.ID, c.DockerName)
 	}
-	if c.State != store.StateRunning || !c.Running() || c.ExitCode != 0 || c.Error != "" {
+	if c.State != model.StateRunning || !c.Running() || c.ExitCode != 0 || c.Error != "" {
 		t.Errorf("state = %q exit %d error %q", c.State, c.ExitCode, c.Error)
 	}
-	if c.PodKey != "default/"+pod || c.PodUID != "uid-"+pod || c.Name != store.SandboxName ||
+	if c.PodKey != "default/"+pod || c.PodUID != "uid-"+pod || c.Name != model.SandboxName ||
 		c.Hash != "hash-POD" || c.Source != "test" || c.Attempt != 1 || c.RestartCount != 2 {
 		t.Errorf("label fields = %+v", c)
 	}
@@ -438,7 +437,7 @@ func TestDockerListContainers(t *testing.T) {
 		t.Fatalf("ListContainers(node, pod) = %v, want only %s", ids(list), labelled)
 	}
 	c := list[0]
-	if c.State != store.StateCreated || c.Name != "a" || c.PodKey != "default/"+pod ||
+	if c.State != model.StateCreated || c.Name != "a" || c.PodKey != "default/"+pod ||
 		c.DockerName != containerName(pod, "a") || !c.StartedAt.IsZero() || !c.FinishedAt.IsZero() || c.CreatedAt.IsZero() {
 		t.Errorf("listed container = %+v", c)
 	}
@@ -460,7 +459,7 @@ func TestDockerListContainers(t *testing.T) {
 	}
 }
 
-func ids(cs []*store.Container) []string {
+func ids(cs []*model.Container) []string {
 	var out []string
 	for _, c := range cs {
 		out = append(out, c.ID)
@@ -491,14 +490,14 @@ func TestDockerEvents(t *testing.T) {
 	delete(otherLabels, LabelNode)
 	other := create(t, d, &ContainerConfig{Name: containerName(pod, "other"), Cmd: []string{"exit", "0"}, Labels: otherLabels})
 	start(t, d, other)
-	waitState(t, d, other, store.StateExited)
+	waitState(t, d, other, model.StateExited)
 	if err := d.RemoveContainer(t.Context(), other); err != nil {
 		t.Fatal(err)
 	}
 
 	id := create(t, d, &ContainerConfig{Name: containerName(pod, "x"), Cmd: []string{"exit", "0"}, Labels: testLabels(pod, "x")})
 	start(t, d, id)
-	waitState(t, d, id, store.StateExited)
+	waitState(t, d, id, model.StateExited)
 	if err := d.RemoveContainer(t.Context(), id); err != nil {
 		t.Fatal(err)
 	}
@@ -591,7 +590,7 @@ func TestDockerStopGrace(t *testing.T) {
 	pod := uniquePod(t)
 	id := create(t, d, &ContainerConfig{Name: containerName(pod, "s"), Cmd: []string{"sleep"}, Labels: testLabels(pod, "s")})
 	start(t, d, id)
-	waitState(t, d, id, store.StateRunning)
+	waitState(t, d, id, model.StateRunning)
 	time.Sleep(200 * time.Millisecond) // let testapp install its signal handler
 	t0 := time.Now()
 	if err := d.StopContainer(ctx, id, 10*time.Second); err != nil {
@@ -604,7 +603,7 @@ func TestDockerStopGrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.State != store.StateExited || c.ExitCode != 0 || c.FinishedAt.IsZero() || c.Running() {
+	if c.State != model.StateExited || c.ExitCode != 0 || c.FinishedAt.IsZero() || c.Running() {
 		t.Errorf("after stop: state %q exit %d finished %v", c.State, c.ExitCode, c.FinishedAt)
 	}
 	if err := d.StopContainer(ctx, id, time.Second); err != nil {
@@ -624,11 +623,11 @@ func TestDockerExitCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.State != store.StateCreated || !c.StartedAt.IsZero() || !c.FinishedAt.IsZero() {
+	if c.State != model.StateCreated || !c.StartedAt.IsZero() || !c.FinishedAt.IsZero() {
 		t.Errorf("before start: state %q started %v finished %v", c.State, c.StartedAt, c.FinishedAt)
 	}
 	start(t, d, id)
-	c = waitState(t, d, id, store.StateExited)
+	c = waitState(t, d, id, model.StateExited)
 	// No ordering check between StartedAt and FinishedAt: for a process that
 	// exits at once, Docker 20.10 may record FinishedAt slightly before
 	// StartedAt.

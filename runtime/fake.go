@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/berth-dev/berth/store"
+	"github.com/berth-dev/berth/model"
 )
 
 // Fake is an in-memory Runtime for controller unit tests and simulations.
@@ -51,7 +51,7 @@ type Fake struct {
 var _ Runtime = (*Fake)(nil)
 
 type fakeContainer struct {
-	c   store.Container
+	c   model.Container
 	cfg ContainerConfig
 }
 
@@ -111,15 +111,15 @@ func matches(labels, match map[string]string) bool {
 	return true
 }
 
-func (f *Fake) ListContainers(ctx context.Context, match map[string]string) ([]*store.Container, error) {
+func (f *Fake) ListContainers(ctx context.Context, match map[string]string) ([]*model.Container, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.call("ListContainers")
-	var out []*store.Container
+	var out []*model.Container
 	for _, fc := range f.containers {
 		if matches(fc.c.Labels, match) {
 			// A summary, as the engine's list gives it.
-			c := store.Container{ID: fc.c.ID, DockerName: fc.c.DockerName, Image: fc.c.Image, ImageID: fc.c.ImageID,
+			c := model.Container{ID: fc.c.ID, DockerName: fc.c.DockerName, Image: fc.c.Image, ImageID: fc.c.ImageID,
 				State: fc.c.State, IP: fc.c.IP, CreatedAt: fc.c.CreatedAt}
 			FillFromLabels(&c, fc.c.Labels)
 			out = append(out, &c)
@@ -129,11 +129,11 @@ func (f *Fake) ListContainers(ctx context.Context, match map[string]string) ([]*
 	return out, nil
 }
 
-func (f *Fake) InspectContainer(ctx context.Context, id string) (*store.Container, error) {
+func (f *Fake) InspectContainer(ctx context.Context, id string) (*model.Container, error) {
 	f.mu.Lock()
 	f.call("InspectContainer")
 	fc, ok := f.containers[id]
-	var c store.Container
+	var c model.Container
 	if ok {
 		c = fc.c
 	}
@@ -180,7 +180,7 @@ func (f *Fake) CreateContainer(ctx context.Context, cfg *ContainerConfig) (strin
 	for k, v := range cfg.Labels {
 		labels[k] = v
 	}
-	c := store.Container{ID: id, DockerName: cfg.Name, Image: cfg.Image, ImageID: fakeImageID(cfg.Image), State: store.StateCreated, CreatedAt: f.now()}
+	c := model.Container{ID: id, DockerName: cfg.Name, Image: cfg.Image, ImageID: fakeImageID(cfg.Image), State: model.StateCreated, CreatedAt: f.now()}
 	if cfg.NetworkMode == "" {
 		c.IP = fmt.Sprintf("172.17.%d.%d", f.seq/250%250, f.seq%250+2)
 	}
@@ -223,7 +223,7 @@ func (f *Fake) start(id string) error {
 			return err
 		}
 	}
-	fc.c.State = store.StateRunning
+	fc.c.State = model.StateRunning
 	fc.c.StartedAt = f.now()
 	fc.c.FinishedAt = time.Time{}
 	fc.c.ExitCode = 0
@@ -250,7 +250,7 @@ func (f *Fake) StopContainer(ctx context.Context, id string, grace time.Duration
 	defer f.mu.Unlock()
 	f.call("StopContainer")
 	fc, ok := f.containers[id]
-	if !ok || fc.c.State != store.StateRunning {
+	if !ok || fc.c.State != model.StateRunning {
 		return nil
 	}
 	f.exitLocked(fc, 143) // SIGTERM, as for a process without a handler
@@ -258,7 +258,7 @@ func (f *Fake) StopContainer(ctx context.Context, id string, grace time.Duration
 }
 
 func (f *Fake) exitLocked(fc *fakeContainer, code int) {
-	fc.c.State = store.StateExited
+	fc.c.State = model.StateExited
 	fc.c.ExitCode = code
 	fc.c.FinishedAt = f.now()
 	f.emit(fc, "die", "exitCode", fmt.Sprint(code))
@@ -268,7 +268,7 @@ func (f *Fake) exitLocked(fc *fakeContainer, code int) {
 func (f *Fake) Exit(id string, code int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if fc, ok := f.containers[id]; ok && fc.c.State == store.StateRunning {
+	if fc, ok := f.containers[id]; ok && fc.c.State == model.StateRunning {
 		f.exitLocked(fc, code)
 	}
 }
@@ -423,7 +423,7 @@ func (f *Fake) Exec(ctx context.Context, id string, cmd []string) (int, []byte, 
 	f.call("Exec")
 	fc, ok := f.containers[id]
 	fn := f.ExecFunc
-	running := ok && fc.c.State == store.StateRunning
+	running := ok && fc.c.State == model.StateRunning
 	f.mu.Unlock()
 	if !running {
 		return 0, nil, fmt.Errorf("container %s not running: %w", id, ErrNotFound)

@@ -3,11 +3,11 @@ package runtime
 import (
 	"strconv"
 
-	"github.com/berth-dev/berth/store"
+	"github.com/berth-dev/berth/model"
 )
 
 // FillFromLabels sets the pod identity fields of c from its labels.
-func FillFromLabels(c *store.Container, labels map[string]string) {
+func FillFromLabels(c *model.Container, labels map[string]string) {
 	c.Labels = labels
 	ns, name := labels[LabelPodNamespace], labels[LabelPodName]
 	if ns != "" || name != "" {

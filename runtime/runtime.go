@@ -9,7 +9,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/berth-dev/berth/store"
+	"github.com/berth-dev/berth/model"
 )
 
 // Label keys put on every container berth creates.
@@ -130,9 +130,9 @@ type Runtime interface {
 	// (all states) in one cheap call: a summary in store form with ID, name,
 	// image, state, labels, IP and creation time, but no exit code, start or
 	// finish time (inspect for those).
-	ListContainers(ctx context.Context, match map[string]string) ([]*store.Container, error)
+	ListContainers(ctx context.Context, match map[string]string) ([]*model.Container, error)
 	// InspectContainer returns one container, complete; ErrNotFound if gone.
-	InspectContainer(ctx context.Context, id string) (*store.Container, error)
+	InspectContainer(ctx context.Context, id string) (*model.Container, error)
 	// CreateContainer creates (does not start) a container and returns its
 	// ID; an absent image is ErrImageNotFound.
 	CreateContainer(ctx context.Context, cfg *ContainerConfig) (string, error)

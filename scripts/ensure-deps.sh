@@ -21,9 +21,19 @@ command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 if [ "${#missing[@]}" -gt 0 ]; then
 	echo "ensure-deps: installing ${missing[*]} from Debian" >&2
 	$SUDO apt-get update -q >/dev/null
+	# The packages' own services (etcd, prometheus, docker) are not wanted:
+	# tests start their own etcd and Prometheus on loopback ports, and this
+	# script starts dockerd below. Debian's policy-rc.d (exit 101) keeps
+	# their postinst scripts from starting them; an existing policy is left
+	# alone, and nothing already running on the machine is touched.
+	policy=""
+	if [ ! -e /usr/sbin/policy-rc.d ]; then
+		policy=/usr/sbin/policy-rc.d
+		$SUDO sh -c "printf '#!/bin/sh\nexit 101\n' >$policy && chmod 755 $policy"
+		trap '$SUDO rm -f "$policy"' EXIT
+	fi
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "${missing[@]}" >/dev/null
-	# The packages' own services are not wanted: tests start their own.
-	$SUDO sh -c 'pkill -x etcd || true; pkill -x prometheus || true'
+	if [ -n "$policy" ]; then $SUDO rm -f "$policy"; trap - EXIT; fi
 fi
 
 if ! ping_docker; then

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/store"
 )
@@ -65,7 +66,7 @@ func serveLogs(w http.ResponseWriter, r *http.Request, st *store.Store, src LogS
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	var instances []*store.Container
+	var instances []*model.Container
 	for _, c := range ctrs {
 		if c.Name == name {
 			instances = append(instances, c)

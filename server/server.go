@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/berth-dev/berth/events"
+	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/store"
 )
 
@@ -130,7 +131,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 }
 
 // PodObject renders a stored pod as a v1.Pod with its status.
-func PodObject(p *store.Pod) v1.Pod {
+func PodObject(p *model.Pod) v1.Pod {
 	out := *p.Spec.DeepCopy()
 	out.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
 	out.Status = *p.Status.DeepCopy()

@@ -12,13 +12,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/berth-dev/berth/metrics"
+	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/store"
 )
 
 func testServer(t *testing.T, tokens []string, ready ...Checker) *httptest.Server {
 	t.Helper()
 	st, _ := store.New(nil)
-	_ = st.UpsertPod(&store.Pod{Key: "default/web", Source: "file", Origin: "/p/web.yaml",
+	_ = st.UpsertPod(&model.Pod{Key: "default/web", Source: "file", Origin: "/p/web.yaml",
 		Spec:   &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"}},
 		Status: v1.PodStatus{Phase: v1.PodRunning}})
 	m := metrics.New()

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/internal/testutil"
+	"github.com/berth-dev/berth/model"
 
 	"github.com/docker/docker/api/types/container"
 
@@ -176,7 +177,7 @@ func TestCadvisorDocker(t *testing.T) {
 		}
 	}
 	sandbox := run(t, d, &berthrt.ContainerConfig{
-		Name: "berth-stats-test_POD_" + pod, Image: testImage, Cmd: []string{"sleep"}, Labels: lbl(store.SandboxName),
+		Name: "berth-stats-test_POD_" + pod, Image: testImage, Cmd: []string{"sleep"}, Labels: lbl(model.SandboxName),
 	})
 	run(t, d, &berthrt.ContainerConfig{
 		Name: "berth-stats-test_app_" + pod, Image: testImage, Cmd: []string{"serve"}, Labels: lbl("app"),

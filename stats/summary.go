@@ -8,6 +8,7 @@ import (
 	cadvisorv2 "github.com/google/cadvisor/info/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/berth-dev/berth/model"
 	berthrt "github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/store"
 )
@@ -98,7 +99,7 @@ func buildSummary(in summaryInput) *Summary {
 		if acc.start.IsZero() || (!created.IsZero() && created.Before(acc.start)) {
 			acc.start = created
 		}
-		if ctr == store.SandboxName {
+		if ctr == model.SandboxName {
 			if acc.sandbox == nil || created.After(acc.sandboxAt) {
 				acc.sandbox, acc.sandboxAt = &ci, created
 			}

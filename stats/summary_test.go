@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/berth-dev/berth/model"
 	berthrt "github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/store"
 )
@@ -64,7 +65,7 @@ func TestBuildSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.UpsertPod(&store.Pod{Key: "default/web", Source: "file",
+	if err := st.UpsertPod(&model.Pod{Key: "default/web", Source: "file",
 		Spec: &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: types.UID("uid-from-store")}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func TestBuildSummary(t *testing.T) {
 	ens := cadvisorv1.InterfaceStats{Name: "ens3", RxBytes: 500, TxBytes: 500}
 	infos := map[string]cadvisorv2.ContainerInfo{
 		"/":               info(nil, created, 9000, 300, 4000, lo, ens, cadvisorv1.InterfaceStats{Name: "veth1", RxBytes: 5}),
-		"/docker/sandbox": info(labels("n1", "prod", "api", "u1", store.SandboxName), created, 10, 1, 100, eth0, lo),
+		"/docker/sandbox": info(labels("n1", "prod", "api", "u1", model.SandboxName), created, 10, 1, 100, eth0, lo),
 		"/docker/app-old": info(labels("n1", "prod", "api", "u1", "app"), created, 1000, 10, 2000),
 		"/docker/app-new": info(labels("n1", "prod", "api", "u1", "app"), created.Add(time.Minute), 3000, 30, 5000),
 		"/docker/side":    info(labels("n1", "prod", "api", "u1", "side"), created, 7, 2, 64),

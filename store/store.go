@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/berth-dev/berth/model"
 	memdb "github.com/hashicorp/go-memdb"
 )
 
@@ -40,7 +41,7 @@ func (s *Store) deferNotify(txn *memdb.Txn, key string) {
 }
 
 // Pod returns the desired pod with key, or nil.
-func (s *Store) Pod(ws memdb.WatchSet, key string) (*Pod, error) {
+func (s *Store) Pod(ws memdb.WatchSet, key string) (*model.Pod, error) {
 	txn := s.db.Txn(false)
 	ch, raw, err := txn.FirstWatch(TablePods, IndexID, key)
 	if err != nil {
@@ -50,35 +51,35 @@ func (s *Store) Pod(ws memdb.WatchSet, key string) (*Pod, error) {
 	if raw == nil {
 		return nil, nil
 	}
-	return raw.(*Pod), nil
+	return raw.(*model.Pod), nil
 }
 
 // Pods returns every desired pod, ordered by key.
-func (s *Store) Pods(ws memdb.WatchSet) ([]*Pod, error) {
+func (s *Store) Pods(ws memdb.WatchSet) ([]*model.Pod, error) {
 	return s.podsBy(ws, IndexID)
 }
 
 // PodsBySource returns the desired pods owned by source.
-func (s *Store) PodsBySource(ws memdb.WatchSet, source string) ([]*Pod, error) {
+func (s *Store) PodsBySource(ws memdb.WatchSet, source string) ([]*model.Pod, error) {
 	return s.podsBy(ws, IndexSource, source)
 }
 
-func (s *Store) podsBy(ws memdb.WatchSet, index string, args ...interface{}) ([]*Pod, error) {
+func (s *Store) podsBy(ws memdb.WatchSet, index string, args ...interface{}) ([]*model.Pod, error) {
 	txn := s.db.Txn(false)
 	it, err := txn.Get(TablePods, index, args...)
 	if err != nil {
 		return nil, fmt.Errorf("pod list: %w", err)
 	}
 	ws.Add(it.WatchCh())
-	var out []*Pod
+	var out []*model.Pod
 	for raw := it.Next(); raw != nil; raw = it.Next() {
-		out = append(out, raw.(*Pod))
+		out = append(out, raw.(*model.Pod))
 	}
 	return out, nil
 }
 
 // UpsertPod inserts or replaces a desired pod. p must not be modified after.
-func (s *Store) UpsertPod(p *Pod) error {
+func (s *Store) UpsertPod(p *model.Pod) error {
 	txn := s.db.Txn(true)
 	defer txn.Abort()
 	if err := txn.Insert(TablePods, p); err != nil {
@@ -91,7 +92,7 @@ func (s *Store) UpsertPod(p *Pod) error {
 
 // UpdatePod applies mutate to a copy of the stored pod and writes it back when
 // mutate returns true. It reports false when the pod does not exist.
-func (s *Store) UpdatePod(key string, mutate func(p *Pod) bool) (bool, error) {
+func (s *Store) UpdatePod(key string, mutate func(p *model.Pod) bool) (bool, error) {
 	txn := s.db.Txn(true)
 	defer txn.Abort()
 	raw, err := txn.First(TablePods, IndexID, key)
@@ -101,7 +102,7 @@ func (s *Store) UpdatePod(key string, mutate func(p *Pod) bool) (bool, error) {
 	if raw == nil {
 		return false, nil
 	}
-	cp := *raw.(*Pod)
+	cp := *raw.(*model.Pod)
 	if !mutate(&cp) {
 		return true, nil
 	}
@@ -127,10 +128,10 @@ func (s *Store) DeletePod(key string) error {
 // ReplaceSourcePods makes pods the complete set of desired pods owned by
 // source: pods of that source not in the set are deleted. Pods whose pointer
 // is unchanged are not rewritten and not notified.
-func (s *Store) ReplaceSourcePods(source string, pods []*Pod) error {
+func (s *Store) ReplaceSourcePods(source string, pods []*model.Pod) error {
 	txn := s.db.Txn(true)
 	defer txn.Abort()
-	want := make(map[string]*Pod, len(pods))
+	want := make(map[string]*model.Pod, len(pods))
 	for _, p := range pods {
 		if p.Source != source {
 			return fmt.Errorf("pod %s: source %q written as %q", p.Key, p.Source, source)
@@ -141,10 +142,10 @@ func (s *Store) ReplaceSourcePods(source string, pods []*Pod) error {
 	if err != nil {
 		return fmt.Errorf("pod list: %w", err)
 	}
-	var stale []*Pod
-	have := map[string]*Pod{}
+	var stale []*model.Pod
+	have := map[string]*model.Pod{}
 	for raw := it.Next(); raw != nil; raw = it.Next() {
-		p := raw.(*Pod)
+		p := raw.(*model.Pod)
 		have[p.Key] = p
 		if _, ok := want[p.Key]; !ok {
 			stale = append(stale, p)
@@ -177,7 +178,7 @@ func (s *Store) ReplaceSourcePods(source string, pods []*Pod) error {
 }
 
 // Container returns the container with the runtime ID id, or nil.
-func (s *Store) Container(ws memdb.WatchSet, id string) (*Container, error) {
+func (s *Store) Container(ws memdb.WatchSet, id string) (*model.Container, error) {
 	txn := s.db.Txn(false)
 	ch, raw, err := txn.FirstWatch(TableContainers, IndexID, id)
 	if err != nil {
@@ -187,29 +188,29 @@ func (s *Store) Container(ws memdb.WatchSet, id string) (*Container, error) {
 	if raw == nil {
 		return nil, nil
 	}
-	return raw.(*Container), nil
+	return raw.(*model.Container), nil
 }
 
 // Containers returns every managed container.
-func (s *Store) Containers(ws memdb.WatchSet) ([]*Container, error) {
+func (s *Store) Containers(ws memdb.WatchSet) ([]*model.Container, error) {
 	return s.containersBy(ws, IndexID)
 }
 
 // ContainersByPod returns the containers labelled with pod key podKey.
-func (s *Store) ContainersByPod(ws memdb.WatchSet, podKey string) ([]*Container, error) {
+func (s *Store) ContainersByPod(ws memdb.WatchSet, podKey string) ([]*model.Container, error) {
 	return s.containersBy(ws, IndexPod, podKey)
 }
 
-func (s *Store) containersBy(ws memdb.WatchSet, index string, args ...interface{}) ([]*Container, error) {
+func (s *Store) containersBy(ws memdb.WatchSet, index string, args ...interface{}) ([]*model.Container, error) {
 	txn := s.db.Txn(false)
 	it, err := txn.Get(TableContainers, index, args...)
 	if err != nil {
 		return nil, fmt.Errorf("container list: %w", err)
 	}
 	ws.Add(it.WatchCh())
-	var out []*Container
+	var out []*model.Container
 	for raw := it.Next(); raw != nil; raw = it.Next() {
-		out = append(out, raw.(*Container))
+		out = append(out, raw.(*model.Container))
 	}
 	return out, nil
 }
@@ -217,8 +218,8 @@ func (s *Store) containersBy(ws memdb.WatchSet, index string, args ...interface{
 // UpsertContainer writes c, observed at c.ObservedAt, unless the store holds
 // a newer observation of c.ID (see ApplyContainer). It reports whether c was
 // written. c must not be modified after.
-func (s *Store) UpsertContainer(c *Container) (bool, error) {
-	return s.ApplyContainer(c.ID, c.ObservedAt, func(*Container) (*Container, bool) { return c, true })
+func (s *Store) UpsertContainer(c *model.Container) (bool, error) {
+	return s.ApplyContainer(c.ID, c.ObservedAt, func(*model.Container) (*model.Container, bool) { return c, true })
 }
 
 // DeleteContainer forgets container id, gone as observed at at, unless the
@@ -226,7 +227,7 @@ func (s *Store) UpsertContainer(c *Container) (bool, error) {
 // no error; the deletion is remembered (a tombstone) so an older inspect
 // cannot bring it back.
 func (s *Store) DeleteContainer(id string, at time.Time) error {
-	_, err := s.ApplyContainer(id, at, func(*Container) (*Container, bool) { return nil, true })
+	_, err := s.ApplyContainer(id, at, func(*model.Container) (*model.Container, bool) { return nil, true })
 	return err
 }
 
@@ -240,16 +241,16 @@ func (s *Store) DeleteContainer(id string, at time.Time) error {
 // Misuse: at must be when the engine state fn describes was true (an event's
 // engine time, or the time just before the inspect, list or call that told
 // it), on the engine's clock; a later time lets stale state win.
-func (s *Store) ApplyContainer(id string, at time.Time, fn func(old *Container) (next *Container, write bool)) (bool, error) {
+func (s *Store) ApplyContainer(id string, at time.Time, fn func(old *model.Container) (next *model.Container, write bool)) (bool, error) {
 	txn := s.db.Txn(true)
 	defer txn.Abort()
 	raw, err := txn.First(TableContainers, IndexID, id)
 	if err != nil {
 		return false, fmt.Errorf("container lookup: %w", err)
 	}
-	var old *Container
+	var old *model.Container
 	if raw != nil {
-		old = raw.(*Container)
+		old = raw.(*model.Container)
 		if at.Before(old.ObservedAt) {
 			return false, nil
 		}
@@ -258,7 +259,7 @@ func (s *Store) ApplyContainer(id string, at time.Time, fn func(old *Container) 
 	if err != nil {
 		return false, fmt.Errorf("tombstone lookup: %w", err)
 	}
-	if tomb != nil && at.Before(tomb.(*Tombstone).At) {
+	if tomb != nil && at.Before(tomb.(*model.Tombstone).At) {
 		return false, nil
 	}
 	c, write := fn(old)
@@ -266,7 +267,7 @@ func (s *Store) ApplyContainer(id string, at time.Time, fn func(old *Container) 
 		return false, nil
 	}
 	if c == nil {
-		if err := txn.Insert(TableTombstones, &Tombstone{ID: id, At: at}); err != nil {
+		if err := txn.Insert(TableTombstones, &model.Tombstone{ID: id, At: at}); err != nil {
 			return false, fmt.Errorf("tombstone insert: %w", err)
 		}
 		if old == nil {
@@ -308,9 +309,9 @@ func (s *Store) PruneTombstones(at time.Time) error {
 	if err != nil {
 		return fmt.Errorf("tombstone list: %w", err)
 	}
-	var old []*Tombstone
+	var old []*model.Tombstone
 	for raw := it.Next(); raw != nil; raw = it.Next() {
-		if t := raw.(*Tombstone); t.At.Before(at) {
+		if t := raw.(*model.Tombstone); t.At.Before(at) {
 			old = append(old, t)
 		}
 	}
@@ -338,7 +339,7 @@ func (s *Store) Tombstones() int {
 }
 
 // Source returns the state of the named source, or nil.
-func (s *Store) Source(ws memdb.WatchSet, name string) (*Source, error) {
+func (s *Store) Source(ws memdb.WatchSet, name string) (*model.Source, error) {
 	txn := s.db.Txn(false)
 	ch, raw, err := txn.FirstWatch(TableSources, IndexID, name)
 	if err != nil {
@@ -348,20 +349,20 @@ func (s *Store) Source(ws memdb.WatchSet, name string) (*Source, error) {
 	if raw == nil {
 		return nil, nil
 	}
-	return raw.(*Source), nil
+	return raw.(*model.Source), nil
 }
 
 // Sources returns every registered source.
-func (s *Store) Sources(ws memdb.WatchSet) ([]*Source, error) {
+func (s *Store) Sources(ws memdb.WatchSet) ([]*model.Source, error) {
 	txn := s.db.Txn(false)
 	it, err := txn.Get(TableSources, IndexID)
 	if err != nil {
 		return nil, fmt.Errorf("source list: %w", err)
 	}
 	ws.Add(it.WatchCh())
-	var out []*Source
+	var out []*model.Source
 	for raw := it.Next(); raw != nil; raw = it.Next() {
-		out = append(out, raw.(*Source))
+		out = append(out, raw.(*model.Source))
 	}
 	return out, nil
 }
@@ -369,7 +370,7 @@ func (s *Store) Sources(ws memdb.WatchSet) ([]*Source, error) {
 // UpsertSource writes the state of a source. When a source becomes synced,
 // every pod key with containers is notified, since orphans of that source may
 // now be collected.
-func (s *Store) UpsertSource(src *Source) error {
+func (s *Store) UpsertSource(src *model.Source) error {
 	txn := s.db.Txn(true)
 	defer txn.Abort()
 	old, err := txn.First(TableSources, IndexID, src.Name)
@@ -379,14 +380,14 @@ func (s *Store) UpsertSource(src *Source) error {
 	if err := txn.Insert(TableSources, src); err != nil {
 		return fmt.Errorf("source insert: %w", err)
 	}
-	if src.Synced && (old == nil || !old.(*Source).Synced) {
+	if src.Synced && (old == nil || !old.(*model.Source).Synced) {
 		it, err := txn.Get(TableContainers, IndexID)
 		if err != nil {
 			return fmt.Errorf("container list: %w", err)
 		}
 		seen := map[string]bool{}
 		for raw := it.Next(); raw != nil; raw = it.Next() {
-			k := raw.(*Container).PodKey
+			k := raw.(*model.Container).PodKey
 			if !seen[k] {
 				seen[k] = true
 				s.deferNotify(txn, k)
@@ -399,6 +400,6 @@ func (s *Store) UpsertSource(src *Source) error {
 
 // sameDesired reports whether a and b declare the same desired pod (the
 // same spec object, origin and rejection), whatever their status.
-func sameDesired(a, b *Pod) bool {
+func sameDesired(a, b *model.Pod) bool {
 	return a.Spec == b.Spec && a.Origin == b.Origin && a.Error == b.Error && a.Source == b.Source
 }

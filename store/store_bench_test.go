@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/berth-dev/berth/model"
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -11,9 +12,9 @@ func filled(b *testing.B, pods int) *Store {
 	s, _ := New(nil)
 	for i := 0; i < pods; i++ {
 		key := fmt.Sprintf("default/pod-%05d", i)
-		_ = s.UpsertPod(&Pod{Key: key, Source: "file", Spec: &v1.Pod{}})
+		_ = s.UpsertPod(&model.Pod{Key: key, Source: "file", Spec: &v1.Pod{}})
 		for c := 0; c < 3; c++ {
-			_, _ = s.UpsertContainer(&Container{ID: fmt.Sprintf("%s-%d", key, c), PodKey: key, State: StateRunning})
+			_, _ = s.UpsertContainer(&model.Container{ID: fmt.Sprintf("%s-%d", key, c), PodKey: key, State: model.StateRunning})
 		}
 	}
 	return s
@@ -47,7 +48,7 @@ func BenchmarkStoreUpsertContainer(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		key := fmt.Sprintf("default/pod-%05d", i%10000)
-		_, _ = s.UpsertContainer(&Container{ID: key + "-0", PodKey: key, State: StateExited})
+		_, _ = s.UpsertContainer(&model.Container{ID: key + "-0", PodKey: key, State: model.StateExited})
 	}
 }
 
@@ -55,6 +56,6 @@ func BenchmarkStoreUpdatePodStatus(b *testing.B) {
 	s := filled(b, 10000)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		_, _ = s.UpdatePod(fmt.Sprintf("default/pod-%05d", i%10000), func(p *Pod) bool { p.Status.Phase = v1.PodRunning; return true })
+		_, _ = s.UpdatePod(fmt.Sprintf("default/pod-%05d", i%10000), func(p *model.Pod) bool { p.Status.Phase = v1.PodRunning; return true })
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/model"
 	memdb "github.com/hashicorp/go-memdb"
 	v1 "k8s.io/api/core/v1"
 )
@@ -18,7 +19,7 @@ func TestNotifyAndWatch(t *testing.T) {
 	if p, _ := s.Pod(ws, "default/a"); p != nil {
 		t.Fatal("pod before insert")
 	}
-	if err := s.UpsertPod(&Pod{Key: "default/a", Source: "file", Spec: &v1.Pod{}}); err != nil {
+	if err := s.UpsertPod(&model.Pod{Key: "default/a", Source: "file", Spec: &v1.Pod{}}); err != nil {
 		t.Fatal(err)
 	}
 	if ws.Watch(time.After(time.Second)) {
@@ -29,8 +30,8 @@ func TestNotifyAndWatch(t *testing.T) {
 	}
 
 	got = nil
-	_, _ = s.UpsertContainer(&Container{ID: "1", PodKey: "default/a"})
-	_, _ = s.UpsertContainer(&Container{ID: "2", PodKey: "default/b"})
+	_, _ = s.UpsertContainer(&model.Container{ID: "1", PodKey: "default/a"})
+	_, _ = s.UpsertContainer(&model.Container{ID: "2", PodKey: "default/b"})
 	if err := s.DeleteContainer("1", time.Time{}); err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func TestNotifyAndWatch(t *testing.T) {
 	// Status writes do not notify (the controller writes them while
 	// reconciling; a notification would loop).
 	got = nil
-	if ok, err := s.UpdatePod("default/a", func(p *Pod) bool { p.Status.Phase = v1.PodRunning; return true }); !ok || err != nil {
+	if ok, err := s.UpdatePod("default/a", func(p *model.Pod) bool { p.Status.Phase = v1.PodRunning; return true }); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
 	if len(got) != 0 {
@@ -59,20 +60,20 @@ func TestNotifyAndWatch(t *testing.T) {
 
 func TestReplaceSourcePods(t *testing.T) {
 	s, _ := New(nil)
-	a := &Pod{Key: "default/a", Source: "file", Spec: &v1.Pod{}}
-	b := &Pod{Key: "default/b", Source: "file", Spec: &v1.Pod{}}
-	h := &Pod{Key: "default/h", Source: "http", Spec: &v1.Pod{}}
-	for _, p := range []*Pod{a, b, h} {
+	a := &model.Pod{Key: "default/a", Source: "file", Spec: &v1.Pod{}}
+	b := &model.Pod{Key: "default/b", Source: "file", Spec: &v1.Pod{}}
+	h := &model.Pod{Key: "default/h", Source: "http", Spec: &v1.Pod{}}
+	for _, p := range []*model.Pod{a, b, h} {
 		_ = s.UpsertPod(p)
 	}
-	if err := s.ReplaceSourcePods("file", []*Pod{a}); err != nil {
+	if err := s.ReplaceSourcePods("file", []*model.Pod{a}); err != nil {
 		t.Fatal(err)
 	}
 	pods, _ := s.Pods(nil)
 	if len(pods) != 2 || pods[0] != a || pods[1] != h {
 		t.Fatalf("pods %v", pods)
 	}
-	if err := s.ReplaceSourcePods("file", []*Pod{h}); err == nil {
+	if err := s.ReplaceSourcePods("file", []*model.Pod{h}); err == nil {
 		t.Fatal("a source replaced another source's pod")
 	}
 }
@@ -80,10 +81,10 @@ func TestReplaceSourcePods(t *testing.T) {
 func TestSourceSyncNotifiesContainerPods(t *testing.T) {
 	var got []string
 	s, _ := New(func(k string) { got = append(got, k) })
-	_ = s.UpsertSource(&Source{Name: "file"})
-	_, _ = s.UpsertContainer(&Container{ID: "1", PodKey: "default/orphan", Source: "file"})
+	_ = s.UpsertSource(&model.Source{Name: "file"})
+	_, _ = s.UpsertContainer(&model.Container{ID: "1", PodKey: "default/orphan", Source: "file"})
 	got = nil
-	_ = s.UpsertSource(&Source{Name: "file", Synced: true})
+	_ = s.UpsertSource(&model.Source{Name: "file", Synced: true})
 	if len(got) != 1 || got[0] != "default/orphan" {
 		t.Fatalf("notified %v", got)
 	}

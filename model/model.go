@@ -1,9 +1,10 @@
-// Package store holds berth's in-memory state in go-memdb: desired pods, the
-// actual containers seen on the runtime, and the sources that feed pods.
+// Package model holds berth's state types: desired pods, the actual
+// containers seen on the runtime, and the sources that feed pods. It imports
+// nothing of berth, so every package can share them.
 //
-// Objects returned by getters are shared with the database: never mutate them;
-// copy, change the copy, and write it back through an Upsert method.
-package store
+// Values read from the store are shared with it: never mutate them; copy,
+// change the copy, and write it back through a store method.
+package model
 
 import (
 	"time"
@@ -69,7 +70,7 @@ type Container struct {
 	// ObservedAt is when the engine state in this row was true: the engine's
 	// time of the event it came from, or the time just before the inspect,
 	// list or engine call that reported it. It orders the writers of actual
-	// state (see Store.ApplyContainer).
+	// state (see store.Store.ApplyContainer).
 	ObservedAt time.Time
 }
 
