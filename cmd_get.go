@@ -4,9 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
-	"os"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -17,45 +14,22 @@ import (
 
 func getCmd() *cobra.Command {
 	get := &cobra.Command{Use: "get", Short: "Show state from a running berth"}
-	var serverURL, output, tokenFile string
+	var client apiClient
+	var output string
 	pods := &cobra.Command{
 		Use:   "pods",
 		Short: "List pods with their status (NAME READY STATUS RESTARTS AGE)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			req, err := http.NewRequestWithContext(cmd.Context(), http.MethodGet, strings.TrimRight(serverURL, "/")+"/pods", nil)
-			if err != nil {
-				return err
-			}
-			if tokenFile != "" {
-				b, err := os.ReadFile(tokenFile)
-				if err != nil {
-					return err
-				}
-				req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0]))
-			}
-			resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
-			if err != nil {
-				return fmt.Errorf("cannot reach berth at %s: %w", serverURL, err)
-			}
-			defer resp.Body.Close()
-			body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-			if err != nil {
-				return err
-			}
-			if resp.StatusCode != http.StatusOK {
-				return fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(body)))
-			}
 			var list v1.PodList
-			if err := json.Unmarshal(body, &list); err != nil {
-				return fmt.Errorf("decode pod list: %w", err)
+			if err := client.getJSON(cmd.Context(), "/pods", &list); err != nil {
+				return err
 			}
 			return printPods(cmd.OutOrStdout(), &list, output, time.Now())
 		},
 	}
-	pods.Flags().StringVar(&serverURL, "server", "http://127.0.0.1:10350", "berth API URL")
+	client.addFlags(pods.Flags())
 	pods.Flags().StringVarP(&output, "output", "o", "", "output format: wide, json or yaml")
-	pods.Flags().StringVar(&tokenFile, "token-file", "", "file holding the API bearer token")
 	get.AddCommand(pods)
 	return get
 }

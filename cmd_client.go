@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// apiClient is how the operator commands (get, logs, describe, exec) reach a
+// running berth: --server and --token-file, one error for an unreachable
+// berth, and the server's own message for a refusal.
+type apiClient struct {
+	server    string
+	tokenFile string
+}
+
+// addFlags registers --server and --token-file on fs.
+func (c *apiClient) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&c.server, "server", "http://127.0.0.1:10350", "berth API URL")
+	fs.StringVar(&c.tokenFile, "token-file", "", "file holding the API bearer token (its first line)")
+}
+
+// token returns the bearer token, "" without --token-file.
+func (c *apiClient) token() (string, error) {
+	if c.tokenFile == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(c.tokenFile)
+	if err != nil {
+		return "", fmt.Errorf("--token-file: %w", err)
+	}
+	return strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0]), nil
+}
+
+func (c *apiClient) url(path string) string { return strings.TrimRight(c.server, "/") + path }
+
+// newRequest builds an authenticated request for path (which may carry a
+// query).
+func (c *apiClient) newRequest(ctx context.Context, method, path string, body io.Reader) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.url(path), body)
+	if err != nil {
+		return nil, fmt.Errorf("--server %s: %w", c.server, err)
+	}
+	tok, err := c.token()
+	if err != nil {
+		return nil, err
+	}
+	if tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	return req, nil
+}
+
+// errUnreachable wraps every failure to get an answer from berth.
+var errUnreachable = errors.New("cannot reach berth")
+
+// stream sends the request and returns the open response of a 2xx answer;
+// the caller closes its body. timeout 0 means none (follow, watch).
+func (c *apiClient) stream(req *http.Request, timeout time.Duration) (*http.Response, error) {
+	resp, err := (&http.Client{Timeout: timeout}).Do(req)
+	if err != nil {
+		if ctxErr := req.Context().Err(); ctxErr != nil {
+			return nil, ctxErr
+		}
+		return nil, fmt.Errorf("%w at %s: %v", errUnreachable, c.server, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		defer resp.Body.Close()
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		return nil, fmt.Errorf("berth at %s: %s: %s", c.server, resp.Status, strings.TrimSpace(string(msg)))
+	}
+	return resp, nil
+}
+
+// getJSON GETs path and decodes the answer into v.
+func (c *apiClient) getJSON(ctx context.Context, path string, v any) error {
+	req, err := c.newRequest(ctx, http.MethodGet, path, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.stream(req, 10*time.Second)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(v); err != nil {
+		return fmt.Errorf("berth at %s: decode %s: %w", c.server, path, err)
+	}
+	return nil
+}
