@@ -42,7 +42,8 @@ type Config struct {
 	Hooks HookRunner
 	// QueueMetrics provides the client-go workqueue metrics (nil: none).
 	QueueMetrics workqueue.MetricsProvider
-	Log          *slog.Logger
+	// Log receives the controller's log lines (nil: discarded).
+	Log *slog.Logger
 }
 
 // Result tells the worker whether to look at the key again.
@@ -74,9 +75,30 @@ type Controller struct {
 	pauseReady bool
 }
 
-// New returns a controller over st and rt. It registers nothing: wire
-// st's notifier to Enqueue.
-func New(cfg Config, st *store.Store, rt runtime.Runtime) *Controller {
+// Queue is the controller's workqueue of pod keys.
+type Queue = workqueue.TypedRateLimitingInterface[string]
+
+// NewQueue returns the pod-key queue: per-key exponential retry from 50 ms
+// to 30 s, on clk. Build it first and give its Add to the store and the
+// prober as their notifier, then hand it to New.
+func NewQueue(clk clock.WithTicker, mp workqueue.MetricsProvider) Queue {
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	rl := workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](50*time.Millisecond, 30*time.Second),
+	)
+	return workqueue.NewTypedRateLimitingQueueWithConfig(rl, workqueue.TypedRateLimitingQueueConfig[string]{
+		Name:            "pods",
+		Clock:           clk,
+		MetricsProvider: mp,
+	})
+}
+
+// New returns a controller over st and rt that works the keys of q (nil: a
+// new queue of its own, fed only by Enqueue). The store's notifier must add
+// to the same q, or changes go unseen.
+func New(cfg Config, st *store.Store, rt runtime.Runtime, q Queue) *Controller {
 	if cfg.Workers <= 0 {
 		cfg.Workers = 4
 	}
@@ -93,19 +115,14 @@ func New(cfg Config, st *store.Store, rt runtime.Runtime) *Controller {
 		cfg.Events = events.Discard{}
 	}
 	if cfg.Log == nil {
-		cfg.Log = slog.Default()
+		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	if cfg.Backoff.Reset == 0 {
 		cfg.Backoff.Reset = 10 * time.Minute
 	}
-	rl := workqueue.NewTypedMaxOfRateLimiter(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[string](50*time.Millisecond, 30*time.Second),
-	)
-	q := workqueue.NewTypedRateLimitingQueueWithConfig(rl, workqueue.TypedRateLimitingQueueConfig[string]{
-		Name:            "pods",
-		Clock:           cfg.Clock,
-		MetricsProvider: cfg.QueueMetrics,
-	})
+	if q == nil {
+		q = NewQueue(cfg.Clock, cfg.QueueMetrics)
+	}
 	c := &Controller{
 		cfg:        cfg,
 		store:      st,

@@ -38,7 +38,7 @@ func newHarness(t *testing.T) *harness {
 		Node: "n1", RootDir: t.TempDir(), PauseImage: "berth/pause:test", PauseBinary: "/berth",
 		Backoff: Backoff{Initial: 10 * time.Second, Max: 40 * time.Second, Reset: 10 * time.Minute},
 		Clock:   clk,
-	}, st, rt)
+	}, st, rt, nil)
 	if err := st.UpsertSource(&model.Source{Name: "file", Synced: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -372,7 +372,7 @@ func TestAdoptionCreatesNothing(t *testing.T) {
 		_, _ = st2.UpsertContainer(full)
 	}
 	h.st = st2
-	h.ctrl = New(h.ctrl.cfg, st2, h.rt)
+	h.ctrl = New(h.ctrl.cfg, st2, h.rt, nil)
 	h.put(testPod("web", ctr("a", "app:1"), ctr("b", "app:1")))
 	creates := h.rt.CallCount("CreateContainer")
 	h.settle("default/web")

@@ -113,7 +113,7 @@ func TestConfiguredPauseImageIsPulled(t *testing.T) {
 	h := newHarness(t)
 	cfg := h.ctrl.cfg
 	cfg.PauseImage, cfg.PauseBinary = "registry.example/pause:3.9", ""
-	h.ctrl = New(cfg, h.st, h.rt)
+	h.ctrl = New(cfg, h.st, h.rt, nil)
 	h.put(testPod("web", ctr("a", "app:1")))
 	h.settle("default/web")
 	if h.rt.CallCount("PullImage") != 1 || h.rt.CallCount("BuildImage") != 0 || h.running("default/web")["POD"] == nil {

@@ -73,7 +73,7 @@ func withProbes(t *testing.T) (*harness, *fakeProber, *fakeHooks) {
 	fh := &fakeHooks{h: h}
 	cfg := h.ctrl.cfg
 	cfg.Prober, cfg.Hooks = fp, fh
-	h.ctrl = New(cfg, h.st, h.rt)
+	h.ctrl = New(cfg, h.st, h.rt, nil)
 	return h, fp, fh
 }
 
@@ -200,7 +200,7 @@ func (f *flakyInspect) InspectContainer(ctx context.Context, id string) (*model.
 func TestSandboxIPAskedAgainAfterAFailedInspect(t *testing.T) {
 	h, fp, _ := withProbes(t)
 	cfg := h.ctrl.cfg
-	h.ctrl = New(cfg, h.st, &flakyInspect{Fake: h.rt, seen: map[string]bool{}})
+	h.ctrl = New(cfg, h.st, &flakyInspect{Fake: h.rt, seen: map[string]bool{}}, nil)
 	c := ctr("a", "app:1")
 	c.ReadinessProbe = probe()
 	h.put(testPod("web", c))

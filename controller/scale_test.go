@@ -37,7 +37,8 @@ type simResult struct {
 // simulate runs n two-container pods through the store, the workqueue and
 // the controller on the in-memory runtime until all run.
 func simulate(tb testing.TB, n, workers int) simResult {
-	st, err := store.New(nil)
+	q := NewQueue(nil, nil)
+	st, err := store.New(q.Add)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -45,8 +46,7 @@ func simulate(tb testing.TB, n, workers int) simResult {
 	rt.AddImage("app:1")
 	m := &countingMetrics{}
 	ctrl := New(Config{Node: "sim", RootDir: tb.TempDir(), Workers: workers, PauseImage: "pause", PauseBinary: "/berth",
-		Backoff: Backoff{Initial: time.Second, Max: time.Minute}, Metrics: m}, st, rt)
-	st.SetNotifier(ctrl.Enqueue)
+		Backoff: Backoff{Initial: time.Second, Max: time.Minute}, Metrics: m}, st, rt, q)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan struct{})

@@ -33,11 +33,11 @@ func newLive(t *testing.T, workers int) *live {
 	h.rt = runtime.NewFake(nil)
 	h.rt.AddImage("app:1")
 	h.rt.AddImage("app:2")
-	st, _ := store.New(nil)
+	q := NewQueue(cfg.Clock, nil)
+	st, _ := store.New(q.Add)
 	_ = st.UpsertSource(&model.Source{Name: "file", Synced: true})
 	h.st = st
-	h.ctrl = New(cfg, st, h.rt)
-	st.SetNotifier(h.ctrl.Enqueue)
+	h.ctrl = New(cfg, st, h.rt, q)
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &live{harness: h, cancel: cancel, done: make(chan struct{})}
 	inf := informer.NewDockerInformer(h.rt, st, "n1", nil, nil, nil)
@@ -217,7 +217,7 @@ func TestPanicInReconcileIsRecovered(t *testing.T) {
 	m := &outcomeMetrics{}
 	cfg := h.ctrl.cfg
 	cfg.Metrics = m
-	h.ctrl = New(cfg, h.st, rt)
+	h.ctrl = New(cfg, h.st, rt, nil)
 	h.put(testPod("web", ctr("a", "app:1")))
 	h.ctrl.Enqueue("default/web")
 	if !h.ctrl.processNextWorkItem(context.Background()) {

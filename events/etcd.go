@@ -30,7 +30,7 @@ type EtcdSink struct {
 // NewEtcdSink writes through client, queueing up to 1024 events.
 func NewEtcdSink(client *clientv3.Client, log *slog.Logger) *EtcdSink {
 	if log == nil {
-		log = slog.Default()
+		log = slog.New(slog.DiscardHandler)
 	}
 	return &EtcdSink{client: client, queue: make(chan Event, 1024), log: log.With("component", "etcd-events")}
 }

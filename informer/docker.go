@@ -47,7 +47,7 @@ func NewDockerInformer(rt runtime.Runtime, st *store.Store, node string, clk clo
 		m = noMetrics{}
 	}
 	if log == nil {
-		log = slog.Default()
+		log = slog.New(slog.DiscardHandler)
 	}
 	if clk == nil {
 		clk = clock.RealClock{}

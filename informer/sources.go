@@ -34,7 +34,7 @@ func NewSourceInformer(st *store.Store, clk clock.PassiveClock, m Metrics, log *
 		m = noMetrics{}
 	}
 	if log == nil {
-		log = slog.Default()
+		log = slog.New(slog.DiscardHandler)
 	}
 	if clk == nil {
 		clk = clock.RealClock{}

@@ -128,7 +128,7 @@ func (s *EtcdSource) backoff() *backoff {
 // Run lists and watches until ctx ends, then returns nil. It must not be
 // called more than once at a time.
 func (s *EtcdSource) Run(ctx context.Context, out chan<- Update) error {
-	log := slog.Default().With("source", s.name, "endpoints", strings.Join(s.cfg.Endpoints, ","))
+	log := s.opts.logger().With("source", s.name, "endpoints", strings.Join(s.cfg.Endpoints, ","))
 	if s.cfg.Prefix == "" && s.cfg.LegacyKey == "" {
 		send(ctx, out, Update{Source: s.name, Err: errors.New("etcd: neither prefix nor legacy key is configured")})
 		<-ctx.Done()
@@ -404,13 +404,13 @@ func (s *EtcdSource) check(ctx context.Context, cli *clientv3.Client) Update {
 		err = fmt.Errorf("etcd: unreachable while watching (pods kept; the watch resumes when it is back): %w", err)
 		if msg := err.Error(); msg != s.lastErr {
 			s.lastErr = msg
-			slog.Warn("cannot reach etcd", "source", s.name, "err", err)
+			s.opts.logger().Warn("cannot reach etcd", "source", s.name, "err", err)
 		}
 		return Update{Source: s.name, Err: err}
 	}
 	if s.lastErr != "" {
 		s.lastErr = ""
-		slog.Info("etcd reachable again", "source", s.name)
+		s.opts.logger().Info("etcd reachable again", "source", s.name)
 	}
 	return s.snapshot()
 }

@@ -77,7 +77,7 @@ func (s *FileSource) Name() string { return s.name }
 // Run scans and reports until ctx ends, then returns nil. It must not be
 // called more than once at a time.
 func (s *FileSource) Run(ctx context.Context, out chan<- Update) error {
-	log := slog.Default().With("source", s.name, "path", s.path)
+	log := s.opts.logger().With("source", s.name, "path", s.path)
 	debounce := s.Debounce
 	if debounce <= 0 {
 		debounce = DefaultDebounce

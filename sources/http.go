@@ -89,7 +89,7 @@ func (s *HTTPSource) timeout() time.Duration {
 // Run polls and reports until ctx ends, then returns nil. It must not be
 // called more than once at a time.
 func (s *HTTPSource) Run(ctx context.Context, out chan<- Update) error {
-	log := slog.Default().With("source", s.name, "url", s.url)
+	log := s.opts.logger().With("source", s.name, "url", s.url)
 	client := s.Client
 	if client == nil {
 		tr := http.DefaultTransport.(*http.Transport).Clone()

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"slices"
 	"strings"
 
@@ -26,6 +27,15 @@ type Options struct {
 	// metadata.uid, so berths of different nodes sharing one engine never
 	// name containers alike.
 	Node string
+	// Log receives the source's own log lines (nil: discarded).
+	Log *slog.Logger
+}
+
+func (o Options) logger() *slog.Logger {
+	if o.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return o.Log
 }
 
 // uidScope is what derived UIDs are unique within: the node and the source.

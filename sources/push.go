@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -65,7 +64,7 @@ func (s *PushSource) Name() string { return s.name }
 // until ctx ends; it returns nil. It must not be called more than once at a
 // time.
 func (s *PushSource) Run(ctx context.Context, out chan<- Update) error {
-	log := slog.Default().With("source", s.name, "dir", s.dir)
+	log := s.opts.logger().With("source", s.name, "dir", s.dir)
 	var retry <-chan time.Time
 	for {
 		u := s.scan()
@@ -222,7 +221,7 @@ func (s *PushSource) put(w http.ResponseWriter, r *http.Request, replace bool) {
 		return
 	}
 	if err := writeFileAtomic(s.dir, file, data); err != nil {
-		slog.Error("cannot persist pushed pod", "source", s.name, "pod", ns+"/"+name, "err", err)
+		s.opts.logger().Error("cannot persist pushed pod", "source", s.name, "pod", ns+"/"+name, "err", err)
 		http.Error(w, "push: persisting pod: "+err.Error(), http.StatusInternalServerError)
 		return
 	}

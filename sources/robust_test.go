@@ -6,8 +6,6 @@ package sources
 
 import (
 	"fmt"
-	"io"
-	"log/slog"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -346,10 +344,6 @@ func TestRobustDecodeRandomMutations(t *testing.T) {
 // TestRobustFileSourceHostile puts hostile files next to a good one: a scan
 // keeps the good pod, reports an error per hostile file, and is bounded.
 func TestRobustFileSourceHostile(t *testing.T) {
-	// The source logs every rejection (a thousand lines for docs.yaml).
-	prev := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
-	t.Cleanup(func() { slog.SetDefault(prev) })
 	dir := t.TempDir()
 	write(t, dir, "good.yaml", robustPod("good"))
 	files := map[string]string{

@@ -99,7 +99,7 @@ func NewCadvisor(o Options) (*Cadvisor, error) {
 		o.RootDir = "/"
 	}
 	if o.Logger == nil {
-		o.Logger = slog.Default()
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if processClaimed.Load() {
 		return nil, errors.New("cAdvisor: already running in this process")

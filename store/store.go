@@ -30,9 +30,6 @@ func New(notify Notifier) (*Store, error) {
 	return &Store{db: db, notify: notify}, nil
 }
 
-// SetNotifier replaces the change notifier; call it before any write.
-func (s *Store) SetNotifier(n Notifier) { s.notify = n }
-
 func (s *Store) deferNotify(txn *memdb.Txn, key string) {
 	if key == "" {
 		return

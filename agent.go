@@ -1,0 +1,300 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
+	"k8s.io/utils/clock"
+
+	"github.com/berth-dev/berth/config"
+	"github.com/berth-dev/berth/controller"
+	"github.com/berth-dev/berth/events"
+	"github.com/berth-dev/berth/informer"
+	"github.com/berth-dev/berth/metrics"
+	"github.com/berth-dev/berth/prober"
+	"github.com/berth-dev/berth/runtime"
+	"github.com/berth-dev/berth/server"
+	"github.com/berth-dev/berth/sources"
+	"github.com/berth-dev/berth/stats"
+	"github.com/berth-dev/berth/store"
+)
+
+// agent is one berth node agent: every component built from the
+// configuration by newAgent, wired in data-flow order (queue, store,
+// controller, informers, sources, API). Nothing runs and nothing listens
+// until Run; an agent runs once.
+type agent struct {
+	cfg *config.Config
+	log *slog.Logger
+
+	rt         *runtime.Docker
+	st         *store.Store
+	metrics    *metrics.Metrics
+	ctrl       *controller.Controller
+	srcInf     *informer.SourceInformer
+	dockerInf  *informer.DockerInformer
+	srcs       []sources.Source
+	etcdEvents *events.EtcdSink // nil without etcd
+	stats      stats.Provider
+	api        *server.Server
+
+	// stopProbes ends the probe workers, which live beyond any one
+	// reconcile; Run calls it on its way out.
+	stopProbes context.CancelFunc
+	closers    []func()
+}
+
+// newAgent builds an agent from cfg, logging to log. On error, whatever it
+// opened is closed again.
+func newAgent(cfg *config.Config, log *slog.Logger) (_ *agent, err error) {
+	a := &agent{cfg: cfg, log: log}
+	defer func() {
+		if err != nil {
+			a.close()
+		}
+	}()
+	var tokens []string
+	if cfg.TokenFile != "" {
+		if tokens, err = server.LoadTokens(cfg.TokenFile); err != nil {
+			return nil, err
+		}
+	} else if !cfg.Loopback() {
+		return nil, fmt.Errorf("server.address %s is not loopback: set server.token_file to protect the API", cfg.ServerAddress)
+	}
+	if err := os.MkdirAll(cfg.RootDir, 0o755); err != nil {
+		return nil, fmt.Errorf("root_dir: %w", err)
+	}
+
+	rt, err := runtime.NewDocker(cfg.DockerHost)
+	if err != nil {
+		return nil, fmt.Errorf("docker.host %s: %w", cfg.DockerHost, err)
+	}
+	a.rt = rt
+	a.closers = append(a.closers, func() { rt.Close() })
+	if cfg.DockerConfig != "" {
+		creds, err := runtime.LoadCredentials(cfg.DockerConfig)
+		if err != nil {
+			return nil, fmt.Errorf("docker.config: %w", err)
+		}
+		rt.SetCredentials(creds)
+	}
+
+	clk := clock.RealClock{}
+	m := metrics.New()
+	a.metrics = m
+	// The queue comes first: the store and the prober report changes to it,
+	// and the controller works it.
+	queue := controller.NewQueue(clk, m.WorkqueueProvider())
+	enqueue := func(key string) {
+		if key != "" {
+			queue.Add(key)
+		}
+	}
+	st, err := store.New(enqueue)
+	if err != nil {
+		return nil, err
+	}
+	a.st = st
+	m.RegisterState(st)
+
+	recent := events.NewBuffer(1000)
+	recorder := events.Multi{recent}
+	if len(cfg.EtcdEndpoints) > 0 {
+		cli, err := clientv3.New(clientv3.Config{Endpoints: cfg.EtcdEndpoints, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+		if err != nil {
+			return nil, fmt.Errorf("sources.etcd.endpoints: %w", err)
+		}
+		a.closers = append(a.closers, func() { cli.Close() })
+		a.etcdEvents = events.NewEtcdSink(cli, log)
+		recorder = append(recorder, a.etcdEvents)
+	}
+
+	probeCtx, stopProbes := context.WithCancel(context.Background())
+	a.stopProbes = stopProbes
+	hooks := prober.NewExecutor(rt)
+	probes := prober.NewManager(probeCtx, hooks, clk, enqueue, m)
+	a.ctrl = controller.New(controller.Config{
+		Node:        cfg.NodeName,
+		RootDir:     cfg.RootDir,
+		Workers:     cfg.Workers,
+		Resync:      cfg.Resync,
+		Backoff:     controller.Backoff{Initial: cfg.BackoffInitial, Max: cfg.BackoffMax},
+		PauseImage:  cfg.PodInfraImage,
+		PauseBinary: pauseBinary(cfg, log),
+		Clock:       clk,
+		Metrics:     m,
+		Events:      recorder,
+		Prober:      probes,
+		Hooks:       hooks,
+		Log:         log,
+	}, st, rt, queue)
+
+	a.srcInf = informer.NewSourceInformer(st, clk, m, log)
+	var push *sources.PushSource
+	a.srcs, push = buildSources(cfg, log)
+	for _, s := range a.srcs {
+		if err := a.srcInf.Register(s.Name()); err != nil {
+			return nil, err
+		}
+	}
+	a.dockerInf = informer.NewDockerInformer(rt, st, cfg.NodeName, clk, m, log)
+	a.dockerInf.Relist = cfg.DockerRelist
+
+	api := server.New(server.Options{
+		Store:    st,
+		Registry: m.Registry,
+		Tokens:   tokens,
+		Events:   recent.List,
+		Ready:    []server.Checker{server.SourcesSynced(st), a.dockerReady},
+	})
+	a.api = api
+	server.RegisterLogs(api, rt)
+	a.stats = stats.Unavailable{Reason: "cadvisor.enabled is false"}
+	if cfg.CadvisorEnabled {
+		c, err := stats.NewCadvisor(stats.Options{NodeName: cfg.NodeName, Housekeeping: cfg.CadvisorHousekeeping,
+			DockerHost: cfg.DockerHost, RootDir: cfg.RootDir, Store: st, Logger: log})
+		if err != nil {
+			log.Warn("container stats unavailable; /stats/summary, /spec and /metrics/cadvisor answer 503", "err", err)
+			a.stats = stats.Unavailable{Reason: err.Error()}
+		} else {
+			a.stats = c
+		}
+	}
+	server.RegisterStats(api, a.stats)
+	if push != nil {
+		server.RegisterPush(api, push.Routes())
+	}
+	return a, nil
+}
+
+// buildSources returns the configured sources, file first; push is also
+// returned on its own (nil when disabled) for its API routes.
+func buildSources(cfg *config.Config, log *slog.Logger) (srcs []sources.Source, push *sources.PushSource) {
+	opts := func(hostAccess bool) sources.Options {
+		return sources.Options{AllowHostAccess: hostAccess, Node: cfg.NodeName, Log: log}
+	}
+	if cfg.FilePath != "" {
+		srcs = append(srcs, sources.NewFileSource("file", cfg.FilePath, cfg.FileRescan, opts(true)))
+	}
+	if cfg.HTTPURL != "" {
+		srcs = append(srcs, sources.NewHTTPSource("http", cfg.HTTPURL, cfg.HTTPInterval, cfg.HTTPHeaders,
+			opts(cfg.AllowHostAccess["http"])))
+	}
+	if len(cfg.EtcdEndpoints) > 0 {
+		srcs = append(srcs, sources.NewEtcdSource("etcd", sources.EtcdConfig{
+			Endpoints: cfg.EtcdEndpoints, Prefix: cfg.EtcdPrefix, LegacyKey: cfg.EtcdLegacyKey,
+		}, opts(cfg.AllowHostAccess["etcd"])))
+	}
+	if cfg.PushEnabled {
+		push = sources.NewPushSource("push", filepath.Join(cfg.RootDir, "push"), opts(cfg.AllowHostAccess["push"]))
+		srcs = append(srcs, push)
+	}
+	return srcs, push
+}
+
+// dockerReady is the readiness check of the engine and its first listing.
+func (a *agent) dockerReady(ctx context.Context) error {
+	if err := a.rt.Ping(ctx); err != nil {
+		return fmt.Errorf("docker unreachable: %w", err)
+	}
+	if !a.dockerInf.Synced() {
+		return errors.New("docker containers not listed yet")
+	}
+	return nil
+}
+
+func (a *agent) close() {
+	if a.stopProbes != nil {
+		a.stopProbes()
+	}
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		a.closers[i]()
+	}
+	a.closers = nil
+}
+
+// Run serves the API, follows the engine and, once the engine's containers
+// are listed (adoption: nothing running is duplicated), the sources and the
+// controller. It returns when ctx ends and every part has stopped (nil), or
+// when the API server fails (its error). Pods keep running either way.
+func (a *agent) Run(ctx context.Context) error {
+	defer a.close()
+	cfg, log := a.cfg, a.log
+	addr := net.JoinHostPort(cfg.ServerAddress, strconv.Itoa(cfg.ServerPort))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	srv := server.HTTPServer(addr, a.api)
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		var err error
+		if cfg.TLSCertFile != "" {
+			err = srv.ServeTLS(ln, cfg.TLSCertFile, cfg.TLSKeyFile)
+		} else {
+			err = srv.Serve(ln)
+		}
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("api server: %w", err)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+		return nil
+	})
+	log.Info("berth starting", "version", config.Version, "node", cfg.NodeName, "api", "http://"+ln.Addr().String(), "pods", cfg.FilePath)
+
+	if err := a.stats.Start(ctx); err != nil {
+		log.Warn("container stats unavailable; /stats/summary, /spec and /metrics/cadvisor answer 503", "err", err)
+	}
+	g.Go(func() error { a.dockerInf.Run(ctx); return nil })
+	if a.etcdEvents != nil {
+		g.Go(func() error { a.etcdEvents.Run(ctx); return nil })
+	}
+	if waitUntil(ctx, a.dockerInf.Synced) {
+		log.Info("docker containers listed; starting sources and controller")
+		updates := make(chan sources.Update)
+		g.Go(func() error { a.srcInf.Run(ctx, updates); return nil })
+		for _, s := range a.srcs {
+			g.Go(func() error {
+				if err := s.Run(ctx, updates); err != nil {
+					log.Error("source stopped", "source", s.Name(), "err", err)
+				}
+				return nil
+			})
+		}
+		g.Go(func() error { a.ctrl.Run(ctx); return nil })
+	}
+	err = g.Wait()
+	log.Info("berth stopped; pods keep running")
+	return err
+}
+
+// waitUntil polls cond until it holds (true) or ctx ends (false).
+func waitUntil(ctx context.Context, cond func() bool) bool {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+	}
+	return true
+}
