@@ -263,7 +263,7 @@ func (c *Controller) ensurePauseImage(ctx context.Context) error {
 		if c.cfg.PauseBinary == "" {
 			// A configured pod_infra_image is pulled like any image.
 			c.log.Info("pulling pause image", "image", c.cfg.PauseImage)
-			if err := c.rt.PullImage(ctx, c.cfg.PauseImage); err != nil {
+			if err := c.rt.PullImage(ctx, c.cfg.PauseImage, nil); err != nil {
 				return fmt.Errorf("pause image %s is absent and its pull failed: %w", c.cfg.PauseImage, err)
 			}
 			c.pauseReady = true

@@ -70,8 +70,15 @@ type pulls struct {
 	// done marks keys whose pull succeeded and was not yet used by a start
 	// (pull policy Always pulls once per start).
 	done map[string]bool
-	wg   sync.WaitGroup // pulls running
+	// progress is each running pull's latest progress, and notified when
+	// its waiters were last enqueued to show it.
+	progress map[string]runtime.PullProgress
+	notified map[string]time.Time
+	wg       sync.WaitGroup // pulls running
 }
+
+// progressEvery bounds how often a pull's progress re-enqueues its pods.
+const progressEvery = time.Second
 
 type pullError struct {
 	msg       string
@@ -81,7 +88,8 @@ type pullError struct {
 
 func newPulls(b Backoff) *pulls {
 	return &pulls{backoff: newFailureBackoff(b), inflight: map[string]map[string]string{},
-		errs: map[string]pullError{}, done: map[string]bool{}}
+		errs: map[string]pullError{}, done: map[string]bool{},
+		progress: map[string]runtime.PullProgress{}, notified: map[string]time.Time{}}
 }
 
 // state is what the plan knows of key's pull.
@@ -90,9 +98,12 @@ func (j *pulls) state(key string) PullState {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	ps := PullState{RetryAt: retry}
-	for _, w := range j.inflight {
+	for image, w := range j.inflight {
 		if _, ok := w[key]; ok {
 			ps.Pulling = true
+			if p, ok := j.progress[image]; ok {
+				ps.Progress = p.String()
+			}
 		}
 	}
 	if e, ok := j.errs[key]; ok {
@@ -175,7 +186,9 @@ func (j *pulls) start(ctx context.Context, c *Controller, image, key, podKey str
 	j.wg.Add(1)
 	go func() {
 		defer j.wg.Done()
-		err := c.rt.PullImage(ctx, image)
+		began := c.cfg.Clock.Now()
+		err := c.rt.PullImage(ctx, image, func(p runtime.PullProgress) { j.report(c, image, p) })
+		took := c.cfg.Clock.Since(began)
 		result := "success"
 		if err != nil {
 			result = "failure"
@@ -185,7 +198,10 @@ func (j *pulls) start(ctx context.Context, c *Controller, image, key, podKey str
 		now := c.cfg.Clock.Now()
 		j.mu.Lock()
 		waiters := j.inflight[image]
+		size := j.progress[image].Total
 		delete(j.inflight, image)
+		delete(j.progress, image)
+		delete(j.notified, image)
 		if err == nil {
 			for k := range waiters {
 				j.done[k] = true
@@ -199,6 +215,8 @@ func (j *pulls) start(ctx context.Context, c *Controller, image, key, podKey str
 				c.event(pk, name, events.Warning, "Failed", "Failed to pull image %q: %v", image, err)
 			} else {
 				j.succeeded(k)
+				_, name, _ := strings.Cut(k, "/")
+				c.event(pk, name, events.Normal, "Pulled", "Successfully pulled image %q in %s (%d bytes downloaded)", image, took.Round(time.Millisecond), size)
 			}
 		}
 		if err != nil && ctx.Err() == nil {
@@ -209,6 +227,25 @@ func (j *pulls) start(ctx context.Context, c *Controller, image, key, podKey str
 		}
 	}()
 	return true
+}
+
+// report records image's progress and, at most every progressEvery,
+// enqueues its waiters so their status shows it.
+func (j *pulls) report(c *Controller, image string, p runtime.PullProgress) {
+	now := c.cfg.Clock.Now()
+	j.mu.Lock()
+	j.progress[image] = p
+	var wake []string
+	if now.Sub(j.notified[image]) >= progressEvery {
+		j.notified[image] = now
+		for _, pk := range j.inflight[image] {
+			wake = append(wake, pk)
+		}
+	}
+	j.mu.Unlock()
+	for _, pk := range wake {
+		c.Enqueue(pk)
+	}
 }
 
 // ensureImage reports whether ctr's image may be used now, as its pull

@@ -41,6 +41,9 @@ type Backoffs struct {
 // PullState is the image pull of one container.
 type PullState struct {
 	Pulling bool
+	// Progress is the running pull's "12.3 MiB of 40.1 MiB (1/3 layers)",
+	// once the engine reported any.
+	Progress string
 	// RetryAt is when a failed pull may be tried again; Err is its failure.
 	RetryAt time.Time
 	Err     string
@@ -439,7 +442,11 @@ func planStart(in *PlanInput, pl *Plan, s Start) {
 	ps := in.Backoff.Pulls[name]
 	switch {
 	case ps.Pulling:
-		pl.wait(name, v1.ContainerStateWaiting{Reason: "ContainerCreating", Message: fmt.Sprintf("Pulling image %q", s.Spec.Image)})
+		msg := fmt.Sprintf("Pulling image %q", s.Spec.Image)
+		if ps.Progress != "" {
+			msg += ": " + ps.Progress
+		}
+		pl.wait(name, v1.ContainerStateWaiting{Reason: "ContainerCreating", Message: msg})
 		return
 	case in.Now.Before(ps.RetryAt):
 		reason := "ImagePullBackOff"

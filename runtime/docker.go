@@ -370,8 +370,9 @@ func (d *Docker) ImageID(ctx context.Context, img string) (string, error) {
 }
 
 // PullImage pulls img from its registry, reading the progress stream to the
-// end; an error reported in the stream fails the pull.
-func (d *Docker) PullImage(ctx context.Context, img string) error {
+// end and reporting each change to progress (nil: none); an error reported
+// in the stream fails the pull.
+func (d *Docker) PullImage(ctx context.Context, img string, progress func(PullProgress)) error {
 	var opts image.PullOptions
 	if auth, ok := d.creds.For(img); ok {
 		enc, err := registry.EncodeAuthConfig(auth)
@@ -391,7 +392,13 @@ func (d *Docker) PullImage(ctx context.Context, img string) error {
 	// after PullStall without progress, so it backs off and is retried.
 	stalled := time.AfterFunc(PullStall, cancel)
 	defer stalled.Stop()
-	if err := drainJSONMessages(&progressReader{r: rc, progress: func() { stalled.Reset(PullStall) }}); err != nil {
+	var tracker pullTracker
+	onMessage := func(msg *jsonmessage.JSONMessage) {
+		if tracker.add(msg) && progress != nil {
+			progress(tracker.progress())
+		}
+	}
+	if err := readJSONMessages(&progressReader{r: rc, progress: func() { stalled.Reset(PullStall) }}, onMessage); err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("pull image %s: no progress for %s", img, PullStall)
 		}
@@ -419,7 +426,11 @@ func (p *progressReader) Read(b []byte) (int, error) {
 
 // drainJSONMessages reads a JSON message stream (pull, build) to its end and
 // returns the first error it reports.
-func drainJSONMessages(r io.Reader) error {
+func drainJSONMessages(r io.Reader) error { return readJSONMessages(r, nil) }
+
+// readJSONMessages is drainJSONMessages that also hands every message to
+// each (nil: none).
+func readJSONMessages(r io.Reader, each func(*jsonmessage.JSONMessage)) error {
 	dec := json.NewDecoder(r)
 	for {
 		var msg jsonmessage.JSONMessage
@@ -434,6 +445,9 @@ func drainJSONMessages(r io.Reader) error {
 		}
 		if msg.ErrorMessage != "" { //nolint:staticcheck // older engines set only this
 			return errors.New(msg.ErrorMessage) //nolint:staticcheck
+		}
+		if each != nil {
+			each(&msg)
 		}
 	}
 }

@@ -36,6 +36,8 @@ type Fake struct {
 	StopBlock chan struct{}
 	// PullBlock, when set, makes PullImage wait until it is closed.
 	PullBlock chan struct{}
+	// PullSteps are reported to PullImage's progress before it blocks.
+	PullSteps []PullProgress
 	// ExecFunc answers Exec (default: exit 0, no output).
 	ExecFunc func(id string, cmd []string) (int, []byte, error)
 	// AfterStart, when set, runs after a successful StartContainer, before
@@ -351,10 +353,15 @@ func (f *Fake) RemoveImage(image string) {
 	delete(f.images, image)
 }
 
-func (f *Fake) PullImage(ctx context.Context, image string) error {
+func (f *Fake) PullImage(ctx context.Context, image string, progress func(PullProgress)) error {
 	f.mu.Lock()
-	block := f.PullBlock
+	block, steps := f.PullBlock, f.PullSteps
 	f.mu.Unlock()
+	for _, p := range steps {
+		if progress != nil {
+			progress(p)
+		}
+	}
 	if block != nil {
 		select {
 		case <-block:

@@ -144,8 +144,10 @@ type Runtime interface {
 	RemoveContainer(ctx context.Context, id string) error
 	// ImageID returns the local ID of image; ErrImageNotFound when absent.
 	ImageID(ctx context.Context, image string) (string, error)
-	// PullImage pulls image from its registry.
-	PullImage(ctx context.Context, image string) error
+	// PullImage pulls image from its registry, calling progress (nil:
+	// none) from the pulling goroutine whenever the bytes or layers done
+	// change; progress must not block.
+	PullImage(ctx context.Context, image string, progress func(PullProgress)) error
 	// BuildImage builds tag FROM scratch holding the static executable binary
 	// (a host path) at path inside the image, with the given entrypoint.
 	BuildImage(ctx context.Context, tag, binary, path string, entrypoint []string) error

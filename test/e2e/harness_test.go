@@ -49,9 +49,10 @@ const (
 var (
 	runID = randHex(4)
 
-	berthBin string          // the berth binary under test
-	dk       *runtime.Docker // shared engine client
-	setupErr error
+	berthBin   string          // the berth binary under test
+	testappBin string          // the static test program in testImage
+	dk         *runtime.Docker // shared engine client
+	setupErr   error
 
 	nodesMu sync.Mutex
 	nodes   []string // every node name used, for the final sweep
@@ -93,6 +94,7 @@ func setup(tmp string) error {
 		return err
 	}
 	testapp := filepath.Join(tmp, "testapp")
+	testappBin = testapp
 	if err := testutil.BuildStatic(ctx, "./test/testapp", testapp); err != nil {
 		return err
 	}
