@@ -16,8 +16,11 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(runCmd(), validateCmd(), versionCmd(), pauseCmd(), getCmd())
+	root.AddCommand(runCmd(), validateCmd(), versionCmd(), pauseCmd(), getCmd(), execCmd())
 	if err := root.Execute(); err != nil {
+		if code, ok := remoteExit(err); ok {
+			os.Exit(code) // berth exec: the remote command's exit code
+		}
 		fmt.Fprintln(os.Stderr, "berth:", err)
 		os.Exit(1)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
@@ -64,4 +65,103 @@ func (d *Docker) Exec(ctx context.Context, id string, cmd []string) (int, []byte
 		return 0, out.buf.Bytes(), fmt.Errorf("exec inspect: %w", err)
 	}
 	return insp.ExitCode, out.buf.Bytes(), nil
+}
+
+// ExecStream implements Runtime.
+func (d *Docker) ExecStream(ctx context.Context, id string, o ExecOptions) (int, error) {
+	created, err := d.cli.ContainerExecCreate(ctx, id, container.ExecOptions{
+		Cmd: o.Cmd, Tty: o.TTY, AttachStdin: o.Stdin != nil, AttachStdout: true, AttachStderr: true,
+	})
+	if err != nil {
+		switch {
+		case cerrdefs.IsNotFound(err):
+			return 0, notFound("container", id, err)
+		case cerrdefs.IsConflict(err):
+			return 0, fmt.Errorf("exec in %s: %w: %v", id, ErrNotRunning, err)
+		}
+		return 0, fmt.Errorf("exec create in %s: %w", id, err)
+	}
+	att, err := d.cli.ContainerExecAttach(ctx, created.ID, container.ExecAttachOptions{Tty: o.TTY})
+	if err != nil {
+		return 0, fmt.Errorf("exec attach in %s: %w", id, err)
+	}
+	defer att.Close()
+	ended := make(chan struct{})
+	defer close(ended)
+	if o.Stdin != nil {
+		go func() {
+			// Ends at Stdin's EOF or error, or when att is closed.
+			if _, err := io.Copy(att.Conn, o.Stdin); err == nil {
+				_ = att.CloseWrite()
+			}
+		}()
+	}
+	if o.TTY && o.Resize != nil {
+		go func() {
+			for {
+				select {
+				case <-ended:
+					return
+				case <-ctx.Done():
+					return
+				case sz := <-o.Resize:
+					// Best effort, as the docker CLI does: a size that
+					// arrives as the command ends is of no use.
+					_ = d.cli.ContainerExecResize(ctx, created.ID, container.ResizeOptions{Width: uint(sz.Width), Height: uint(sz.Height)})
+				}
+			}
+		}()
+	}
+	stdout, stderr := o.Stdout, o.Stderr
+	if stdout == nil {
+		stdout = io.Discard
+	}
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	copied := make(chan error, 1)
+	go func() {
+		var err error
+		if o.TTY {
+			_, err = io.Copy(stdout, att.Reader)
+		} else {
+			_, err = stdcopy.StdCopy(stdout, stderr, att.Reader)
+		}
+		copied <- err
+	}()
+	select {
+	case <-ctx.Done():
+		att.Close()
+		<-copied
+		return 0, fmt.Errorf("exec %v in %s: %w", o.Cmd, id, ctx.Err())
+	case err := <-copied:
+		if err != nil && err != io.EOF {
+			return 0, fmt.Errorf("exec %v in %s: output: %w", o.Cmd, id, err)
+		}
+	}
+	return d.execExitCode(ctx, created.ID)
+}
+
+// execExitCode waits (polling, bounded by ctx and 10 s) until the engine
+// no longer reports the exec as running, and returns its exit code. The
+// output stream can end a moment before the engine records the exit.
+func (d *Docker) execExitCode(ctx context.Context, execID string) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		insp, err := d.cli.ContainerExecInspect(ctx, execID)
+		if err != nil {
+			return 0, fmt.Errorf("exec inspect %s: %w", execID, err)
+		}
+		if !insp.Running {
+			return insp.ExitCode, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, fmt.Errorf("exec %s still running after its output ended: %w", execID, ctx.Err())
+		case <-tick.C:
+		}
+	}
 }

@@ -155,6 +155,11 @@ type Runtime interface {
 	// and up to 10 KiB of combined output. ctx bounds the run; on expiry the
 	// error wraps context.DeadlineExceeded (the process may linger).
 	Exec(ctx context.Context, id string, cmd []string) (int, []byte, error)
+	// ExecStream runs o.Cmd inside a running container with streamed stdio
+	// (see ExecOptions) and returns its exit code once its output ended.
+	// A missing container is ErrNotFound, a stopped one ErrNotRunning; on
+	// ctx's end it returns ctx's error (the process may linger).
+	ExecStream(ctx context.Context, id string, o ExecOptions) (int, error)
 	// Logs streams the container's stdout and stderr, demultiplexed, with
 	// the engine's timestamps when asked; Follow streams until ctx ends or
 	// the container stops.

@@ -6,6 +6,14 @@
 //	sleep            block until SIGTERM/SIGINT, then exit 0
 //	touch PATH...    create (or append a line to) each file, exit 0
 //
+// Modes for exec, which print no start banner (their output is exact):
+//
+//	cat              copy stdin to stdout; at EOF write "cat: N bytes" to stderr
+//	isatty           print "stdin=B stdout=B stderr=B" (whether each is a terminal)
+//	size             print "size WxH" of the terminal at start and on every
+//	                 SIGWINCH, until a line "q" or EOF on stdin
+//	getenv NAME      print the value of $NAME
+//
 // Under serve: GET / answers $MESSAGE (or "hello"); /env?name=X answers the
 // value of X; /get?url=U fetches U and answers its body (for pod-localhost
 // checks); /healthz answers 200 unless the file $UNHEALTHY_FILE exists or
@@ -14,20 +22,28 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/term"
 )
 
 func main() {
 	mode := "serve"
 	if len(os.Args) > 1 {
 		mode = os.Args[1]
+	}
+	if run, ok := execModes[mode]; ok {
+		run(os.Args[2:])
+		return
 	}
 	fmt.Printf("testapp %s starting\n", mode)
 	fmt.Fprintf(os.Stderr, "testapp %s stderr\n", mode)
@@ -135,4 +151,43 @@ func serve() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+}
+
+var execModes = map[string]func(args []string){
+	"cat": func([]string) {
+		n, err := io.Copy(os.Stdout, os.Stdin)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "cat:", err)
+			os.Exit(1)
+		}
+		fmt.Fprintf(os.Stderr, "cat: %d bytes\n", n)
+	},
+	"isatty": func([]string) {
+		fmt.Printf("stdin=%t stdout=%t stderr=%t\n", term.IsTerminal(0), term.IsTerminal(1), term.IsTerminal(2))
+	},
+	"size": func([]string) {
+		winch := make(chan os.Signal, 1)
+		signal.Notify(winch, syscall.SIGWINCH)
+		quit := make(chan struct{})
+		go func() {
+			sc := bufio.NewScanner(os.Stdin)
+			for sc.Scan() && strings.TrimSpace(sc.Text()) != "q" {
+			}
+			close(quit)
+		}()
+		for {
+			w, h, _ := term.GetSize(1)
+			fmt.Printf("size %dx%d\n", w, h)
+			select {
+			case <-winch:
+			case <-quit:
+				return
+			}
+		}
+	},
+	"getenv": func(args []string) {
+		if len(args) > 0 {
+			fmt.Println(os.Getenv(args[0]))
+		}
+	},
 }
