@@ -160,6 +160,9 @@ func newAgent(cfg *config.Config, log *slog.Logger) (_ *agent, err error) {
 	})
 	a.api = api
 	server.RegisterLogs(api, rt)
+	server.RegisterProbes(api, m.ProbeRegistry)
+	server.RegisterRunningPods(api)
+	server.RegisterExec(api, rt)
 	a.stats = stats.Unavailable{Reason: "cadvisor.enabled is false"}
 	if cfg.CadvisorEnabled {
 		c, err := stats.NewCadvisor(stats.Options{NodeName: cfg.NodeName, Housekeeping: cfg.CadvisorHousekeeping,
@@ -172,6 +175,7 @@ func newAgent(cfg *config.Config, log *slog.Logger) (_ *agent, err error) {
 		}
 	}
 	server.RegisterStats(api, a.stats)
+	server.RegisterResource(api, a.stats)
 	if push != nil {
 		server.RegisterPush(api, push.Routes())
 	}

@@ -158,6 +158,7 @@ func (c *Controller) syncProbes(p *model.Pod, byName map[string][]*model.Contain
 			probed = append(probed, prober.Probed{
 				Target:    prober.Target{ContainerID: list[0].ID, Spec: ctr, PodIP: ip},
 				StartedAt: list[0].StartedAt,
+				PodUID:    string(p.Spec.UID),
 			})
 		}
 	}

@@ -13,6 +13,10 @@ import (
 // Metrics holds every berth_ collector and the registry they live in.
 type Metrics struct {
 	Registry *prometheus.Registry
+	// ProbeRegistry holds the kubelet's per-container prober_ series
+	// (/metrics/probes), apart from Registry as in the kubelet.
+	ProbeRegistry *prometheus.Registry
+	probes        probeSeries
 
 	reconcileTotal    *prometheus.CounterVec
 	reconcileDuration prometheus.Histogram
@@ -90,6 +94,8 @@ func New() *Metrics {
 		m.sourceUpdates, m.sourceErrors, m.sourceLastSync, m.manifestErrors,
 		m.dockerEvents, m.streamRestarts, m.probeResults,
 	)
+	m.ProbeRegistry = prometheus.NewRegistry()
+	m.probes = newProbeSeries(m.ProbeRegistry)
 	return m
 }
 
@@ -127,8 +133,3 @@ func (m *Metrics) DockerEvent(action string) { m.dockerEvents.WithLabelValues(ac
 
 // DockerStreamRestart implements informer.Metrics.
 func (m *Metrics) DockerStreamRestart() { m.streamRestarts.Inc() }
-
-// ProbeResult counts one probe result.
-func (m *Metrics) ProbeResult(probe, result string) {
-	m.probeResults.WithLabelValues(probe, result).Inc()
-}

@@ -2,11 +2,15 @@ package prober
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
+
+	"github.com/berth-dev/berth/runtime"
 )
 
 // Kind is the probe type.
@@ -28,19 +32,39 @@ const (
 	Failure
 )
 
-// Metrics counts probe results; metrics/ implements it.
+// Probe names one probe of one container, the identity of its series.
+// Workers of successive instances of a container share it.
+type Probe struct {
+	Kind      Kind
+	Container string
+	Pod       string
+	Namespace string
+	PodUID    string
+}
+
+// Metrics counts probe results per container; metrics/ implements it and
+// the prober stays unaware of Prometheus. Neither method may block or call
+// back into the Manager.
 type Metrics interface {
-	ProbeResult(probe, result string)
+	// ProbeResult counts one probe run of p that ended in r (Unknown: no
+	// verdict, the run is not counted towards the thresholds) after took.
+	ProbeResult(p Probe, r Result, took time.Duration)
+	// ProbeStopped says that no worker probes p any more: its series go.
+	// A later worker of p starts them anew.
+	ProbeStopped(p Probe)
 }
 
 type noMetrics struct{}
 
-func (noMetrics) ProbeResult(string, string) {}
+func (noMetrics) ProbeResult(Probe, Result, time.Duration) {}
+func (noMetrics) ProbeStopped(Probe)                       {}
 
 // Probed is one running container to probe.
 type Probed struct {
 	Target
 	StartedAt time.Time
+	// PodUID is the pod's metadata.uid, for the series' pod_uid label.
+	PodUID string
 }
 
 // Manager runs one worker per (container ID, probe kind) and keeps the
@@ -56,6 +80,10 @@ type Manager struct {
 	ctx     context.Context
 	workers map[workerKey]*worker
 	byPod   map[string]map[workerKey]bool
+	// live counts the running worker goroutines of each Probe, so its
+	// series go only when the last one ends (a restarted container's new
+	// worker may start before the old one has ended).
+	live map[Probe]int
 }
 
 type workerKey struct {
@@ -73,7 +101,7 @@ func NewManager(ctx context.Context, exec *Executor, clk clock.WithTicker, notif
 		clk = clock.RealClock{}
 	}
 	return &Manager{exec: exec, clock: clk, notify: notify, metrics: m, ctx: ctx,
-		workers: map[workerKey]*worker{}, byPod: map[string]map[workerKey]bool{}}
+		workers: map[workerKey]*worker{}, byPod: map[string]map[workerKey]bool{}, live: map[Probe]int{}}
 }
 
 func probeOf(c *v1.Container, k Kind) *v1.Probe {
@@ -106,6 +134,7 @@ func (m *Manager) Sync(podKey string, containers []Probed) {
 			}
 			w := newWorker(m, podKey, key, c, p)
 			m.workers[key] = w
+			m.live[w.id]++
 			go w.run()
 		}
 	}
@@ -134,10 +163,24 @@ func (m *Manager) Result(id string, kind Kind) Result {
 	return w.result()
 }
 
+// workerDone forgets a worker goroutine of p; the last one of p takes its
+// series along. Under m.mu, so that a new worker of p cannot count between
+// the decision and the deletion.
+func (m *Manager) workerDone(p Probe) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.live[p]--; m.live[p] > 0 {
+		return
+	}
+	delete(m.live, p)
+	m.metrics.ProbeStopped(p)
+}
+
 type worker struct {
 	m       *Manager
 	podKey  string
 	key     workerKey
+	id      Probe
 	target  Probed
 	probe   *v1.Probe
 	ctx     context.Context
@@ -151,7 +194,9 @@ type worker struct {
 
 func newWorker(m *Manager, podKey string, key workerKey, c Probed, p *v1.Probe) *worker {
 	ctx, cancel := context.WithCancel(m.ctx)
-	w := &worker{m: m, podKey: podKey, key: key, target: c, probe: p, ctx: ctx, cancel: cancel}
+	ns, name, _ := strings.Cut(podKey, "/")
+	id := Probe{Kind: key.kind, Container: c.Spec.Name, Pod: name, Namespace: ns, PodUID: c.PodUID}
+	w := &worker{m: m, podKey: podKey, key: key, id: id, target: c, probe: p, ctx: ctx, cancel: cancel}
 	if key.kind == Liveness {
 		w.verdict = Success // a container is alive until proven otherwise
 	}
@@ -173,7 +218,15 @@ func seconds(n int32, def int32) time.Duration {
 	return time.Duration(n) * time.Second
 }
 
+// run probes until the worker is stopped; a startup probe that succeeded
+// stops probing but keeps its series until then.
 func (w *worker) run() {
+	defer w.m.workerDone(w.id)
+	w.probeLoop()
+	<-w.ctx.Done()
+}
+
+func (w *worker) probeLoop() {
 	delay := time.Duration(w.probe.InitialDelaySeconds)*time.Second - w.m.clock.Since(w.target.StartedAt)
 	if delay > 0 {
 		select {
@@ -204,16 +257,24 @@ func (w *worker) probeOnce() bool {
 		w.m.Result(w.key.id, Startup) != Success {
 		return true
 	}
+	start := w.m.clock.Now()
 	err := w.m.exec.Run(w.ctx, FromProbe(w.probe), w.target.Target, seconds(w.probe.TimeoutSeconds, 1))
 	if w.ctx.Err() != nil {
 		return false
 	}
-	ok := err == nil
-	label := "success"
-	if !ok {
-		label = "failure"
+	took := w.m.clock.Since(start)
+	if errors.Is(err, runtime.ErrNotFound) {
+		// The container is gone, not unhealthy: no verdict, as the kubelet
+		// throws away a prober error. Its worker is stopped on the next sync.
+		w.m.metrics.ProbeResult(w.id, Unknown, took)
+		return true
 	}
-	w.m.metrics.ProbeResult(string(w.key.kind), label)
+	ok := err == nil
+	res := Success
+	if !ok {
+		res = Failure
+	}
+	w.m.metrics.ProbeResult(w.id, res, took)
 
 	w.mu.Lock()
 	if ok == w.lastOK {

@@ -19,15 +19,47 @@ import (
 	"github.com/berth-dev/berth/runtime"
 )
 
+// counter records what the Manager reports: results by "kind/result" and
+// by Probe, durations and stopped probes.
 type counter struct {
-	mu     sync.Mutex
-	probes map[string]int
+	mu      sync.Mutex
+	probes  map[string]int
+	byProbe map[Probe]map[Result]int
+	took    []time.Duration
+	stopped map[Probe]int
 }
 
-func (c *counter) ProbeResult(probe, result string) {
+func newCounter() *counter {
+	return &counter{probes: map[string]int{}, byProbe: map[Probe]map[Result]int{}, stopped: map[Probe]int{}}
+}
+
+func (c *counter) ProbeResult(p Probe, r Result, took time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.probes[probe+"/"+result]++
+	c.probes[string(p.Kind)+"/"+map[Result]string{Success: "success", Failure: "failure", Unknown: "unknown"}[r]]++
+	if c.byProbe[p] == nil {
+		c.byProbe[p] = map[Result]int{}
+	}
+	c.byProbe[p][r]++
+	c.took = append(c.took, took)
+}
+
+func (c *counter) ProbeStopped(p Probe) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stopped[p]++
+}
+
+func (c *counter) stops(p Probe) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stopped[p]
+}
+
+func (c *counter) results(p Probe, r Result) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.byProbe[p][r]
 }
 
 func (c *counter) get(k string) int {
@@ -79,7 +111,7 @@ type env struct {
 func newEnv(t *testing.T, rt runtime.Runtime) *env {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	e := &env{clk: clocktesting.NewFakeClock(time.Now()), notified: make(chan string, 100), metrics: &counter{probes: map[string]int{}}}
+	e := &env{clk: clocktesting.NewFakeClock(time.Now()), notified: make(chan string, 100), metrics: newCounter()}
 	if rt == nil {
 		rt = runtime.NewFake(nil)
 	}
