@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"sort"
 	"strings"
 	"time"
 
@@ -99,10 +98,8 @@ func execTarget(st *store.Store, ns, pod, name string) (string, int, string) {
 		return "", http.StatusInternalServerError, err.Error()
 	}
 	var instances []*model.Container
-	for _, c := range ctrs {
-		if c.Name == name && name != model.SandboxName {
-			instances = append(instances, c)
-		}
+	if name != model.SandboxName {
+		instances = instancesOf(ctrs, name)
 	}
 	if len(instances) == 0 {
 		if p, err := st.Pod(nil, key); err == nil && p == nil && len(ctrs) == 0 {
@@ -110,7 +107,6 @@ func execTarget(st *store.Store, ns, pod, name string) (string, int, string) {
 		}
 		return "", http.StatusNotFound, fmt.Sprintf("container %q in pod %s not found", name, key)
 	}
-	sort.Slice(instances, func(i, j int) bool { return instances[i].Attempt > instances[j].Attempt })
 	for _, c := range instances {
 		if c.State == model.StateRunning {
 			return c.ID, 0, ""
