@@ -22,7 +22,10 @@ func TestPullProgressShown(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg := testutil.NewRegistry(t)
-	ref, size := reg.AddImage(t, "berth-e2e/pulled", runID, map[string][]byte{"/testapp": bin}, []string{"/testapp"})
+	// A file unique to this test makes the layer new to the engine: a layer
+	// it already holds (an earlier run's) would not be downloaded again.
+	unique := []byte(runID + "-" + randHex(8))
+	ref, size := reg.AddImage(t, "berth-e2e/pulled", runID, map[string][]byte{"/testapp": bin, "/unique": unique}, []string{"/testapp"})
 	t.Cleanup(func() { _, _ = cli().ImageRemove(context.Background(), ref, image.RemoveOptions{Force: true}) })
 	reg.Throttle(max(size/6, 64<<10)) // about 6 s for the layer
 	writeFile(t, b.Pods, "pulled.yaml", strings.Replace(sleeper("pulled"), testImage, ref, 1))
