@@ -4,8 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"text/tabwriter"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	v1 "k8s.io/api/core/v1"
@@ -15,65 +19,137 @@ import (
 func getCmd() *cobra.Command {
 	get := &cobra.Command{Use: "get", Short: "Show state from a running berth"}
 	var client apiClient
-	var output string
+	var f getFlags
 	pods := &cobra.Command{
 		Use:   "pods",
-		Short: "List pods with their status (NAME READY STATUS RESTARTS AGE)",
+		Short: "List pods with their status (NAMESPACE NAME READY STATUS RESTARTS AGE); -w follows changes",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(f.output); err != nil {
+				return err
+			}
+			if f.watch {
+				ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+				defer stop()
+				return watchPods(ctx, &client, cmd.OutOrStdout(), f, time.Now)
+			}
 			var list v1.PodList
 			if err := client.getJSON(cmd.Context(), "/pods", &list); err != nil {
 				return err
 			}
-			return printPods(cmd.OutOrStdout(), &list, output, time.Now())
+			return printPods(cmd.OutOrStdout(), &list, f.output, time.Now())
 		},
 	}
 	client.addFlags(pods.Flags())
-	pods.Flags().StringVarP(&output, "output", "o", "", "output format: wide, json or yaml")
+	pods.Flags().StringVarP(&f.output, "output", "o", "", "output format: wide, json or yaml")
+	pods.Flags().BoolVarP(&f.watch, "watch", "w", false, "after the list, print a row for every change until interrupted")
+	pods.Flags().BoolVar(&f.watchEvents, "output-watch-events", false, "with --watch, show the event type (ADDED, MODIFIED, DELETED) of each row")
 	get.AddCommand(pods)
 	return get
 }
 
+// getFlags are the flags of berth get pods.
+type getFlags struct {
+	output      string
+	watch       bool
+	watchEvents bool
+}
+
+func checkOutput(output string) error {
+	switch output {
+	case "", "wide", "json", "yaml":
+		return nil
+	}
+	return fmt.Errorf("unknown output format %q (want wide, json or yaml)", output)
+}
+
 func printPods(w io.Writer, list *v1.PodList, output string, now time.Time) error {
+	if err := checkOutput(output); err != nil {
+		return err
+	}
 	switch output {
 	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(list)
+		return printJSON(w, list)
 	case "yaml":
-		b, err := yaml.Marshal(list)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(b)
-		return err
-	case "", "wide":
-	default:
-		return fmt.Errorf("unknown output format %q (want wide, json or yaml)", output)
+		return printYAML(w, list)
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
-	header := "NAMESPACE\tNAME\tREADY\tSTATUS\tRESTARTS\tAGE"
-	if output == "wide" {
-		header += "\tSOURCE\tORIGIN"
-	}
-	fmt.Fprintln(tw, header)
+	t := &table{w: w}
+	rows := [][]string{podHeader(output == "wide")}
 	for i := range list.Items {
-		p := &list.Items[i]
-		ready, restarts := 0, int32(0)
-		for _, cs := range p.Status.ContainerStatuses {
-			if cs.Ready {
-				ready++
-			}
-			restarts += cs.RestartCount
-		}
-		line := fmt.Sprintf("%s\t%s\t%d/%d\t%s\t%d\t%s", p.Namespace, p.Name, ready, len(p.Spec.Containers),
-			podStatusReason(p), restarts, age(now.Sub(p.CreationTimestamp.Time)))
-		if output == "wide" {
-			line += "\t" + p.Annotations["berth.io/source"] + "\t" + p.Annotations["berth.io/origin"]
-		}
-		fmt.Fprintln(tw, line)
+		rows = append(rows, podRow(&list.Items[i], output == "wide", now))
 	}
-	return tw.Flush()
+	return t.write(rows...)
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func printYAML(w io.Writer, v any) error {
+	b, err := yaml.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+func podHeader(wide bool) []string {
+	h := []string{"NAMESPACE", "NAME", "READY", "STATUS", "RESTARTS", "AGE"}
+	if wide {
+		h = append(h, "SOURCE", "ORIGIN")
+	}
+	return h
+}
+
+// podRow is the row of p under podHeader(wide).
+func podRow(p *v1.Pod, wide bool, now time.Time) []string {
+	ready, restarts := 0, int32(0)
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.Ready {
+			ready++
+		}
+		restarts += cs.RestartCount
+	}
+	row := []string{p.Namespace, p.Name, fmt.Sprintf("%d/%d", ready, len(p.Spec.Containers)),
+		podStatusReason(p), fmt.Sprint(restarts), age(now.Sub(p.CreationTimestamp.Time))}
+	if wide {
+		row = append(row, p.Annotations["berth.io/source"], p.Annotations["berth.io/origin"])
+	}
+	return row
+}
+
+// table prints rows in columns three spaces apart, as tabwriter would, but
+// keeps its column widths across writes (only ever widening them), so that
+// rows printed later by a watch line up under the first table.
+type table struct {
+	w      io.Writer
+	widths []int
+}
+
+func (t *table) write(rows ...[]string) error {
+	for _, r := range rows {
+		for i, c := range r {
+			if i == len(t.widths) {
+				t.widths = append(t.widths, 0)
+			}
+			t.widths[i] = max(t.widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		for i, c := range r {
+			b.WriteString(c)
+			if i < len(r)-1 {
+				b.WriteString(strings.Repeat(" ", t.widths[i]-utf8.RuneCountInString(c)+3))
+			}
+		}
+		b.WriteByte('\n')
+	}
+	_, err := io.WriteString(t.w, b.String())
+	return err
 }
 
 // podStatusReason mirrors kubectl's STATUS column.
@@ -81,6 +157,9 @@ func podStatusReason(p *v1.Pod) string {
 	reason := string(p.Status.Phase)
 	if p.Status.Reason != "" {
 		reason = p.Status.Reason
+	}
+	if p.DeletionTimestamp != nil {
+		return "Terminating"
 	}
 	for i, ics := range p.Status.InitContainerStatuses {
 		switch {

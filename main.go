@@ -16,7 +16,8 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(runCmd(), validateCmd(), versionCmd(), pauseCmd(), getCmd(), execCmd())
+	root.AddCommand(runCmd(), validateCmd(), versionCmd(), pauseCmd(), getCmd(), withPodCompletion(execCmd()),
+		logsCmd(), describeCmd())
 	if err := root.Execute(); err != nil {
 		if code, ok := remoteExit(err); ok {
 			os.Exit(code) // berth exec: the remote command's exit code

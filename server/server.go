@@ -158,6 +158,9 @@ func writeJSON(w http.ResponseWriter, v interface{}) {
 }
 
 func (s *Server) listPods(w http.ResponseWriter, r *http.Request) {
+	if s.serveWatch(w, r) {
+		return
+	}
 	pods, err := s.opts.Store.Pods(nil)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)

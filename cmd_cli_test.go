@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/berth-dev/berth/events"
+	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/runtime"
+	"github.com/berth-dev/berth/server"
+	"github.com/berth-dev/berth/store"
+)
+
+// cliAPI is a real berth API (server.New over a real store, logs from a
+// fake runtime) that needs token "tok", kept in tokenFile.
+type cliAPI struct {
+	url       string
+	tokenFile string
+	st        *store.Store
+	rt        *runtime.Fake
+	ev        *events.Buffer
+}
+
+func newCLIAPI(t *testing.T) *cliAPI {
+	t.Helper()
+	st, _ := store.New(nil)
+	a := &cliAPI{st: st, rt: runtime.NewFake(nil), ev: events.NewBuffer(100)}
+	a.rt.AddImage("img")
+	s := server.New(server.Options{Store: st, Tokens: []string{"tok"}, Events: a.ev.List})
+	server.RegisterLogs(s, a.rt)
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	a.url = srv.URL
+	a.tokenFile = filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(a.tokenFile, []byte("tok\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// flags are the client flags that reach a.
+func (a *cliAPI) flags() []string { return []string{"--server", a.url, "--token-file", a.tokenFile} }
+
+// addPod stores pod ns/name with containers ctrs, Running.
+func (a *cliAPI) addPod(t *testing.T, ns, name string, ctrs ...string) {
+	t.Helper()
+	spec := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
+	var sts []v1.ContainerStatus
+	for _, c := range ctrs {
+		spec.Spec.Containers = append(spec.Spec.Containers, v1.Container{Name: c, Image: "img"})
+		sts = append(sts, v1.ContainerStatus{Name: c, Ready: true, State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}})
+	}
+	err := a.st.UpsertPod(&model.Pod{Key: ns + "/" + name, Source: "file", Origin: "/p/" + name + ".yaml", Spec: spec,
+		SeenAt: time.Now(), Status: v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: sts}})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// addContainer records attempt of container ctr of pod ns/name on the
+// fake runtime, with log text.
+func (a *cliAPI) addContainer(t *testing.T, ns, pod, ctr string, attempt int, text string) {
+	t.Helper()
+	labels := map[string]string{runtime.LabelPodNamespace: ns, runtime.LabelPodName: pod,
+		runtime.LabelContainerName: ctr, runtime.LabelAttempt: strconv.Itoa(attempt)}
+	id, err := a.rt.CreateContainer(context.Background(), &runtime.ContainerConfig{
+		Name: pod + "-" + ctr + "-" + strconv.Itoa(attempt), Image: "img", Labels: labels})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.rt.SetLogs(id, text)
+	c, _ := a.rt.InspectContainer(context.Background(), id)
+	if _, err := a.st.UpsertContainer(c); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testRoot is berth's command tree as main builds it, for the commands
+// these tests run.
+func testRoot() *cobra.Command {
+	root := &cobra.Command{Use: "berth", SilenceUsage: true, SilenceErrors: true}
+	root.AddCommand(getCmd(), withPodCompletion(execCmd()), logsCmd(), describeCmd())
+	return root
+}
+
+func runCLI(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	root := testRoot()
+	var out, errOut bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetArgs(args)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	err = root.ExecuteContext(ctx)
+	return out.String(), errOut.String(), err
+}
+
+// closedURL is the URL of a local port nothing listens on.
+func closedURL(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return "http://" + addr
+}
+
+func TestCommandsReportUnreachableBerth(t *testing.T) {
+	url := closedURL(t)
+	for _, args := range [][]string{
+		{"get", "pods"},
+		{"get", "pods", "-w"},
+		{"logs", "web"},
+		{"logs", "web", "-c", "app", "-f"},
+		{"describe", "web"},
+		{"describe", "pod", "web"},
+	} {
+		_, _, err := runCLI(t, append(args, "--server", url)...)
+		if want := "cannot reach berth at " + url + ": "; err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("berth %s: %v, want %q...", strings.Join(args, " "), err, want)
+		}
+	}
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	v1 "k8s.io/api/core/v1"
+)
+
+// completePods is the ValidArgsFunction of a command whose one argument is
+// a POD: the names of the pods in its --namespace (default "default") on the
+// berth its --server and --token-file name. Errors mean no completions.
+func completePods(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	return podNames(cmd, toComplete), cobra.ShellCompDirectiveNoFileComp
+}
+
+// withPodCompletion gives cmd completePods unless it completes its own
+// arguments already.
+func withPodCompletion(cmd *cobra.Command) *cobra.Command {
+	if cmd.ValidArgsFunction == nil {
+		cmd.ValidArgsFunction = completePods
+	}
+	return cmd
+}
+
+// podNames lists the pods of cmd's namespace whose names start with prefix.
+func podNames(cmd *cobra.Command, prefix string) []string {
+	flag := func(name string) string {
+		if f := cmd.Flags().Lookup(name); f != nil {
+			return f.Value.String()
+		}
+		return ""
+	}
+	c := apiClient{server: flag("server"), tokenFile: flag("token-file")}
+	if c.server == "" {
+		return nil
+	}
+	ns := flag("namespace")
+	if ns == "" {
+		ns = "default"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	var list v1.PodList
+	if err := c.getJSON(ctx, "/pods", &list); err != nil {
+		return nil
+	}
+	var out []string
+	for _, p := range list.Items {
+		if p.Namespace == ns && strings.HasPrefix(p.Name, prefix) {
+			out = append(out, p.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	v1 "k8s.io/api/core/v1"
+)
+
+// logsFlags are berth logs' own flags, named as kubectl logs'.
+type logsFlags struct {
+	namespace  string
+	container  string
+	follow     bool
+	previous   bool
+	timestamps bool
+	tail       int
+}
+
+func logsCmd() *cobra.Command {
+	var c apiClient
+	var f logsFlags
+	cmd := &cobra.Command{
+		Use:   "logs POD [-c CONTAINER] [-n NAMESPACE] [-f] [-p] [--tail N] [--timestamps]",
+		Short: "Print the logs of a container of a pod",
+		Long: "Print the logs (stdout and stderr) of a container of a pod, through berth's API.\n" +
+			"Without -c, the container is the kubectl.kubernetes.io/default-container annotation's\n" +
+			"or the pod's first, as kubectl picks it (with a note on stderr when there is a choice).\n" +
+			"-f follows until interrupted; -p prints the previous, terminated instance's logs.",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completePods,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runLogs(ctx, &c, f, args[0], cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	c.addFlags(cmd.Flags())
+	cmd.Flags().StringVarP(&f.namespace, "namespace", "n", "default", "namespace of the pod")
+	cmd.Flags().StringVarP(&f.container, "container", "c", "", "container name (default: as kubectl picks it)")
+	cmd.Flags().BoolVarP(&f.follow, "follow", "f", false, "stream new lines until interrupted")
+	cmd.Flags().BoolVarP(&f.previous, "previous", "p", false, "logs of the previous, terminated instance of the container")
+	cmd.Flags().BoolVar(&f.timestamps, "timestamps", false, "prefix each line with its RFC3339 timestamp")
+	cmd.Flags().IntVar(&f.tail, "tail", -1, "lines of recent log to print; -1 for all")
+	return cmd
+}
+
+// runLogs copies the container's logs to stdout; an interrupt (ctx) ends
+// it without error.
+func runLogs(ctx context.Context, c *apiClient, f logsFlags, pod string, stdout, stderr io.Writer) error {
+	if f.container == "" {
+		var p v1.Pod
+		if err := c.getJSON(ctx, "/pods/"+url.PathEscape(f.namespace)+"/"+url.PathEscape(pod), &p); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		name, note, err := logsContainer(&p)
+		if err != nil {
+			return err
+		}
+		if note != "" {
+			fmt.Fprintln(stderr, note)
+		}
+		f.container = name
+	}
+	q := url.Values{}
+	for name, on := range map[string]bool{"follow": f.follow, "previous": f.previous, "timestamps": f.timestamps} {
+		if on {
+			q.Set(name, "true")
+		}
+	}
+	if f.tail >= 0 {
+		q.Set("tailLines", strconv.Itoa(f.tail))
+	}
+	path := "/containerLogs/" + url.PathEscape(f.namespace) + "/" + url.PathEscape(pod) + "/" + url.PathEscape(f.container)
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	req, err := c.newRequest(ctx, http.MethodGet, path, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.stream(req, 0)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	defer resp.Body.Close()
+	_, err = io.Copy(stdout, resp.Body)
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("logs of %s/%s container %s: %w", f.namespace, pod, f.container, err)
+	}
+	return nil
+}
+
+// logsContainer picks the container as kubectl logs does without -c: the
+// default-container annotation's if it names one, else the first, with a
+// note naming the others when there were others to choose.
+func logsContainer(p *v1.Pod) (name, note string, err error) {
+	if len(p.Spec.Containers) == 0 {
+		return "", "", fmt.Errorf("pod %s/%s has no containers", p.Namespace, p.Name)
+	}
+	if want := p.Annotations["kubectl.kubernetes.io/default-container"]; want != "" {
+		for _, ct := range p.Spec.Containers {
+			if ct.Name == want {
+				return want, "", nil
+			}
+		}
+	}
+	first := p.Spec.Containers[0].Name
+	if len(p.Spec.Containers) == 1 && len(p.Spec.InitContainers) == 0 {
+		return first, "", nil
+	}
+	var all []string
+	for _, ct := range p.Spec.Containers {
+		all = append(all, ct.Name)
+	}
+	for _, ct := range p.Spec.InitContainers {
+		all = append(all, ct.Name+" (init)")
+	}
+	return first, fmt.Sprintf("Defaulted container %q out of: %s", first, strings.Join(all, ", ")), nil
+}

@@ -1,0 +1,268 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// cliEnv is a berth with a token file, driven through the berth binary's
+// operator commands.
+type cliEnv struct {
+	b         *Berth
+	tokenFile string
+}
+
+func startCLIEnv(t *testing.T) *cliEnv {
+	t.Helper()
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte("e2e-cli-"+randHex(8)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b := startBerth(t, Options{Env: []string{"BERTH_SERVER_TOKEN_FILE=" + tokenFile}})
+	return &cliEnv{b: b, tokenFile: tokenFile}
+}
+
+// args appends the client flags that reach e's berth.
+func (e *cliEnv) args(args ...string) []string {
+	return append(args, "--server", e.b.URL(""), "--token-file", e.tokenFile)
+}
+
+// berthCLI runs the berth binary to completion (30 s at most).
+func berthCLI(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, berthBin, args...)
+	cmd.Env = berthlessEnv()
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	return out.String(), errOut.String(), err
+}
+
+// cliStream is a berth command left running, its stdout read line by line.
+type cliStream struct {
+	cmd    *exec.Cmd
+	lines  chan string
+	stderr *syncBuffer
+	done   chan error
+}
+
+func startCLIStream(t *testing.T, args ...string) *cliStream {
+	t.Helper()
+	cmd := exec.Command(berthBin, args...)
+	cmd.Env = berthlessEnv()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &cliStream{cmd: cmd, lines: make(chan string, 1000), stderr: &syncBuffer{}, done: make(chan error, 1)}
+	cmd.Stderr = s.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start berth %v: %v", args, err)
+	}
+	scanned := make(chan struct{})
+	go func() { // ends at the process's exit (stdout closed)
+		defer close(scanned)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			s.lines <- sc.Text()
+		}
+		close(s.lines)
+	}()
+	go func() {
+		<-scanned
+		s.done <- cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-scanned
+	})
+	return s
+}
+
+// waitLine returns the first line (from now) for which match is true.
+func (s *cliStream) waitLine(t *testing.T, what string, match func(string) bool) string {
+	t.Helper()
+	deadline := time.After(waitLong)
+	var seen []string
+	for {
+		select {
+		case l, ok := <-s.lines:
+			if !ok {
+				t.Fatalf("berth exited before printing %s; stdout %q, stderr %q", what, seen, s.stderr.String())
+			}
+			if match(l) {
+				return l
+			}
+			seen = append(seen, l)
+		case <-deadline:
+			t.Fatalf("no line with %s within %s; stdout %q", what, waitLong, seen)
+		}
+	}
+}
+
+// interrupt sends SIGINT, as Ctrl-C does, and wants a clean exit.
+func (s *cliStream) interrupt(t *testing.T) {
+	t.Helper()
+	_ = s.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case err := <-s.done:
+		if err != nil {
+			t.Errorf("after SIGINT: %v, want exit 0 (stderr %q)", err, s.stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("still running 10s after SIGINT")
+	}
+}
+
+func TestCLI(t *testing.T) {
+	e := startCLIEnv(t)
+	writeFile(t, e.b.Pods, "cli.yaml", podYAML("cli",
+		Ctr{Name: "web", Env: [][2]string{{"PORT", "8080"}}},
+		Ctr{Name: "side", Args: []string{"sleep"}},
+	))
+	writeFile(t, e.b.Pods, "crash.yaml", podYAML("crash", Ctr{Name: "app", Args: []string{"exit", "1", "1s"}}))
+	ids := waitPodRunning(t, e.b.Node, "cli", "web", "side")
+
+	var desc string
+	waitFor(t, waitLong, "berth describe pod cli: Running, web running, Started event", func() (bool, string) {
+		out, errOut, err := berthCLI(t, e.args("describe", "pod", "cli")...)
+		desc = out
+		return err == nil && regexp.MustCompile(`(?m)^Status: +Running$`).MatchString(out) &&
+				regexp.MustCompile(`(?m)^  web:\n    Container ID: +docker://`+ids["web"]+`$`).MatchString(out) &&
+				regexp.MustCompile(`(?m)^  Normal +Started +\S+ +berth +Started container web$`).MatchString(out),
+			fmt.Sprintf("%v %s\n%s", err, errOut, out)
+	})
+	for _, want := range []string{
+		`(?m)^Name: +cli$`, `(?m)^Namespace: +default$`, `(?m)^Source: +file$`,
+		`(?m)^Origin: +` + regexp.QuoteMeta(filepath.Join(e.b.Pods, "cli.yaml")) + `$`,
+		`(?m)^    Image: +berth/testapp:1$`, `(?m)^    State: +Running$`, `(?m)^    Ready: +True$`,
+		`(?m)^      PORT: +8080$`, `(?m)^  side:$`, `(?m)^Events:$`,
+	} {
+		if !regexp.MustCompile(want).MatchString(desc) {
+			t.Errorf("describe lacks %s:\n%s", want, desc)
+		}
+	}
+	if out, _, err := berthCLI(t, e.args("describe", "cli")...); err != nil || !strings.Contains(out, "Name:") {
+		t.Errorf("berth describe cli: %v\n%s", err, out)
+	}
+
+	t.Run("logs", func(t *testing.T) {
+		out, errOut, err := berthCLI(t, e.args("logs", "cli", "-c", "web")...)
+		if err != nil || !strings.Contains(out, "testapp serve starting\n") {
+			t.Fatalf("berth logs cli -c web: %v %q %q", err, out, errOut)
+		}
+		out, errOut, err = berthCLI(t, e.args("logs", "cli")...)
+		if err != nil || !strings.Contains(out, "testapp serve starting\n") ||
+			strings.TrimSpace(errOut) != `Defaulted container "web" out of: web, side` {
+			t.Fatalf("berth logs cli: %v %q %q", err, out, errOut)
+		}
+		out, _, err = berthCLI(t, e.args("logs", "cli", "-c", "side", "--tail", "1", "--timestamps")...)
+		if err != nil || !regexp.MustCompile(`^\d{4}-\d\d-\d\dT\S+ testapp sleep (starting|stderr)\n$`).MatchString(out) {
+			t.Fatalf("berth logs --tail 1 --timestamps: %v %q", err, out)
+		}
+	})
+
+	t.Run("logs -f", func(t *testing.T) {
+		s := startCLIStream(t, e.args("logs", "cli", "-c", "web", "-f")...)
+		s.waitLine(t, "the start banner", func(l string) bool { return l == "testapp serve starting" })
+		// A line the container writes now: testapp touch appends a
+		// timestamp to the container's own stdout.
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if code, out, err := dk.Exec(ctx, ids["web"], []string{"/testapp", "touch", "/proc/1/fd/1"}); err != nil || code != 0 {
+			t.Fatalf("exec touch /proc/1/fd/1: %d %v %s", code, err, out)
+		}
+		s.waitLine(t, "the line written after -f started", func(l string) bool {
+			_, err := time.Parse(time.RFC3339Nano, l)
+			return err == nil
+		})
+		s.interrupt(t)
+	})
+
+	t.Run("logs --previous", func(t *testing.T) {
+		waitFor(t, waitLong, "crash restarted", func() (bool, string) {
+			out, errOut, err := berthCLI(t, e.args("logs", "crash", "--previous")...)
+			return err == nil && strings.Contains(out, "testapp exit starting\n"), fmt.Sprintf("%v %q %q", err, out, errOut)
+		})
+	})
+
+	t.Run("completion", func(t *testing.T) {
+		out, _, err := berthCLI(t, "completion", "bash")
+		if err != nil || !strings.Contains(out, "__start_berth") {
+			t.Fatalf("berth completion bash: %v (%d bytes)", err, len(out))
+		}
+		out, _, err = berthCLI(t, append(e.args("__complete", "logs"), "")...) // the word to complete is last
+		if err != nil || !strings.HasPrefix(out, "cli\ncrash\n:") {
+			t.Fatalf("berth __complete logs: %v %q", err, out)
+		}
+	})
+
+	t.Run("unreachable", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		url := "http://" + ln.Addr().String()
+		ln.Close()
+		for _, args := range [][]string{{"logs", "cli"}, {"describe", "pod", "cli"}, {"get", "pods", "-w"}} {
+			_, errOut, err := berthCLI(t, append(args, "--server", url)...)
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.HasPrefix(errOut, "berth: cannot reach berth at "+url+": ") {
+				t.Errorf("berth %v against a closed port: %v %q", args, err, errOut)
+			}
+		}
+	})
+
+	t.Run("get pods -w", func(t *testing.T) {
+		s := startCLIStream(t, e.args("get", "pods", "-w")...)
+		header := s.waitLine(t, "the header", func(l string) bool { return strings.HasPrefix(l, "NAMESPACE") })
+		row := func(name string) func(string) bool {
+			return func(l string) bool { f := strings.Fields(l); return len(f) == 6 && f[1] == name }
+		}
+		if f := strings.Fields(s.waitLine(t, "the cli row", row("cli"))); f[2] != "2/2" || f[3] != "Running" {
+			t.Errorf("cli row %v", f)
+		}
+		removeFile(t, e.b.Pods, "cli.yaml")
+		l := s.waitLine(t, "cli's deletion", func(l string) bool { return row("cli")(l) && strings.Fields(l)[3] == "Terminating" })
+		if strings.Index(l, "Terminating") != strings.Index(header, "STATUS") {
+			t.Errorf("watch row not under the header:\n%s\n%s", header, l)
+		}
+		s.interrupt(t)
+		if s.stderr.String() != "" {
+			t.Errorf("stderr: %q", s.stderr.String())
+		}
+	})
+}
+
+// syncBuffer is a bytes.Buffer that a process writes while a test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
