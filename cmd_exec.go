@@ -19,7 +19,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
-	v1 "k8s.io/api/core/v1"
 
 	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/server"
@@ -76,7 +75,7 @@ func remoteExit(err error) (int, bool) {
 
 func runExec(ctx context.Context, c *apiClient, f execFlags, pod string, command []string) error {
 	if f.container == "" {
-		name, err := defaultContainer(ctx, c, f.namespace, pod)
+		name, err := defaultContainer(ctx, c, f.namespace, pod, os.Stderr)
 		if err != nil {
 			return err
 		}
@@ -148,26 +147,6 @@ func runExec(ctx context.Context, c *apiClient, f execFlags, pod string, command
 		go pumpStdin(fw, os.Stdin)
 	}
 	return readExecOutput(c, br, os.Stdout, os.Stderr)
-}
-
-// defaultContainer names the container kubectl would pick: the
-// kubectl.kubernetes.io/default-container annotation, else the first.
-func defaultContainer(ctx context.Context, c *apiClient, ns, pod string) (string, error) {
-	var p v1.Pod
-	if err := c.getJSON(ctx, "/pods/"+url.PathEscape(ns)+"/"+url.PathEscape(pod), &p); err != nil {
-		return "", err
-	}
-	if want := p.Annotations["kubectl.kubernetes.io/default-container"]; want != "" {
-		for _, ct := range p.Spec.Containers {
-			if ct.Name == want {
-				return want, nil
-			}
-		}
-	}
-	if len(p.Spec.Containers) == 0 {
-		return "", fmt.Errorf("exec: pod %s/%s has no containers", ns, pod)
-	}
-	return p.Spec.Containers[0].Name, nil
 }
 
 // dialUpgrade sends req as an upgrade to server.ExecProtocol on a

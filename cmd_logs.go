@@ -9,11 +9,9 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
-	v1 "k8s.io/api/core/v1"
 )
 
 // logsFlags are berth logs' own flags, named as kubectl logs'.
@@ -58,19 +56,12 @@ func logsCmd() *cobra.Command {
 // it without error.
 func runLogs(ctx context.Context, c *apiClient, f logsFlags, pod string, stdout, stderr io.Writer) error {
 	if f.container == "" {
-		var p v1.Pod
-		if err := c.getJSON(ctx, "/pods/"+url.PathEscape(f.namespace)+"/"+url.PathEscape(pod), &p); err != nil {
+		name, err := defaultContainer(ctx, c, f.namespace, pod, stderr)
+		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
 			return err
-		}
-		name, note, err := logsContainer(&p)
-		if err != nil {
-			return err
-		}
-		if note != "" {
-			fmt.Fprintln(stderr, note)
 		}
 		f.container = name
 	}
@@ -104,32 +95,4 @@ func runLogs(ctx context.Context, c *apiClient, f logsFlags, pod string, stdout,
 		return fmt.Errorf("logs of %s/%s container %s: %w", f.namespace, pod, f.container, err)
 	}
 	return nil
-}
-
-// logsContainer picks the container as kubectl logs does without -c: the
-// default-container annotation's if it names one, else the first, with a
-// note naming the others when there were others to choose.
-func logsContainer(p *v1.Pod) (name, note string, err error) {
-	if len(p.Spec.Containers) == 0 {
-		return "", "", fmt.Errorf("pod %s/%s has no containers", p.Namespace, p.Name)
-	}
-	if want := p.Annotations["kubectl.kubernetes.io/default-container"]; want != "" {
-		for _, ct := range p.Spec.Containers {
-			if ct.Name == want {
-				return want, "", nil
-			}
-		}
-	}
-	first := p.Spec.Containers[0].Name
-	if len(p.Spec.Containers) == 1 && len(p.Spec.InitContainers) == 0 {
-		return first, "", nil
-	}
-	var all []string
-	for _, ct := range p.Spec.Containers {
-		all = append(all, ct.Name)
-	}
-	for _, ct := range p.Spec.InitContainers {
-		all = append(all, ct.Name+" (init)")
-	}
-	return first, fmt.Sprintf("Defaulted container %q out of: %s", first, strings.Join(all, ", ")), nil
 }

@@ -56,14 +56,14 @@ func TestLogsContainerDefaultsAsKubectl(t *testing.T) {
 	p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default",
 		Annotations: map[string]string{"kubectl.kubernetes.io/default-container": "b"}},
 		Spec: v1.PodSpec{InitContainers: []v1.Container{{Name: "init"}}, Containers: []v1.Container{{Name: "a"}, {Name: "b"}}}}
-	if name, note, _ := logsContainer(p); name != "b" || note != "" {
+	if name, note, _ := pickContainer(p); name != "b" || note != "" {
 		t.Errorf("annotated default: %q %q", name, note)
 	}
 	p.Annotations["kubectl.kubernetes.io/default-container"] = "gone"
-	if name, note, _ := logsContainer(p); name != "a" || note != `Defaulted container "a" out of: a, b, init (init)` {
+	if name, note, _ := pickContainer(p); name != "a" || note != `Defaulted container "a" out of: a, b, init (init)` {
 		t.Errorf("annotation naming no container: %q %q", name, note)
 	}
-	if _, _, err := logsContainer(&v1.Pod{}); err == nil {
+	if _, _, err := pickContainer(&v1.Pod{}); err == nil {
 		t.Error("a pod without containers gave a container")
 	}
 }

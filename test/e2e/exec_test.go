@@ -120,7 +120,9 @@ func TestExecStreamsAndExitCode(t *testing.T) {
 		return berthExec(t, e.b, e.tokenFile, stdin, args...)
 	}
 
-	if r := run(nil, "shell", "--", "/testapp", "getenv", "WHO"); r != (execRun{"main\n", "", 0}) {
+	// Without -c, kubectl's note names the choice on stderr.
+	const note = "Defaulted container \"main\" out of: main, side\n"
+	if r := run(nil, "shell", "--", "/testapp", "getenv", "WHO"); r != (execRun{"main\n", note, 0}) {
 		t.Errorf("without -c (the first container): %+v", r)
 	}
 	if r := run(nil, "shell", "-c", "side", "-n", "default", "--", "/testapp", "getenv", "WHO"); r != (execRun{"side\n", "", 0}) {
@@ -133,21 +135,21 @@ func TestExecStreamsAndExitCode(t *testing.T) {
 	if r.code != 0 || r.stdout != string(data) {
 		t.Errorf("cat of %d bytes: exit %d, %d bytes on stdout, stderr %q", len(data), r.code, len(r.stdout), r.stderr)
 	}
-	if want := fmt.Sprintf("cat: %d bytes\n", len(data)); r.stderr != want {
+	if want := fmt.Sprintf(note+"cat: %d bytes\n", len(data)); r.stderr != want {
 		t.Errorf("cat: stderr %q, want %q", r.stderr, want)
 	}
 
-	if r := run(nil, "shell", "--", "/testapp", "exit", "3"); r != (execRun{"testapp exit starting\n", "testapp exit stderr\n", 3}) {
+	if r := run(nil, "shell", "--", "/testapp", "exit", "3"); r != (execRun{"testapp exit starting\n", note + "testapp exit stderr\n", 3}) {
 		t.Errorf("exit 3: %+v", r)
 	}
 	if r := run(nil, "shell", "--", "/testapp", "bogus-mode"); r.code != 2 || !strings.Contains(r.stderr, `unknown mode "bogus-mode"`) {
 		t.Errorf("unknown mode: %+v", r)
 	}
 
-	if r := run(nil, "shell", "--", "/testapp", "isatty"); r != (execRun{"stdin=false stdout=false stderr=false\n", "", 0}) {
+	if r := run(nil, "shell", "--", "/testapp", "isatty"); r != (execRun{"stdin=false stdout=false stderr=false\n", note, 0}) {
 		t.Errorf("isatty without -t: %+v", r)
 	}
-	if r := run(nil, "-t", "shell", "--", "/testapp", "isatty"); r != (execRun{"stdin=true stdout=true stderr=true\r\n", "", 0}) {
+	if r := run(nil, "-t", "shell", "--", "/testapp", "isatty"); r != (execRun{"stdin=true stdout=true stderr=true\r\n", note, 0}) {
 		t.Errorf("isatty with -t: %+v", r)
 	}
 
