@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -39,6 +40,12 @@ func TestPullProgressShown(t *testing.T) {
 		t.Errorf("waiting message %q", msg)
 	}
 	t.Logf("while pulling: %s", msg)
+	// berth describe shows the same line to the person waiting on it.
+	if out, errOut, err := berthCLI(t, "describe", "pod", "pulled", "--server", b.URL("")); err != nil {
+		t.Errorf("berth describe pod pulled: %v %s", err, errOut)
+	} else if !regexp.MustCompile(`(?m)^\s+Message:\s+Pulling image "` + regexp.QuoteMeta(ref) + `": [0-9.]+ [KMG]?i?B of [0-9.]+ [KMG]?i?B`).MatchString(out) {
+		t.Errorf("berth describe during the pull lacks the progress line:\n%s", out)
+	}
 	waitPodRunning(t, b.Node, "pulled", "app")
 	var pulled string
 	for _, e := range podEvents(t, b, "pulled") {
