@@ -80,13 +80,19 @@ func (c *apiClient) stream(req *http.Request, timeout time.Duration) (*http.Resp
 	return resp, nil
 }
 
-// getJSON GETs path and decodes the answer into v.
-func (c *apiClient) getJSON(ctx context.Context, path string, v any) error {
+// get GETs path and returns the open response of a 2xx answer (see
+// stream); timeout 0 means none.
+func (c *apiClient) get(ctx context.Context, path string, timeout time.Duration) (*http.Response, error) {
 	req, err := c.newRequest(ctx, http.MethodGet, path, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	resp, err := c.stream(req, 10*time.Second)
+	return c.stream(req, timeout)
+}
+
+// getJSON GETs path and decodes the answer into v.
+func (c *apiClient) getJSON(ctx context.Context, path string, v any) error {
+	resp, err := c.get(ctx, path, 10*time.Second)
 	if err != nil {
 		return err
 	}

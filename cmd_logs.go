@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
@@ -78,11 +77,7 @@ func runLogs(ctx context.Context, c *apiClient, f logsFlags, pod string, stdout,
 	if len(q) > 0 {
 		path += "?" + q.Encode()
 	}
-	req, err := c.newRequest(ctx, http.MethodGet, path, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := c.stream(req, 0)
+	resp, err := c.get(ctx, path, 0)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"time"
 
 	"github.com/berth-dev/berth/server"
@@ -17,11 +16,7 @@ import (
 // initial events, which end at its bookmark, so no change falls between a
 // list and a watch.
 func watchPods(ctx context.Context, c *apiClient, w io.Writer, f getFlags, now func() time.Time) error {
-	req, err := c.newRequest(ctx, http.MethodGet, "/pods?watch=1&sendInitialEvents=true", nil)
-	if err != nil {
-		return err
-	}
-	resp, err := c.stream(req, 0)
+	resp, err := c.get(ctx, "/pods?watch=1&sendInitialEvents=true", 0)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil

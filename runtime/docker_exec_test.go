@@ -9,10 +9,10 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/internal/testutil"
 	"github.com/berth-dev/berth/model"
 )
 
@@ -62,26 +62,8 @@ func TestDockerBindCreatesHostDir(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and a polling reader.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // waitOutput polls b until it contains want.
-func waitOutput(t *testing.T, b *syncBuffer, want string) {
+func waitOutput(t *testing.T, b *testutil.SyncBuffer, want string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for !strings.Contains(b.String(), want) {
@@ -138,7 +120,7 @@ func TestDockerExecStream(t *testing.T) {
 		stdinR, stdinW := io.Pipe()
 		defer stdinR.Close()
 		resize := make(chan TermSize)
-		out := &syncBuffer{}
+		out := &testutil.SyncBuffer{}
 		type result struct {
 			code int
 			err  error

@@ -1,36 +1,18 @@
 package sources
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/berth-dev/berth/internal/testutil"
 )
-
-// syncBuffer is a bytes.Buffer safe for the source's goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // A source logs through the logger it was given, with its name, and never
 // through the process-wide default.
 func TestSourceLogsThroughInjectedLogger(t *testing.T) {
-	var injected, global syncBuffer
+	var injected, global testutil.SyncBuffer
 	prev := slog.Default()
 	slog.SetDefault(slog.New(slog.NewTextHandler(&global, nil)))
 	t.Cleanup(func() { slog.SetDefault(prev) })

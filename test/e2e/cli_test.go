@@ -12,10 +12,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/berth-dev/berth/internal/testutil"
 )
 
 // cliEnv is a berth with a token file, driven through the berth binary's
@@ -57,7 +58,7 @@ func berthCLI(t *testing.T, args ...string) (stdout, stderr string, err error) {
 type cliStream struct {
 	cmd    *exec.Cmd
 	lines  chan string
-	stderr *syncBuffer
+	stderr *testutil.SyncBuffer
 	done   chan error
 }
 
@@ -69,7 +70,7 @@ func startCLIStream(t *testing.T, args ...string) *cliStream {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &cliStream{cmd: cmd, lines: make(chan string, 1000), stderr: &syncBuffer{}, done: make(chan error, 1)}
+	s := &cliStream{cmd: cmd, lines: make(chan string, 1000), stderr: &testutil.SyncBuffer{}, done: make(chan error, 1)}
 	cmd.Stderr = s.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start berth %v: %v", args, err)
@@ -247,22 +248,4 @@ func TestCLI(t *testing.T) {
 			t.Errorf("stderr: %q", s.stderr.String())
 		}
 	})
-}
-
-// syncBuffer is a bytes.Buffer that a process writes while a test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

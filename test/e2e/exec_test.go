@@ -13,11 +13,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/internal/testutil"
 	"golang.org/x/sys/unix"
 	v1 "k8s.io/api/core/v1"
 )
@@ -197,7 +197,7 @@ func TestExecTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	slave.Close()
-	out := &lockedBuffer{}
+	out := &testutil.SyncBuffer{}
 	copied := make(chan struct{})
 	go func() {
 		defer close(copied)
@@ -278,21 +278,4 @@ func termios(t *testing.T, master *os.File) unix.Termios {
 		return err
 	})
 	return *tio
-}
-
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
