@@ -9,21 +9,11 @@ import (
 
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/berth-dev/berth/internal/testutil"
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/store"
 )
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
 
 func TestDockerInformerFollowsEventsAndRelists(t *testing.T) {
 	rt := runtime.NewFake(nil)
@@ -41,7 +31,7 @@ func TestDockerInformerFollowsEventsAndRelists(t *testing.T) {
 	inf := NewDockerInformer(rt, st, "n1", nil, nil, nil)
 	inf.Retry = 50 * time.Millisecond // the removal below falls in the gap
 	go inf.Run(ctx)
-	waitFor(t, "initial list", inf.Synced)
+	testutil.WaitFor(t, 5*time.Second, "initial list", inf.Synced)
 	if c, _ := st.Container(nil, pre); c == nil || c.PodKey != "default/p" {
 		t.Fatal("listed container missing")
 	}
@@ -51,7 +41,7 @@ func TestDockerInformerFollowsEventsAndRelists(t *testing.T) {
 
 	id, _ := rt.CreateContainer(ctx, &runtime.ContainerConfig{Name: "new", Image: "img", Labels: labels("n1")})
 	_ = rt.StartContainer(ctx, id)
-	waitFor(t, "event-driven start", func() bool {
+	testutil.WaitFor(t, 5*time.Second, "event-driven start", func() bool {
 		c, _ := st.Container(nil, id)
 		return c != nil && c.State == model.StateRunning
 	})
@@ -60,12 +50,12 @@ func TestDockerInformerFollowsEventsAndRelists(t *testing.T) {
 	// must forget it even though its destroy event was never seen.
 	rt.BreakEvents(errors.New("dockerd restarted"))
 	rt.Remove(pre)
-	waitFor(t, "relist after a broken stream", func() bool {
+	testutil.WaitFor(t, 5*time.Second, "relist after a broken stream", func() bool {
 		c, _ := st.Container(nil, pre)
 		return c == nil && rt.Subscribers() == 1
 	})
 	rt.Remove(id)
-	waitFor(t, "destroy event", func() bool {
+	testutil.WaitFor(t, 5*time.Second, "destroy event", func() bool {
 		c, _ := st.Container(nil, id)
 		return c == nil
 	})
@@ -92,22 +82,22 @@ func TestEventsCostNoInspect(t *testing.T) {
 	defer cancel()
 	inf := NewDockerInformer(rt, st, "n1", nil, nil, nil)
 	go inf.Run(ctx)
-	waitFor(t, "initial list", inf.Synced)
+	testutil.WaitFor(t, 5*time.Second, "initial list", inf.Synced)
 	labels := map[string]string{runtime.LabelManaged: "true", runtime.LabelNode: "n1", runtime.LabelPodNamespace: "default",
 		runtime.LabelPodName: "p", runtime.LabelContainerName: "c", runtime.LabelRestartCount: "3"}
 	id, _ := fake.CreateContainer(ctx, &runtime.ContainerConfig{Name: "berth_c", Image: "img", Labels: labels})
-	waitFor(t, "create seen", func() bool { c, _ := st.Container(nil, id); return c != nil })
+	testutil.WaitFor(t, 5*time.Second, "create seen", func() bool { c, _ := st.Container(nil, id); return c != nil })
 	before := notified.Load()
 	for i := 0; i < 10; i++ {
 		fake.Emit(id, "exec_start")
 	}
 	_ = fake.StartContainer(ctx, id)
-	waitFor(t, "start seen", func() bool { c, _ := st.Container(nil, id); return c.State == model.StateRunning })
+	testutil.WaitFor(t, 5*time.Second, "start seen", func() bool { c, _ := st.Container(nil, id); return c.State == model.StateRunning })
 	if n := notified.Load() - before; n != 1 {
 		t.Fatalf("10 exec events and a start notified the pod %d times, want 1 (exec events change nothing)", n)
 	}
 	fake.Exit(id, 3)
-	waitFor(t, "die seen", func() bool { c, _ := st.Container(nil, id); return c.State == model.StateExited })
+	testutil.WaitFor(t, 5*time.Second, "die seen", func() bool { c, _ := st.Container(nil, id); return c.State == model.StateExited })
 	c, _ := st.Container(nil, id)
 	if c.ExitCode != 3 || c.PodKey != "default/p" || c.Name != "c" || c.RestartCount != 3 || c.DockerName != "berth_c" || c.Image != "img" ||
 		c.StartedAt.IsZero() || c.FinishedAt.IsZero() || c.ObservedAt.IsZero() {
@@ -163,13 +153,13 @@ func TestPeriodicRelistRepairsAMissedEvent(t *testing.T) {
 	}{rt, counting}, st, "n1", clk, nil, nil)
 	inf.Relist = time.Minute
 	go inf.Run(ctx)
-	waitFor(t, "initial list", inf.Synced)
-	waitFor(t, "relist ticker", func() bool { return clk.HasWaiters() })
+	testutil.WaitFor(t, 5*time.Second, "initial list", inf.Synced)
+	testutil.WaitFor(t, 5*time.Second, "relist ticker", func() bool { return clk.HasWaiters() })
 
 	lists := fake.CallCount("ListContainers")
 	inspects := counting.inspects.Load()
 	clk.Step(time.Minute)
-	waitFor(t, "healthy relist", func() bool { return fake.CallCount("ListContainers") == lists+1 })
+	testutil.WaitFor(t, 5*time.Second, "healthy relist", func() bool { return fake.CallCount("ListContainers") == lists+1 })
 	time.Sleep(20 * time.Millisecond)
 	if n := counting.inspects.Load() - inspects; n != 0 {
 		t.Fatalf("a relist of an up-to-date cache inspected %d containers", n)
@@ -181,7 +171,7 @@ func TestPeriodicRelistRepairsAMissedEvent(t *testing.T) {
 		t.Fatalf("test broken: the die event arrived (%s)", c.State)
 	}
 	clk.Step(time.Minute)
-	waitFor(t, "relist repair", func() bool {
+	testutil.WaitFor(t, 5*time.Second, "relist repair", func() bool {
 		c, _ := st.Container(nil, id)
 		return c.State == model.StateExited && c.ExitCode == 2
 	})

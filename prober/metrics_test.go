@@ -7,20 +7,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/berth-dev/berth/internal/testutil"
 	"github.com/berth-dev/berth/runtime"
 )
-
-// waitUntil polls cond for up to 5s.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
 
 func (e *env) live(p Probe) int {
 	e.m.mu.Lock()
@@ -69,12 +58,12 @@ func TestResultsCountedPerContainerAndDroppedWhenWorkerStops(t *testing.T) {
 	webLive := Probe{Kind: Liveness, Container: "web", Pod: "cart", Namespace: "shop", PodUID: "uid-1"}
 	webReady := Probe{Kind: Readiness, Container: "web", Pod: "cart", Namespace: "shop", PodUID: "uid-1"}
 	sideLive := Probe{Kind: Liveness, Container: "side", Pod: "cart", Namespace: "shop", PodUID: "uid-1"}
-	waitUntil(t, "first results", func() bool {
+	testutil.WaitFor(t, 5*time.Second, "first results", func() bool {
 		return e.metrics.results(webLive, Success) == 1 && e.metrics.results(webReady, Success) == 1 &&
 			e.metrics.results(sideLive, Failure) == 1
 	})
 	e.tick(t, 10*time.Second)
-	waitUntil(t, "second results", func() bool {
+	testutil.WaitFor(t, 5*time.Second, "second results", func() bool {
 		return e.metrics.results(webLive, Success) == 2 && e.metrics.results(sideLive, Failure) == 2
 	})
 	if n := e.metrics.results(webLive, Failure) + e.metrics.results(sideLive, Success); n != 0 {
@@ -83,12 +72,12 @@ func TestResultsCountedPerContainerAndDroppedWhenWorkerStops(t *testing.T) {
 
 	// side goes away: its series are dropped, web's stay.
 	e.m.Sync("shop/cart", both[:1])
-	waitUntil(t, "side's series dropped", func() bool { return e.metrics.stops(sideLive) == 1 })
+	testutil.WaitFor(t, 5*time.Second, "side's series dropped", func() bool { return e.metrics.stops(sideLive) == 1 })
 	if e.metrics.stops(webLive)+e.metrics.stops(webReady) != 0 {
 		t.Fatal("web's series dropped while web is probed")
 	}
 	e.m.Sync("shop/cart", nil)
-	waitUntil(t, "web's series dropped", func() bool { return e.metrics.stops(webLive) == 1 && e.metrics.stops(webReady) == 1 })
+	testutil.WaitFor(t, 5*time.Second, "web's series dropped", func() bool { return e.metrics.stops(webLive) == 1 && e.metrics.stops(webReady) == 1 })
 }
 
 func TestProbeDurationOnTheProberClock(t *testing.T) {
@@ -104,7 +93,7 @@ func TestProbeDurationOnTheProberClock(t *testing.T) {
 	spec := &v1.Container{Name: "web", LivenessProbe: execProbe()}
 	p := Probe{Kind: Liveness, Container: "web", Pod: "cart", Namespace: "shop", PodUID: "u"}
 	e.m.Sync("shop/cart", []Probed{{Target: Target{ContainerID: id, Spec: spec}, PodUID: "u", StartedAt: e.clk.Now()}})
-	waitUntil(t, "a result", func() bool { return e.metrics.results(p, Success) == 1 })
+	testutil.WaitFor(t, 5*time.Second, "a result", func() bool { return e.metrics.results(p, Success) == 1 })
 	e.metrics.mu.Lock()
 	defer e.metrics.mu.Unlock()
 	if len(e.metrics.took) != 1 || e.metrics.took[0] != 250*time.Millisecond {
@@ -120,15 +109,15 @@ func TestRestartedContainerKeepsItsSeries(t *testing.T) {
 	spec := &v1.Container{Name: "web", LivenessProbe: execProbe()}
 	p := Probe{Kind: Liveness, Container: "web", Pod: "cart", Namespace: "shop", PodUID: "u"}
 	e.m.Sync("shop/cart", []Probed{{Target: Target{ContainerID: first, Spec: spec}, PodUID: "u", StartedAt: e.clk.Now()}})
-	waitUntil(t, "first instance probed", func() bool { return e.metrics.results(p, Success) == 1 })
+	testutil.WaitFor(t, 5*time.Second, "first instance probed", func() bool { return e.metrics.results(p, Success) == 1 })
 	// The new instance's worker starts before the old one has ended.
 	e.m.Sync("shop/cart", []Probed{{Target: Target{ContainerID: second, Spec: spec}, PodUID: "u", StartedAt: e.clk.Now()}})
-	waitUntil(t, "old worker ended", func() bool { return e.live(p) == 1 })
+	testutil.WaitFor(t, 5*time.Second, "old worker ended", func() bool { return e.live(p) == 1 })
 	if n := e.metrics.stops(p); n != 0 {
 		t.Fatalf("series dropped %d times while the new instance is probed", n)
 	}
 	e.m.Sync("shop/cart", nil)
-	waitUntil(t, "series dropped", func() bool { return e.metrics.stops(p) == 1 && e.live(p) == 0 })
+	testutil.WaitFor(t, 5*time.Second, "series dropped", func() bool { return e.metrics.stops(p) == 1 && e.live(p) == 0 })
 }
 
 func TestVanishedContainerIsUnknownNotFailed(t *testing.T) {
@@ -139,7 +128,7 @@ func TestVanishedContainerIsUnknownNotFailed(t *testing.T) {
 	// "gone" is no container of the engine: exec reports ErrNotFound.
 	e.m.Sync("shop/cart", []Probed{{Target: Target{ContainerID: "gone", Spec: spec}, PodUID: "u", StartedAt: e.clk.Now()}})
 	for i := 1; i <= 3; i++ {
-		waitUntil(t, "unknown result", func() bool { return e.metrics.results(p, Unknown) == i })
+		testutil.WaitFor(t, 5*time.Second, "unknown result", func() bool { return e.metrics.results(p, Unknown) == i })
 		e.tick(t, 10*time.Second)
 	}
 	if e.metrics.results(p, Failure) != 0 || e.m.Result("gone", Liveness) != Success {
@@ -160,5 +149,5 @@ func TestSucceededStartupProbeKeepsSeriesUntilStopped(t *testing.T) {
 		t.Fatal("a succeeded startup probe dropped its series while its container runs")
 	}
 	e.m.Sync("shop/cart", nil)
-	waitUntil(t, "series dropped", func() bool { return e.metrics.stops(p) == 1 })
+	testutil.WaitFor(t, 5*time.Second, "series dropped", func() bool { return e.metrics.stops(p) == 1 })
 }

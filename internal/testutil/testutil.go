@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // FreePort returns a loopback TCP port that was free a moment ago.
@@ -84,4 +85,15 @@ func Build(tb testing.TB, dir, pkg, name string) string {
 		tb.Fatal(err)
 	}
 	return path
+}
+
+// WaitFor polls cond every millisecond until it holds, and fails the test
+// naming what it waited for if it does not within d.
+func WaitFor(tb testing.TB, d time.Duration, what string, cond func() bool) {
+	tb.Helper()
+	for deadline := time.Now().Add(d); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			tb.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+	}
 }
