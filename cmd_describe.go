@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -171,12 +173,7 @@ func (d describeWriter) multiline(level int, key string, vals map[string]string)
 		d.line(level, "%s:\t<none>", key)
 		return
 	}
-	keys := make([]string, 0, len(vals))
-	for k := range vals {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for i, k := range keys {
+	for i, k := range slices.Sorted(maps.Keys(vals)) {
 		if i == 0 {
 			d.line(level, "%s:\t%s", key, vals[k])
 		} else {

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
@@ -56,12 +58,7 @@ func RunningPods(ctrs []*model.Container) v1.PodList {
 		}
 	}
 	list := v1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PodList"}, Items: []v1.Pod{}}
-	keys := make([]string, 0, len(pods))
-	for k := range pods {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(pods)) {
 		p := pods[k]
 		ns, name, _ := strings.Cut(k, "/")
 		item := v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, UID: types.UID(p.uid)}}

@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
@@ -103,7 +104,7 @@ func (s *Server) watchPods(w http.ResponseWriter, r *http.Request) {
 				writeWatchEvent(&out, WatchModified, raw)
 			}
 		}
-		for _, p := range sortedKeys(prev) {
+		for _, p := range slices.Sorted(maps.Keys(prev)) {
 			if _, ok := cur[p]; ok {
 				continue
 			}
@@ -153,13 +154,4 @@ func writeWatchEvent(buf *bytes.Buffer, typ string, obj []byte) {
 	fmt.Fprintf(buf, `{"type":%q,"object":`, typ)
 	buf.Write(obj)
 	buf.WriteString("}\n")
-}
-
-func sortedKeys(m map[string]watched) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -417,13 +418,8 @@ func (s *EtcdSource) check(ctx context.Context, cli *clientv3.Client) Update {
 
 // snapshot builds the full Update of the current entries.
 func (s *EtcdSource) snapshot() Update {
-	keys := make([]string, 0, len(s.entries))
-	for k := range s.entries {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
 	u := Update{Source: s.name}
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(s.entries)) {
 		e := s.entries[k]
 		u.Pods = append(u.Pods, e.pods...)
 		u.Errors = append(u.Errors, e.errs...)

@@ -1,6 +1,8 @@
 package stats
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -110,12 +112,7 @@ func buildSummary(in summaryInput) *Summary {
 		}
 	}
 
-	keys := make([]string, 0, len(pods))
-	for k := range pods {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(pods)) {
 		acc := pods[k]
 		if acc.ref.UID == "" && in.Store != nil {
 			if p, err := in.Store.Pod(nil, k); err == nil && p != nil && p.Spec != nil {
