@@ -21,9 +21,7 @@ func TestDockerExecAndIP(t *testing.T) {
 	d := testDocker(t)
 	ctx := t.Context()
 	pod := uniquePod(t)
-	id := create(t, d, &ContainerConfig{Name: containerName(pod, "x"), Cmd: []string{"sleep"}, Labels: testLabels(pod, "x")})
-	start(t, d, id)
-	c := waitState(t, d, id, model.StateRunning)
+	id, c := runSleeper(t, d, pod, "x")
 	if c.IP == "" {
 		t.Error("bridge container has no IP")
 	}
@@ -79,9 +77,7 @@ func TestDockerExecStream(t *testing.T) {
 	d := testDocker(t)
 	ctx := t.Context()
 	pod := uniquePod(t)
-	id := create(t, d, &ContainerConfig{Name: containerName(pod, "x"), Cmd: []string{"sleep"}, Labels: testLabels(pod, "x")})
-	start(t, d, id)
-	waitState(t, d, id, model.StateRunning)
+	id, _ := runSleeper(t, d, pod, "x")
 
 	t.Run("stdin to stdout, stderr apart", func(t *testing.T) {
 		data := make([]byte, 3<<20+777)

@@ -204,6 +204,15 @@ func httpGet(t *testing.T, url string) string {
 }
 
 // waitState polls until container id is in state.
+// runSleeper creates and starts container name of pod running testapp
+// sleep, and returns it once the engine reports it running.
+func runSleeper(t *testing.T, d *Docker, pod, name string) (string, *model.Container) {
+	t.Helper()
+	id := create(t, d, &ContainerConfig{Name: containerName(pod, name), Cmd: []string{"sleep"}, Labels: testLabels(pod, name)})
+	start(t, d, id)
+	return id, waitState(t, d, id, model.StateRunning)
+}
+
 func waitState(t *testing.T, d *Docker, id, state string) *model.Container {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
@@ -588,9 +597,7 @@ func TestDockerStopGrace(t *testing.T) {
 	d := testDocker(t)
 	ctx := t.Context()
 	pod := uniquePod(t)
-	id := create(t, d, &ContainerConfig{Name: containerName(pod, "s"), Cmd: []string{"sleep"}, Labels: testLabels(pod, "s")})
-	start(t, d, id)
-	waitState(t, d, id, model.StateRunning)
+	id, _ := runSleeper(t, d, pod, "s")
 	time.Sleep(200 * time.Millisecond) // let testapp install its signal handler
 	t0 := time.Now()
 	if err := d.StopContainer(ctx, id, 10*time.Second); err != nil {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -28,11 +27,7 @@ type cliEnv struct {
 
 func startCLIEnv(t *testing.T) *cliEnv {
 	t.Helper()
-	tokenFile := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(tokenFile, []byte("e2e-cli-"+randHex(8)+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	b := startBerth(t, Options{Env: []string{"BERTH_SERVER_TOKEN_FILE=" + tokenFile}})
+	b, tokenFile := startBerthWithToken(t)
 	return &cliEnv{b: b, tokenFile: tokenFile}
 }
 

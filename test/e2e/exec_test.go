@@ -31,11 +31,7 @@ type execEnv struct {
 
 func startExecEnv(t *testing.T) *execEnv {
 	t.Helper()
-	tokenFile := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(tokenFile, []byte("e2e-exec-"+randHex(8)+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	b := startBerth(t, Options{Env: []string{"BERTH_SERVER_TOKEN_FILE=" + tokenFile}})
+	b, tokenFile := startBerthWithToken(t)
 	writeFile(t, b.Pods, "shell.yaml", podYAML("shell",
 		Ctr{Name: "main", Args: []string{"sleep"}, Env: [][2]string{{"WHO", "main"}}},
 		Ctr{Name: "side", Args: []string{"sleep"}, Env: [][2]string{{"WHO", "side"}}},

@@ -710,3 +710,14 @@ func httpWant(tb testing.TB, url, want string) {
 			fmt.Sprintf("%d %q", resp.StatusCode, body)
 	})
 }
+
+// startBerthWithToken starts a berth whose API wants a bearer token
+// (server.token_file) and returns the file to pass as --token-file.
+func startBerthWithToken(t *testing.T) (*Berth, string) {
+	t.Helper()
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte("e2e-"+randHex(8)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return startBerth(t, Options{Env: []string{"BERTH_SERVER_TOKEN_FILE=" + tokenFile}}), tokenFile
+}
