@@ -126,6 +126,7 @@ func newAgent(cfg *config.Config, log *slog.Logger) (_ *agent, err error) {
 	probes := prober.NewManager(probeCtx, hooks, clk, enqueue, m)
 	a.ctrl = controller.New(controller.Config{
 		Node:        cfg.NodeName,
+		NodeInfo:    nodeInfo(cfg.NodeIP),
 		RootDir:     cfg.RootDir,
 		Workers:     cfg.Workers,
 		Resync:      cfg.Resync,

@@ -19,7 +19,9 @@ var Version = "0.1.0"
 
 // Config is the validated configuration of one berth agent.
 type Config struct {
-	NodeName   string
+	NodeName string
+	// NodeIP is the address reported as the pods' hostIP; empty: detected.
+	NodeIP     string
 	RootDir    string
 	DockerHost string
 	// DockerConfig is a Docker config.json whose "auths" log in for pulls.
@@ -71,6 +73,7 @@ func setDefaults(v *viper.Viper) {
 	host, _ := os.Hostname()
 	v.SetDefault("node_name", strings.ToLower(host))
 	v.SetDefault("root_dir", "/var/lib/berth")
+	v.SetDefault("node_ip", "")
 	dh := os.Getenv("DOCKER_HOST")
 	if dh == "" {
 		dh = "unix:///var/run/docker.sock"
@@ -206,6 +209,7 @@ func fromViper(v *viper.Viper) (*Config, error) {
 	p := &parser{v: v}
 	c := &Config{
 		NodeName:             strings.TrimSpace(v.GetString("node_name")),
+		NodeIP:               strings.TrimSpace(v.GetString("node_ip")),
 		RootDir:              v.GetString("root_dir"),
 		DockerHost:           v.GetString("docker.host"),
 		DockerConfig:         v.GetString("docker.config"),
@@ -250,6 +254,9 @@ func fromViper(v *viper.Viper) (*Config, error) {
 	c.EtcdEndpoints = eps
 	if c.NodeName == "" {
 		p.errs = append(p.errs, "node_name: must not be empty")
+	}
+	if c.NodeIP != "" && net.ParseIP(c.NodeIP) == nil {
+		p.errs = append(p.errs, fmt.Sprintf("node_ip: %q is not an IP address", c.NodeIP))
 	}
 	if c.EtcdPrefix == "" {
 		c.EtcdPrefix = "/registry/hosts/" + c.NodeName + "/pods/"

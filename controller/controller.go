@@ -22,7 +22,9 @@ import (
 
 // Config is the controller's part of berth's configuration.
 type Config struct {
-	Node    string
+	Node string
+	// NodeInfo is the host as pods see it (status.hostIP, downward API).
+	NodeInfo NodeInfo
 	RootDir string
 	Workers int
 	// Resync re-enqueues every known pod key this often.
@@ -44,6 +46,17 @@ type Config struct {
 	QueueMetrics workqueue.MetricsProvider
 	// Log receives the controller's log lines (nil: discarded).
 	Log *slog.Logger
+}
+
+// NodeInfo describes the host berth runs on.
+type NodeInfo struct {
+	// IP is the node's address: status.hostIP, and podIP of hostNetwork
+	// pods.
+	IP string
+	// CPUMilli and Memory (bytes) are the node's capacity, which the
+	// downward API reports for a container without the matching limit.
+	CPUMilli int64
+	Memory   int64
 }
 
 // Result tells the worker whether to look at the key again.

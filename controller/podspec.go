@@ -229,6 +229,18 @@ func (c *Controller) mount(pod *v1.Pod, m v1.VolumeMount) (runtime.Mount, error)
 	return runtime.Mount{}, fmt.Errorf("volumeMount %q: no such volume", m.Name)
 }
 
+// containerDir is root_dir/pods/<uid>/containers/<name>/<attempt>: files the
+// controller binds into one instance (its termination log).
+func (c *Controller) containerDir(podUID, name string, attempt int) string {
+	return filepath.Join(c.podDir(podUID), "containers", name, strconv.Itoa(attempt))
+}
+
+// terminationLogPath is the host file bound at the instance's
+// terminationMessagePath; it exists once the instance was created.
+func (c *Controller) terminationLogPath(podUID, name string, attempt int) string {
+	return filepath.Join(c.containerDir(podUID, name, attempt), "termination-log")
+}
+
 func (c *Controller) emptyDirPath(pod *v1.Pod, volume string) string {
 	return filepath.Join(c.podDir(string(pod.UID)), "volumes", volume)
 }

@@ -1,0 +1,86 @@
+package controller
+
+import (
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// OOM score adjustments as the kubelet sets them (pkg/kubelet/qos/policy.go).
+const (
+	sandboxOOMScoreAdj    = -998
+	guaranteedOOMScoreAdj = -997
+	besteffortOOMScoreAdj = 1000
+)
+
+// qosClass is the pod's QoS class, computed as the kubelet's GetPodQOS does
+// for cpu and memory over init and app containers: BestEffort when no
+// container requests or limits either, Guaranteed when every container
+// limits both and requests equal limits, else Burstable.
+func qosClass(pod *v1.Pod) v1.PodQOSClass {
+	requests, limits := v1.ResourceList{}, v1.ResourceList{}
+	guaranteed := true
+	var all []v1.Container
+	all = append(all, pod.Spec.InitContainers...)
+	all = append(all, pod.Spec.Containers...)
+	for _, c := range all {
+		for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
+			if q, ok := c.Resources.Requests[name]; ok && !q.IsZero() {
+				add(requests, name, q)
+			}
+			q, ok := c.Resources.Limits[name]
+			if ok && !q.IsZero() {
+				add(limits, name, q)
+			} else {
+				guaranteed = false
+			}
+		}
+	}
+	if len(requests) == 0 && len(limits) == 0 {
+		return v1.PodQOSBestEffort
+	}
+	if guaranteed {
+		for name, req := range requests {
+			if lim, ok := limits[name]; !ok || lim.Cmp(req) != 0 {
+				guaranteed = false
+			}
+		}
+	}
+	if guaranteed && len(limits) == 2 {
+		return v1.PodQOSGuaranteed
+	}
+	return v1.PodQOSBurstable
+}
+
+func add(rl v1.ResourceList, name v1.ResourceName, q resource.Quantity) {
+	cur := rl[name]
+	cur.Add(q)
+	rl[name] = cur
+}
+
+// oomScoreAdj is the container's oom_score_adj as the kubelet computes it:
+// node-critical pods (berth's pods are static pods, so priorityClassName
+// system-node-critical) and Guaranteed pods -997, BestEffort 1000, Burstable
+// 1000 - 1000*request/capacity clamped to [3, 999].
+func oomScoreAdj(pod *v1.Pod, c *v1.Container, memCapacity int64) int {
+	if pod.Spec.PriorityClassName == "system-node-critical" {
+		return guaranteedOOMScoreAdj
+	}
+	switch qosClass(pod) {
+	case v1.PodQOSGuaranteed:
+		return guaranteedOOMScoreAdj
+	case v1.PodQOSBestEffort:
+		return besteffortOOMScoreAdj
+	}
+	if memCapacity <= 0 {
+		return besteffortOOMScoreAdj - 1
+	}
+	req := c.Resources.Requests.Memory().Value()
+	adj := 1000 - (1000*req)/memCapacity
+	if adj < 1000+guaranteedOOMScoreAdj {
+		return 1000 + guaranteedOOMScoreAdj
+	}
+	if adj == besteffortOOMScoreAdj {
+		return besteffortOOMScoreAdj - 1
+	}
+	return int(adj)
+}
