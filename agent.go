@@ -124,9 +124,13 @@ func newAgent(cfg *config.Config, log *slog.Logger) (_ *agent, err error) {
 	a.stopProbes = stopProbes
 	hooks := prober.NewExecutor(rt)
 	probes := prober.NewManager(probeCtx, hooks, clk, enqueue, m)
+	node := nodeInfo(cfg.NodeIP)
+	if node.NoNegativeOOMScores {
+		log.Warn("the host does not allow lowering OOM scores (no CAP_SYS_RESOURCE); pods' negative oom_score_adj become 0")
+	}
 	a.ctrl = controller.New(controller.Config{
 		Node:        cfg.NodeName,
-		NodeInfo:    nodeInfo(cfg.NodeIP),
+		NodeInfo:    node,
 		RootDir:     cfg.RootDir,
 		Workers:     cfg.Workers,
 		Resync:      cfg.Resync,

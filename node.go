@@ -15,7 +15,8 @@ import (
 // status.hostIP (config node_ip, else detected) and the capacity the
 // downward API falls back to for containers without limits.
 func nodeInfo(configured string) controller.NodeInfo {
-	n := controller.NodeInfo{IP: configured, CPUMilli: int64(goruntime.NumCPU()) * 1000, Memory: memTotal()}
+	n := controller.NodeInfo{IP: configured, CPUMilli: int64(goruntime.NumCPU()) * 1000, Memory: memTotal(),
+		NoNegativeOOMScores: !protectSelf()}
 	if n.IP == "" {
 		n.IP = detectNodeIP()
 	}
@@ -57,4 +58,15 @@ func memTotal() int64 {
 		}
 	}
 	return 0
+}
+
+// berthOOMScoreAdj is the kubelet's default --oom-score-adj for itself.
+const berthOOMScoreAdj = "-999"
+
+// protectSelf sets berth's own oom_score_adj to the kubelet's -999 and
+// reports whether the host allowed it; where it does not (no
+// CAP_SYS_RESOURCE), the engine cannot give containers negative scores
+// either.
+func protectSelf() bool {
+	return os.WriteFile("/proc/self/oom_score_adj", []byte(berthOOMScoreAdj), 0) == nil
 }

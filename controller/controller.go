@@ -25,8 +25,8 @@ type Config struct {
 	Node string
 	// NodeInfo is the host as pods see it (status.hostIP, downward API).
 	NodeInfo NodeInfo
-	RootDir string
-	Workers int
+	RootDir  string
+	Workers  int
 	// Resync re-enqueues every known pod key this often.
 	Resync     time.Duration
 	Backoff    Backoff
@@ -57,6 +57,10 @@ type NodeInfo struct {
 	// downward API reports for a container without the matching limit.
 	CPUMilli int64
 	Memory   int64
+	// NoNegativeOOMScores is set where the host denies lowering OOM scores
+	// (no CAP_SYS_RESOURCE): negative adjustments are then raised to 0
+	// instead of failing every container start.
+	NoNegativeOOMScores bool
 }
 
 // Result tells the worker whether to look at the key again.
@@ -268,7 +272,7 @@ func (c *Controller) ensurePauseImage(ctx context.Context) error {
 	if c.pauseReady {
 		return nil
 	}
-	_, err := c.rt.ImageID(ctx, c.cfg.PauseImage)
+	_, err := c.rt.InspectImage(ctx, c.cfg.PauseImage)
 	if err != nil && !errors.Is(err, runtime.ErrImageNotFound) {
 		return err
 	}

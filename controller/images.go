@@ -15,47 +15,77 @@ import (
 	"github.com/berth-dev/berth/runtime"
 )
 
-// imageIDs caches the local ID of each image reference, so a pod start costs
-// no image request once its image was seen. An entry goes when a create
-// finds the image gone or a pull may have moved the tag.
+// imageIDs caches what berth knows of each image reference, so a pod start
+// costs no image request once its image was seen. An entry goes when a
+// create finds the image gone or a pull may have moved the tag.
 type imageIDs struct {
-	mu  sync.Mutex
-	ids map[string]string
+	mu    sync.Mutex
+	infos map[string]runtime.ImageInfo
 }
 
-func newImageIDs() *imageIDs { return &imageIDs{ids: map[string]string{}} }
+func newImageIDs() *imageIDs { return &imageIDs{infos: map[string]runtime.ImageInfo{}} }
 
+// get returns the image ID status reports for ref: its repo digest once
+// pulled from a registry (as the kubelet reports imageID), else its local ID.
 func (m *imageIDs) get(ref string) (string, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	id, ok := m.ids[ref]
-	return id, ok
+	info, ok := m.info(ref)
+	if !ok {
+		return "", false
+	}
+	return statusImageID(ref, info), true
 }
 
-func (m *imageIDs) put(ref, id string) {
+func (m *imageIDs) info(ref string) (runtime.ImageInfo, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.ids[ref] = id
+	info, ok := m.infos[ref]
+	return info, ok
+}
+
+func (m *imageIDs) put(ref string, info runtime.ImageInfo) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.infos[ref] = info
 }
 
 func (m *imageIDs) forget(ref string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	delete(m.ids, ref)
+	delete(m.infos, ref)
 }
 
-// imageID returns the local ID of ref, asking the engine when it is not
-// cached; runtime.ErrImageNotFound when absent.
-func (c *Controller) imageID(ctx context.Context, ref string) (string, error) {
-	if id, ok := c.images.get(ref); ok {
-		return id, nil
+// statusImageID picks the repo digest of ref's repository (the first one
+// when ref names none of them), or the local ID for a never-pulled image.
+func statusImageID(ref string, info runtime.ImageInfo) string {
+	if len(info.RepoDigests) == 0 {
+		return info.ID
 	}
-	id, err := c.rt.ImageID(ctx, ref)
+	repo := ref
+	if i := strings.IndexByte(repo, '@'); i >= 0 {
+		repo = repo[:i]
+	} else if i := strings.LastIndexByte(repo, ':'); i > strings.LastIndexByte(repo, '/') {
+		repo = repo[:i]
+	}
+	for _, d := range info.RepoDigests {
+		if strings.HasPrefix(d, repo+"@") {
+			return d
+		}
+	}
+	return info.RepoDigests[0]
+}
+
+// imageInfo describes ref, asking the engine when it is not cached;
+// runtime.ErrImageNotFound when absent.
+func (c *Controller) imageInfo(ctx context.Context, ref string) (runtime.ImageInfo, error) {
+	if info, ok := c.images.info(ref); ok {
+		return info, nil
+	}
+	info, err := c.rt.InspectImage(ctx, ref)
 	if err != nil {
-		return "", err
+		return runtime.ImageInfo{}, err
 	}
-	c.images.put(ref, id)
-	return id, nil
+	c.images.put(ref, info)
+	return info, nil
 }
 
 // pulls runs at most one pull per image in the background, so a slow
@@ -260,7 +290,7 @@ func (c *Controller) ensureImage(ctx context.Context, p *model.Pod, ctr *v1.Cont
 		c.pull(ctx, p, ctr, key, x)
 		return false, nil
 	}
-	_, err := c.imageID(ctx, ctr.Image)
+	_, err := c.imageInfo(ctx, ctr.Image)
 	switch {
 	case err == nil:
 		return true, nil

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,6 +16,13 @@ import (
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/runtime"
 )
+
+// minGracePeriodSeconds is the kubelet's minimumGracePeriodInSeconds.
+const minGracePeriodSeconds = 2
+
+// clusterDomain completes the FQDN of pods with a subdomain, as a kubelet's
+// default --cluster-domain.
+const clusterDomain = "cluster.local"
 
 func hashOf(v interface{}) string {
 	b, err := json.Marshal(v)
@@ -26,7 +34,9 @@ func hashOf(v interface{}) string {
 }
 
 // containerHash identifies the spec of one container, so that an edit of
-// that container (and only that) changes it. Volumes it mounts are included.
+// that container (and only that) changes it. Volumes it mounts are included,
+// and the pod-level fields its config is built from; those are omitted when
+// unset, so hashes of pods that do not use them stay as they were.
 func containerHash(pod *v1.Pod, c *v1.Container) string {
 	var vols []v1.Volume
 	for _, m := range c.VolumeMounts {
@@ -36,14 +46,40 @@ func containerHash(pod *v1.Pod, c *v1.Container) string {
 			}
 		}
 	}
+	var meta map[string]string
+	for _, e := range c.Env {
+		if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && strings.HasPrefix(e.ValueFrom.FieldRef.FieldPath, "metadata.") {
+			if meta == nil {
+				meta = map[string]string{}
+			}
+			// Labels and annotations an env var reads are part of its spec.
+			meta[e.ValueFrom.FieldRef.FieldPath] = metadataValue(pod, e.ValueFrom.FieldRef.FieldPath)
+		}
+	}
 	return hashOf(struct {
-		C    *v1.Container
-		Vols []v1.Volume
-	}{c, vols})
+		C        *v1.Container
+		Vols     []v1.Volume
+		PodSC    *v1.PodSecurityContext `json:",omitempty"`
+		SharePID *bool                  `json:",omitempty"`
+		Meta     map[string]string      `json:",omitempty"`
+		Priority string                 `json:",omitempty"`
+	}{c, vols, pod.Spec.SecurityContext, pod.Spec.ShareProcessNamespace, meta, pod.Spec.PriorityClassName})
 }
 
-// sandboxHash identifies the pod-level networking; when it changes the whole
-// pod is recreated.
+// metadataValue is the downward-API value of a metadata fieldPath.
+func metadataValue(pod *v1.Pod, path string) string {
+	for prefix, m := range map[string]map[string]string{"metadata.labels": pod.Labels, "metadata.annotations": pod.Annotations} {
+		if key, ok := subscript(path, prefix); ok {
+			return m[key]
+		}
+	}
+	return ""
+}
+
+// sandboxHash identifies the pod-level namespaces and the files they share
+// (ports, hostname, DNS, hosts, sysctls, Memory emptyDirs); when it changes
+// the whole pod is recreated. Fields added since the first release are
+// omitted when unset, so existing pods keep their hash.
 func sandboxHash(pod *v1.Pod) string {
 	type port struct {
 		Port   int32
@@ -57,11 +93,36 @@ func sandboxHash(pod *v1.Pod) string {
 			ports = append(ports, port{p.ContainerPort, p.Protocol, p.HostIP, p.HostPort})
 		}
 	}
+	var memVols []v1.Volume
+	for _, v := range pod.Spec.Volumes {
+		if isMemoryEmptyDir(&v) {
+			memVols = append(memVols, v)
+		}
+	}
+	var sysctls []v1.Sysctl
+	var fsg *int64
+	if sc := pod.Spec.SecurityContext; sc != nil {
+		sysctls, fsg = sc.Sysctls, sc.FSGroup
+	}
+	if len(memVols) == 0 {
+		fsg = nil
+	}
 	return hashOf(struct {
 		HostNetwork, HostPID bool
 		Hostname             string
 		Ports                []port
-	}{pod.Spec.HostNetwork, pod.Spec.HostPID, pod.Spec.Hostname, ports})
+		HostIPC              bool             `json:",omitempty"`
+		Subdomain            string           `json:",omitempty"`
+		FQDN                 *bool            `json:",omitempty"`
+		DNSPolicy            v1.DNSPolicy     `json:",omitempty"`
+		DNSConfig            *v1.PodDNSConfig `json:",omitempty"`
+		HostAliases          []v1.HostAlias   `json:",omitempty"`
+		Sysctls              []v1.Sysctl      `json:",omitempty"`
+		MemoryVolumes        []v1.Volume      `json:",omitempty"`
+		FSGroup              *int64           `json:",omitempty"`
+	}{pod.Spec.HostNetwork, pod.Spec.HostPID, pod.Spec.Hostname, ports,
+		pod.Spec.HostIPC, pod.Spec.Subdomain, pod.Spec.SetHostnameAsFQDN, pod.Spec.DNSPolicy, pod.Spec.DNSConfig,
+		pod.Spec.HostAliases, sysctls, memVols, fsg})
 }
 
 func uid8(uid string) string {
@@ -80,7 +141,8 @@ func dockerName(pod *v1.Pod, container string, attempt int) string {
 func (c *Controller) labels(p *model.Pod, name, hash string, attempt, restarts int) map[string]string {
 	grace := int64(30)
 	if p.Spec.Spec.TerminationGracePeriodSeconds != nil {
-		grace = *p.Spec.Spec.TerminationGracePeriodSeconds
+		// The kubelet's minimum: 0 would be a SIGKILL without a chance.
+		grace = max(*p.Spec.Spec.TerminationGracePeriodSeconds, minGracePeriodSeconds)
 	}
 	return map[string]string{
 		runtime.LabelManaged:       "true",
@@ -102,20 +164,54 @@ func (c *Controller) podDir(uid string) string {
 	return filepath.Join(c.cfg.RootDir, "pods", uid)
 }
 
+// containerDir is root_dir/pods/<uid>/containers/<name>/<attempt>: files the
+// controller binds into one instance (its termination log).
+func (c *Controller) containerDir(podUID, name string, attempt int) string {
+	return filepath.Join(c.podDir(podUID), "containers", name, strconv.Itoa(attempt))
+}
+
+// terminationLogPath is the host file bound at the instance's
+// terminationMessagePath; it exists once the instance was created.
+func (c *Controller) terminationLogPath(podUID, name string, attempt int) string {
+	return filepath.Join(c.containerDir(podUID, name, attempt), "termination-log")
+}
+
+// podHostname is the sandbox's hostname and domain as the kubelet's
+// GeneratePodHostNameAndDomain: spec.hostname or the pod name truncated to
+// 63 characters; with a subdomain the domain is
+// <subdomain>.<namespace>.svc.<cluster domain>, and setHostnameAsFQDN
+// makes the hostname the whole FQDN.
+func podHostname(pod *v1.Pod) (hostname, domain string) {
+	hostname = pod.Name
+	if pod.Spec.Hostname != "" {
+		hostname = pod.Spec.Hostname
+	}
+	if len(hostname) > 63 {
+		hostname = strings.TrimRight(hostname[:63], "-.")
+	}
+	if pod.Spec.Subdomain != "" {
+		domain = pod.Spec.Subdomain + "." + pod.Namespace + ".svc." + clusterDomain
+	}
+	if pod.Spec.SetHostnameAsFQDN != nil && *pod.Spec.SetHostnameAsFQDN && domain != "" {
+		return hostname + "." + domain, ""
+	}
+	return hostname, domain
+}
+
 func (c *Controller) sandboxConfig(p *model.Pod, attempt int) *runtime.ContainerConfig {
 	pod := p.Spec
 	cfg := &runtime.ContainerConfig{
-		Name:     dockerName(pod, model.SandboxName, attempt),
-		Image:    c.cfg.PauseImage,
-		Labels:   c.labels(p, model.SandboxName, sandboxHash(pod), attempt, 0),
-		Hostname: pod.Name,
+		Name:        dockerName(pod, model.SandboxName, attempt),
+		Image:       c.cfg.PauseImage,
+		Labels:      c.labels(p, model.SandboxName, sandboxHash(pod), attempt, 0),
+		IpcMode:     "shareable",
+		OomScoreAdj: c.clampOOM(sandboxOOMScoreAdj),
+		Mounts:      sandboxMounts(pod),
 	}
-	if pod.Spec.Hostname != "" {
-		cfg.Hostname = pod.Spec.Hostname
-	}
+	cfg.Hostname, cfg.Domainname = podHostname(pod)
 	if pod.Spec.HostNetwork {
 		cfg.NetworkMode = "host"
-		cfg.Hostname = ""
+		cfg.Hostname, cfg.Domainname = "", ""
 	} else {
 		for _, ctr := range pod.Spec.Containers {
 			for _, port := range ctr.Ports {
@@ -134,222 +230,192 @@ func (c *Controller) sandboxConfig(p *model.Pod, attempt int) *runtime.Container
 	if pod.Spec.HostIPC {
 		cfg.IpcMode = "host"
 	}
+	if sc := pod.Spec.SecurityContext; sc != nil && len(sc.Sysctls) > 0 {
+		cfg.Sysctls = map[string]string{}
+		for _, s := range sc.Sysctls {
+			cfg.Sysctls[s.Name] = s.Value
+		}
+	}
+	cfg.DNS, cfg.DNSSearch, cfg.DNSOptions = dnsSettings(pod, hostResolvConf)
+	for _, a := range pod.Spec.HostAliases {
+		for _, h := range a.Hostnames {
+			cfg.ExtraHosts = append(cfg.ExtraHosts, h+":"+a.IP)
+		}
+	}
 	return cfg
 }
 
-// containerConfig maps one v1.Container of the pod onto the engine, joined to
-// the network namespace of sandboxID.
-func (c *Controller) containerConfig(p *model.Pod, ctr *v1.Container, sandboxID string, attempt, restarts int) (*runtime.ContainerConfig, error) {
+// containerConfig maps one v1.Container of the pod onto the engine, joined
+// to the namespaces of sandbox sb; image describes its image.
+func (c *Controller) containerConfig(p *model.Pod, ctr *v1.Container, sb sandboxRef, attempt, restarts int, image runtime.ImageInfo) (*runtime.ContainerConfig, error) {
 	pod := p.Spec
 	cfg := &runtime.ContainerConfig{
 		Name:        dockerName(pod, ctr.Name, attempt),
 		Image:       ctr.Image,
 		WorkingDir:  ctr.WorkingDir,
 		Labels:      c.labels(p, ctr.Name, containerHash(pod, ctr), attempt, restarts),
-		NetworkMode: "container:" + sandboxID,
+		NetworkMode: "container:" + sb.ID,
+		IpcMode:     "container:" + sb.ID,
+		OpenStdin:   ctr.Stdin,
+		StdinOnce:   ctr.StdinOnce,
+		Tty:         ctr.TTY,
+		OomScoreAdj: c.clampOOM(oomScoreAdj(pod, ctr, c.cfg.NodeInfo.Memory)),
+		Resources:   resources(ctr),
 	}
-	if len(ctr.Command) > 0 {
-		cfg.Entrypoint = append([]string{}, ctr.Command...)
+	if l := ctr.Lifecycle; l != nil && l.StopSignal != nil {
+		cfg.StopSignal = string(*l.StopSignal)
 	}
-	if len(ctr.Args) > 0 {
-		cfg.Cmd = append([]string{}, ctr.Args...)
+	env, err := c.containerEnv(pod, ctr, sb.ips)
+	if err != nil {
+		return nil, err
 	}
-	if pod.Spec.HostPID {
+	vars := map[string]string{}
+	for _, e := range env {
+		name, val, _ := strings.Cut(e, "=")
+		vars[name] = val
+	}
+	cfg.Env = env
+	mapping := mappingFor(vars)
+	for _, s := range ctr.Command {
+		cfg.Entrypoint = append(cfg.Entrypoint, expand(s, mapping))
+	}
+	for _, s := range ctr.Args {
+		cfg.Cmd = append(cfg.Cmd, expand(s, mapping))
+	}
+	switch {
+	case pod.Spec.HostPID:
 		cfg.PidMode = "host"
+	case pod.Spec.ShareProcessNamespace != nil && *pod.Spec.ShareProcessNamespace:
+		cfg.PidMode = "container:" + sb.ID
 	}
 	if pod.Spec.HostIPC {
 		cfg.IpcMode = "host"
 	}
-	for _, e := range ctr.Env {
-		if e.ValueFrom != nil {
-			continue // validation rejects valueFrom; nothing to resolve it from
-		}
-		cfg.Env = append(cfg.Env, e.Name+"="+expandEnv(e.Value, ctr.Env))
-	}
-	cfg.Resources = resources(ctr)
-	if sc := ctr.SecurityContext; sc != nil {
-		if sc.Privileged != nil {
-			cfg.Privileged = *sc.Privileged
-		}
-		if sc.RunAsUser != nil {
-			cfg.User = strconv.FormatInt(*sc.RunAsUser, 10)
-			if sc.RunAsGroup != nil {
-				cfg.User += ":" + strconv.FormatInt(*sc.RunAsGroup, 10)
-			}
-		}
-		if sc.ReadOnlyRootFilesystem != nil {
-			cfg.ReadonlyRootfs = *sc.ReadOnlyRootFilesystem
-		}
-		if caps := sc.Capabilities; caps != nil {
-			for _, cp := range caps.Add {
-				cfg.CapAdd = append(cfg.CapAdd, string(cp))
-			}
-			for _, cp := range caps.Drop {
-				cfg.CapDrop = append(cfg.CapDrop, string(cp))
-			}
-		}
+	if err := c.applySecurity(cfg, pod, ctr, image); err != nil {
+		return nil, err
 	}
 	for _, m := range ctr.VolumeMounts {
-		mnt, err := c.mount(pod, m)
+		sub := m.SubPath
+		if m.SubPathExpr != "" {
+			sub = expand(m.SubPathExpr, mapping)
+		}
+		mnt, err := c.mount(pod, m, sub)
 		if err != nil {
 			return nil, err
 		}
 		cfg.Mounts = append(cfg.Mounts, mnt)
 	}
+	if tm := terminationMessagePath(ctr); tm != "" {
+		cfg.Mounts = append(cfg.Mounts, runtime.Mount{Source: c.terminationLogPath(string(pod.UID), ctr.Name, attempt), Target: tm})
+	}
 	return cfg, nil
 }
 
-func (c *Controller) mount(pod *v1.Pod, m v1.VolumeMount) (runtime.Mount, error) {
-	for _, v := range pod.Spec.Volumes {
-		if v.Name != m.Name {
-			continue
+// terminationMessagePath is where the container writes its termination
+// message ("" when some mount already covers that path).
+func terminationMessagePath(ctr *v1.Container) string {
+	tm := ctr.TerminationMessagePath
+	if tm == "" {
+		tm = v1.TerminationMessagePathDefault
+	}
+	for _, m := range ctr.VolumeMounts {
+		if path.Clean(m.MountPath) == path.Clean(tm) {
+			return ""
 		}
+	}
+	return tm
+}
+
+// prepareTerminationLog creates the empty, world-writable host file the
+// instance's terminationMessagePath is bound to.
+func (c *Controller) prepareTerminationLog(podUID, name string, attempt int) error {
+	f := c.terminationLogPath(podUID, name, attempt)
+	if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(f, nil, 0o666); err != nil {
+		return err
+	}
+	return os.Chmod(f, 0o666)
+}
+
+// sandboxRef is the sandbox a container joins and the addresses the
+// downward API reports.
+type sandboxRef struct {
+	ID  string
+	ips podIPs
+}
+
+// containerEnv resolves the container's env as the kubelet's
+// makeEnvironmentVariables: in order, a value expanding $(NAME) against the
+// entries before it, valueFrom from the downward API; a later duplicate
+// replaces the earlier value.
+func (c *Controller) containerEnv(pod *v1.Pod, ctr *v1.Container, ips podIPs) ([]string, error) {
+	vars := map[string]string{}
+	var order []string
+	for _, e := range ctr.Env {
+		val := e.Value
 		switch {
-		case v.HostPath != nil:
-			t := v1.HostPathUnset
-			if v.HostPath.Type != nil {
-				t = *v.HostPath.Type
+		case e.ValueFrom == nil:
+			val = expand(val, mappingFor(vars))
+		case e.ValueFrom.FieldRef != nil:
+			v, err := c.fieldRefValue(pod, e.ValueFrom.FieldRef.FieldPath, ips)
+			if err != nil {
+				return nil, fmt.Errorf("env %s: %w", e.Name, err)
 			}
-			if t == v1.HostPathUnset || t == v1.HostPathDirectoryOrCreate {
-				// The engine creates the directory on the host, which also
-				// works when berth itself runs in a container.
-				return runtime.Mount{Source: v.HostPath.Path, Target: m.MountPath, ReadOnly: m.ReadOnly, CreateHostDir: true}, nil
+			val = v
+		case e.ValueFrom.ResourceFieldRef != nil:
+			v, err := c.resourceFieldValue(pod, ctr, e.ValueFrom.ResourceFieldRef)
+			if err != nil {
+				return nil, fmt.Errorf("env %s: %w", e.Name, err)
 			}
-			if err := prepareHostPath(v.HostPath); err != nil {
-				return runtime.Mount{}, fmt.Errorf("volume %q: %w", v.Name, err)
-			}
-			return runtime.Mount{Source: v.HostPath.Path, Target: m.MountPath, ReadOnly: m.ReadOnly}, nil
-		case v.EmptyDir != nil && v.EmptyDir.Medium == v1.StorageMediumMemory:
-			return runtime.Mount{Target: m.MountPath, Tmpfs: true, ReadOnly: m.ReadOnly}, nil
-		case v.EmptyDir != nil:
-			return runtime.Mount{Source: c.emptyDirPath(pod, v.Name), Target: m.MountPath, ReadOnly: m.ReadOnly}, nil
+			val = v
+		default:
+			return nil, fmt.Errorf("env %s: valueFrom source not supported by berth", e.Name)
 		}
-		return runtime.Mount{}, fmt.Errorf("volume %q: unsupported volume type", v.Name)
+		if _, seen := vars[e.Name]; !seen {
+			order = append(order, e.Name)
+		}
+		vars[e.Name] = val
 	}
-	return runtime.Mount{}, fmt.Errorf("volumeMount %q: no such volume", m.Name)
+	env := make([]string, 0, len(order))
+	for _, n := range order {
+		env = append(env, n+"="+vars[n])
+	}
+	return env, nil
 }
 
-// containerDir is root_dir/pods/<uid>/containers/<name>/<attempt>: files the
-// controller binds into one instance (its termination log).
-func (c *Controller) containerDir(podUID, name string, attempt int) string {
-	return filepath.Join(c.podDir(podUID), "containers", name, strconv.Itoa(attempt))
+// needsPodIP reports whether the container's env reads the pod's IP.
+func needsPodIP(ctr *v1.Container) bool {
+	for _, e := range ctr.Env {
+		if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && strings.HasPrefix(e.ValueFrom.FieldRef.FieldPath, "status.podIP") {
+			return true
+		}
+	}
+	return false
 }
 
-// terminationLogPath is the host file bound at the instance's
-// terminationMessagePath; it exists once the instance was created.
-func (c *Controller) terminationLogPath(podUID, name string, attempt int) string {
-	return filepath.Join(c.containerDir(podUID, name, attempt), "termination-log")
-}
-
-func (c *Controller) emptyDirPath(pod *v1.Pod, volume string) string {
-	return filepath.Join(c.podDir(string(pod.UID)), "volumes", volume)
-}
-
-// resources maps requests/limits onto Docker's knobs as the kubelet does.
+// resources maps requests and limits onto Docker's knobs as the kubelet
+// does: CPU shares from the request (the limit when none is requested, 2
+// when neither), a CFS quota from the limit, the memory limit with no swap
+// beyond it. A memory request sets nothing.
 func resources(ctr *v1.Container) runtime.Resources {
-	var r runtime.Resources
-	if q, ok := ctr.Resources.Requests[v1.ResourceCPU]; ok {
-		r.CPUShares = q.MilliValue() * 1024 / 1000
-		if r.CPUShares < 2 {
-			r.CPUShares = 2
-		}
+	r := runtime.Resources{CPUShares: 2}
+	req, hasReq := ctr.Resources.Requests[v1.ResourceCPU]
+	lim, hasLim := ctr.Resources.Limits[v1.ResourceCPU]
+	switch {
+	case hasReq:
+		r.CPUShares = max(req.MilliValue()*1024/1000, 2)
+	case hasLim:
+		r.CPUShares = max(lim.MilliValue()*1024/1000, 2) // requests default to limits
 	}
-	if q, ok := ctr.Resources.Limits[v1.ResourceCPU]; ok {
+	if hasLim {
 		r.CPUPeriod = 100000
-		r.CPUQuota = q.MilliValue() * r.CPUPeriod / 1000
-		if r.CPUQuota < 1000 {
-			r.CPUQuota = 1000 // the kernel's minimum quota
-		}
-		if _, ok := ctr.Resources.Requests[v1.ResourceCPU]; !ok {
-			r.CPUShares = q.MilliValue() * 1024 / 1000 // requests default to limits
-			if r.CPUShares < 2 {
-				r.CPUShares = 2
-			}
-		}
+		r.CPUQuota = max(lim.MilliValue()*r.CPUPeriod/1000, 1000) // the kernel's minimum quota
 	}
 	if q, ok := ctr.Resources.Limits[v1.ResourceMemory]; ok {
 		r.Memory = q.Value()
-	}
-	if q, ok := ctr.Resources.Requests[v1.ResourceMemory]; ok {
-		r.MemoryReservation = q.Value()
+		r.MemorySwap = r.Memory
 	}
 	return r
-}
-
-// expandEnv resolves $(VAR) references to earlier env entries, as Kubernetes
-// does; $$(VAR) escapes.
-func expandEnv(val string, env []v1.EnvVar) string {
-	if !strings.Contains(val, "$(") {
-		return val
-	}
-	lookup := map[string]string{}
-	for _, e := range env {
-		lookup[e.Name] = e.Value
-	}
-	var b strings.Builder
-	for i := 0; i < len(val); i++ {
-		if strings.HasPrefix(val[i:], "$$(") {
-			b.WriteString("$(")
-			i += 2
-			continue
-		}
-		if strings.HasPrefix(val[i:], "$(") {
-			if end := strings.IndexByte(val[i:], ')'); end > 2 {
-				name := val[i+2 : i+end]
-				if v, ok := lookup[name]; ok {
-					b.WriteString(v)
-					i += end
-					continue
-				}
-			}
-		}
-		b.WriteByte(val[i])
-	}
-	return b.String()
-}
-
-// prepareHostPath enforces the typed hostPath checks as the kubelet does, on
-// berth's view of the filesystem (when berth runs in a container, mount the
-// paths typed pods use at the same place).
-func prepareHostPath(hp *v1.HostPathVolumeSource) error {
-	t := v1.HostPathUnset
-	if hp.Type != nil {
-		t = *hp.Type
-	}
-	fi, err := os.Stat(hp.Path)
-	exists := err == nil
-	switch t {
-	case v1.HostPathFileOrCreate:
-		if !exists {
-			if err := os.MkdirAll(filepath.Dir(hp.Path), 0o755); err != nil {
-				return err
-			}
-			f, err := os.OpenFile(hp.Path, os.O_CREATE|os.O_WRONLY, 0o644)
-			if err != nil {
-				return err
-			}
-			return f.Close()
-		}
-	case v1.HostPathDirectory:
-		if !exists || !fi.IsDir() {
-			return fmt.Errorf("hostPath type check failed: %s is not a directory", hp.Path)
-		}
-	case v1.HostPathFile:
-		if !exists || !fi.Mode().IsRegular() {
-			return fmt.Errorf("hostPath type check failed: %s is not a file", hp.Path)
-		}
-	case v1.HostPathSocket:
-		if !exists || fi.Mode()&os.ModeSocket == 0 {
-			return fmt.Errorf("hostPath type check failed: %s is not a socket", hp.Path)
-		}
-	case v1.HostPathCharDev:
-		if !exists || fi.Mode()&os.ModeCharDevice == 0 {
-			return fmt.Errorf("hostPath type check failed: %s is not a character device", hp.Path)
-		}
-	case v1.HostPathBlockDev:
-		if !exists || fi.Mode()&os.ModeDevice == 0 || fi.Mode()&os.ModeCharDevice != 0 {
-			return fmt.Errorf("hostPath type check failed: %s is not a block device", hp.Path)
-		}
-	}
-	return nil
 }

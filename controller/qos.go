@@ -60,7 +60,8 @@ func add(rl v1.ResourceList, name v1.ResourceName, q resource.Quantity) {
 // oomScoreAdj is the container's oom_score_adj as the kubelet computes it:
 // node-critical pods (berth's pods are static pods, so priorityClassName
 // system-node-critical) and Guaranteed pods -997, BestEffort 1000, Burstable
-// 1000 - 1000*request/capacity clamped to [3, 999].
+// 1000 - 1000*request/capacity clamped to [3, 999] (an unset request is the
+// limit, as API defaulting makes it).
 func oomScoreAdj(pod *v1.Pod, c *v1.Container, memCapacity int64) int {
 	if pod.Spec.PriorityClassName == "system-node-critical" {
 		return guaranteedOOMScoreAdj
@@ -74,7 +75,10 @@ func oomScoreAdj(pod *v1.Pod, c *v1.Container, memCapacity int64) int {
 	if memCapacity <= 0 {
 		return besteffortOOMScoreAdj - 1
 	}
-	req := c.Resources.Requests.Memory().Value()
+	req := c.Resources.Limits.Memory().Value() // requests default to limits
+	if q, ok := c.Resources.Requests[v1.ResourceMemory]; ok {
+		req = q.Value()
+	}
 	adj := 1000 - (1000*req)/memCapacity
 	if adj < 1000+guaranteedOOMScoreAdj {
 		return 1000 + guaranteedOOMScoreAdj
@@ -83,4 +87,12 @@ func oomScoreAdj(pod *v1.Pod, c *v1.Container, memCapacity int64) int {
 		return besteffortOOMScoreAdj - 1
 	}
 	return int(adj)
+}
+
+// clampOOM raises a negative adjustment to 0 where the host refuses them.
+func (c *Controller) clampOOM(adj int) int {
+	if c.cfg.NodeInfo.NoNegativeOOMScores && adj < 0 {
+		return 0
+	}
+	return adj
 }

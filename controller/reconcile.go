@@ -204,7 +204,7 @@ func (c *Controller) executeStarts(ctx context.Context, p *model.Pod, pl *Plan, 
 		}
 		return nil
 	}
-	if err := c.ensureVolumes(p.Spec); err != nil {
+	if err := c.ensureVolumes(ctx, p); err != nil {
 		return err
 	}
 	sbID := pl.sandboxID()
@@ -491,7 +491,7 @@ func (c *Controller) startNew(ctx context.Context, p *model.Pod, s Start, sbID s
 	if ok, err := c.ensureImage(ctx, p, ctr, key, x); !ok || err != nil {
 		return "", err
 	}
-	cfg, err := c.containerConfig(p, ctr, sbID, s.Attempt, s.RestartCount)
+	cfg, err := c.newContainerConfig(ctx, p, ctr, sbID, s.Attempt, s.RestartCount)
 	if err != nil {
 		x.wait(ctr.Name, v1.ContainerStateWaiting{Reason: "CreateContainerConfigError", Message: err.Error()})
 		return "", err
@@ -535,15 +535,33 @@ func (c *Controller) startNew(ctx context.Context, p *model.Pod, s Start, sbID s
 	return id, nil
 }
 
-func (c *Controller) ensureVolumes(pod *v1.Pod) error {
-	for _, v := range pod.Spec.Volumes {
-		if v.EmptyDir != nil && v.EmptyDir.Medium != v1.StorageMediumMemory {
-			if err := os.MkdirAll(c.emptyDirPath(pod, v.Name), 0o777); err != nil {
-				return fmt.Errorf("emptyDir %s: %w", v.Name, err)
-			}
-		}
+// newContainerConfig gathers what containerConfig maps from (the image's
+// user, the sandbox's IP when the env reads it: asked for at once when no
+// event told it yet) and prepares the instance's termination log.
+func (c *Controller) newContainerConfig(ctx context.Context, p *model.Pod, ctr *v1.Container, sbID string, attempt, restarts int) (*runtime.ContainerConfig, error) {
+	image, err := c.imageInfo(ctx, ctr.Image)
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	sb := sandboxRef{ID: sbID, ips: podIPs{HostIP: c.cfg.NodeInfo.IP}}
+	switch {
+	case p.Spec.Spec.HostNetwork:
+		sb.ips.PodIP = c.cfg.NodeInfo.IP
+	case needsPodIP(ctr):
+		ct, _ := c.store.Container(nil, sbID)
+		if ct == nil || ct.IP == "" {
+			c.refresh(ctx, sbID)
+			ct, _ = c.store.Container(nil, sbID)
+		}
+		if ct == nil || ct.IP == "" {
+			return nil, fmt.Errorf("the pod's IP is not known yet")
+		}
+		sb.ips.PodIP = ct.IP
+	}
+	if err := c.prepareTerminationLog(string(p.Spec.UID), ctr.Name, attempt); err != nil {
+		return nil, fmt.Errorf("termination log: %w", err)
+	}
+	return c.containerConfig(p, ctr, sb, attempt, restarts, image)
 }
 
 // finish points the probe manager at the pod's running containers and

@@ -85,7 +85,7 @@ func simulate(tb testing.TB, n, workers int) simResult {
 	cancel()
 	<-done
 	calls := map[string]int{}
-	for _, k := range []string{"CreateContainer", "StartContainer", "InspectContainer", "ImageID", "ListContainers", "StopContainer", "RemoveContainer", "BuildImage", "PullImage"} {
+	for _, k := range []string{"CreateContainer", "StartContainer", "InspectContainer", "InspectImage", "ListContainers", "StopContainer", "RemoveContainer", "BuildImage", "PullImage"} {
 		calls[k] = rt.CallCount(k)
 	}
 	return simResult{elapsed: elapsed, reconciles: m.reconciles.Load(), heap: ms.HeapAlloc, calls: calls}
@@ -133,7 +133,7 @@ func TestSimulationConverges(t *testing.T) {
 	}
 	// The pause image and app:1, the latter looked up by at most every
 	// worker at once before its ID is cached.
-	if got := r.calls["ImageID"]; got < 2 || got > 1+4 {
+	if got := r.calls["InspectImage"]; got < 2 || got > 1+4 {
 		t.Errorf("ImageID called %d times for 2 images and 4 workers", got)
 	}
 	t.Logf("%.2f runtime calls per pod of 3 containers, %.2f reconciles per pod", r.callsPerPod(n), float64(r.reconciles)/n)

@@ -20,6 +20,7 @@ import (
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/registry"
+	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/jsonmessage"
 	"github.com/docker/go-connections/nat"
@@ -203,6 +204,10 @@ func dockerConfig(cfg *ContainerConfig) (*container.Config, *container.HostConfi
 		WorkingDir:  cfg.WorkingDir,
 		Labels:      cfg.Labels,
 		User:        cfg.User,
+		OpenStdin:   cfg.OpenStdin,
+		StdinOnce:   cfg.StdinOnce,
+		Tty:         cfg.Tty,
+		StopSignal:  cfg.StopSignal,
 		StopTimeout: cfg.StopTimeout,
 	}
 	if cfg.Entrypoint != nil {
@@ -211,10 +216,11 @@ func dockerConfig(cfg *ContainerConfig) (*container.Config, *container.HostConfi
 	if cfg.Cmd != nil {
 		config.Cmd = cfg.Cmd
 	}
-	// The engine rejects a hostname for a container joining another's
-	// network namespace: it shares that container's UTS namespace.
+	// The engine rejects a hostname, DNS and hosts settings for a container
+	// joining another's network namespace: it shares that container's.
 	if !netMode.IsContainer() {
 		config.Hostname = cfg.Hostname
+		config.Domainname = cfg.Domainname
 	}
 
 	hostConfig := &container.HostConfig{
@@ -226,13 +232,27 @@ func dockerConfig(cfg *ContainerConfig) (*container.Config, *container.HostConfi
 		ReadonlyRootfs: cfg.ReadonlyRootfs,
 		CapAdd:         cfg.CapAdd,
 		CapDrop:        cfg.CapDrop,
+		GroupAdd:       cfg.GroupAdd,
+		SecurityOpt:    cfg.SecurityOpt,
+		Sysctls:        cfg.Sysctls,
+		OomScoreAdj:    cfg.OomScoreAdj,
 		Resources: container.Resources{
-			CPUShares:         cfg.Resources.CPUShares,
-			CPUQuota:          cfg.Resources.CPUQuota,
-			CPUPeriod:         cfg.Resources.CPUPeriod,
-			Memory:            cfg.Resources.Memory,
-			MemoryReservation: cfg.Resources.MemoryReservation,
+			CPUShares:  cfg.Resources.CPUShares,
+			CPUQuota:   cfg.Resources.CPUQuota,
+			CPUPeriod:  cfg.Resources.CPUPeriod,
+			Memory:     cfg.Resources.Memory,
+			MemorySwap: cfg.Resources.MemorySwap,
 		},
+	}
+	if !netMode.IsContainer() {
+		hostConfig.DNS = cfg.DNS
+		hostConfig.DNSSearch = cfg.DNSSearch
+		hostConfig.DNSOptions = cfg.DNSOptions
+		hostConfig.ExtraHosts = cfg.ExtraHosts
+	}
+	if cfg.UnmaskProc {
+		hostConfig.MaskedPaths = []string{}
+		hostConfig.ReadonlyPaths = []string{}
 	}
 
 	for _, p := range cfg.Ports {
@@ -269,35 +289,63 @@ func dockerConfig(cfg *ContainerConfig) (*container.Config, *container.HostConfi
 	}
 
 	for _, m := range cfg.Mounts {
-		if m.Target == "" {
-			return nil, nil, fmt.Errorf("mount of %q: empty target", m.Source)
+		mnt, bind, err := dockerMount(m)
+		if err != nil {
+			return nil, nil, err
 		}
-		if m.Tmpfs {
-			hostConfig.Mounts = append(hostConfig.Mounts, mount.Mount{
-				Type:     mount.TypeTmpfs,
-				Target:   m.Target,
-				ReadOnly: m.ReadOnly,
-			})
-			continue
-		}
-		if m.CreateHostDir {
-			// The legacy bind form makes dockerd create a missing source
-			// directory on the host, which berth in a container cannot.
-			bind := m.Source + ":" + m.Target
-			if m.ReadOnly {
-				bind += ":ro"
-			}
+		if bind != "" {
 			hostConfig.Binds = append(hostConfig.Binds, bind)
-			continue
+		} else {
+			hostConfig.Mounts = append(hostConfig.Mounts, mnt)
 		}
-		hostConfig.Mounts = append(hostConfig.Mounts, mount.Mount{
-			Type:     mount.TypeBind,
-			Source:   m.Source,
-			Target:   m.Target,
-			ReadOnly: m.ReadOnly,
-		})
 	}
 	return config, hostConfig, nil
+}
+
+// dockerMount maps one Mount to the engine's mount, or to a legacy bind
+// string when the engine must create a missing host directory.
+func dockerMount(m Mount) (mount.Mount, string, error) {
+	if m.Target == "" {
+		return mount.Mount{}, "", fmt.Errorf("mount of %q: empty target", m.Source)
+	}
+	switch {
+	case m.Tmpfs:
+		return mount.Mount{Type: mount.TypeTmpfs, Target: m.Target, ReadOnly: m.ReadOnly}, "", nil
+	case m.Volume:
+		return mount.Mount{Type: mount.TypeVolume, Source: m.Source, Target: m.Target, ReadOnly: m.ReadOnly,
+			VolumeOptions: &mount.VolumeOptions{NoCopy: true, Subpath: m.Subpath}}, "", nil
+	case m.CreateHostDir:
+		// The legacy bind form makes dockerd create a missing source
+		// directory on the host, which berth in a container cannot.
+		opts := []string{}
+		if m.ReadOnly {
+			opts = append(opts, "ro")
+		}
+		if m.Propagation != "" {
+			opts = append(opts, m.Propagation)
+		}
+		bind := m.Source + ":" + m.Target
+		if len(opts) > 0 {
+			bind += ":" + strings.Join(opts, ",")
+		}
+		if m.RecursiveReadOnly == "" {
+			return mount.Mount{}, bind, nil
+		}
+		// Bind options beyond ro and propagation need the mount form; the
+		// directory is made by the engine's CreateMountpoint instead.
+	}
+	mnt := mount.Mount{Type: mount.TypeBind, Source: m.Source, Target: m.Target, ReadOnly: m.ReadOnly}
+	bo := &mount.BindOptions{Propagation: mount.Propagation(m.Propagation), CreateMountpoint: m.CreateHostDir}
+	switch m.RecursiveReadOnly {
+	case "disabled":
+		bo.ReadOnlyNonRecursive = m.ReadOnly
+	case "enabled":
+		bo.ReadOnlyForceRecursive = m.ReadOnly
+	}
+	if *bo != (mount.BindOptions{}) {
+		mnt.BindOptions = bo
+	}
+	return mnt, "", nil
 }
 
 // StartContainer starts a created or exited container.
@@ -350,23 +398,55 @@ func (d *Docker) RemoveContainer(ctx context.Context, id string) error {
 
 // ImagePresent reports whether image exists locally.
 func (d *Docker) ImagePresent(ctx context.Context, img string) (bool, error) {
-	_, err := d.ImageID(ctx, img)
+	_, err := d.InspectImage(ctx, img)
 	if errors.Is(err, ErrImageNotFound) {
 		return false, nil
 	}
 	return err == nil, err
 }
 
-// ImageID returns the local ID of img; ErrImageNotFound when absent.
-func (d *Docker) ImageID(ctx context.Context, img string) (string, error) {
+// InspectImage describes the local image img; ErrImageNotFound when absent.
+func (d *Docker) InspectImage(ctx context.Context, img string) (ImageInfo, error) {
 	resp, err := d.cli.ImageInspect(ctx, img)
 	if err != nil {
 		if cerrdefs.IsNotFound(err) {
-			return "", fmt.Errorf("image %s: %w", img, ErrImageNotFound)
+			return ImageInfo{}, fmt.Errorf("image %s: %w", img, ErrImageNotFound)
 		}
-		return "", fmt.Errorf("inspect image %s: %w", img, err)
+		return ImageInfo{}, fmt.Errorf("inspect image %s: %w", img, err)
 	}
-	return resp.ID, nil
+	info := ImageInfo{ID: resp.ID, RepoDigests: resp.RepoDigests}
+	if resp.Config != nil {
+		info.User = resp.Config.User
+	}
+	return info, nil
+}
+
+// CreateVolume creates a local-driver tmpfs volume; the engine keeps an
+// existing volume of the same name.
+func (d *Docker) CreateVolume(ctx context.Context, v VolumeConfig) error {
+	o := fmt.Sprintf("mode=%o", v.Mode)
+	if v.SizeBytes > 0 {
+		o += fmt.Sprintf(",size=%d", v.SizeBytes)
+	}
+	if v.GID != nil {
+		o += fmt.Sprintf(",gid=%d", *v.GID)
+	}
+	_, err := d.cli.VolumeCreate(ctx, volume.CreateOptions{
+		Name: v.Name, Driver: "local", Labels: v.Labels,
+		DriverOpts: map[string]string{"type": "tmpfs", "device": "tmpfs", "o": o},
+	})
+	if err != nil {
+		return fmt.Errorf("create volume %s: %w", v.Name, err)
+	}
+	return nil
+}
+
+// RemoveVolume removes a volume; a missing one is not an error.
+func (d *Docker) RemoveVolume(ctx context.Context, name string) error {
+	if err := d.cli.VolumeRemove(ctx, name, false); err != nil && !cerrdefs.IsNotFound(err) {
+		return fmt.Errorf("remove volume %s: %w", name, err)
+	}
+	return nil
 }
 
 // PullImage pulls img from its registry, reading the progress stream to the

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -314,8 +315,19 @@ func TestDockerPodNetwork(t *testing.T) {
 		},
 		Resources: Resources{
 			CPUShares: 512, CPUQuota: 50000, CPUPeriod: 100000,
-			Memory: 64 << 20, MemoryReservation: 32 << 20,
+			Memory: 64 << 20, MemorySwap: 64 << 20,
 		},
+		Domainname:     "sub.default.svc.cluster.local",
+		IpcMode:        "shareable",
+		GroupAdd:       []string{"1234"},
+		SecurityOpt:    []string{"no-new-privileges:true"},
+		Sysctls:        map[string]string{"net.ipv4.ping_group_range": "0 2147483647"},
+		DNS:            []string{"192.0.2.53"},
+		DNSSearch:      []string{"example.test"},
+		DNSOptions:     []string{"ndots:2"},
+		ExtraHosts:     []string{"alias.test:192.0.2.9"},
+		OomScoreAdj:    500,
+		StopSignal:     "SIGINT",
 		CapDrop:        []string{"NET_RAW"},
 		ReadonlyRootfs: true,
 		WorkingDir:     "/",
@@ -389,8 +401,16 @@ func TestDockerPodNetwork(t *testing.T) {
 		t.Errorf("9090/udp not exposed: %v", raw.Config.ExposedPorts)
 	}
 	r := hc.Resources
-	if r.CPUShares != 512 || r.CPUQuota != 50000 || r.CPUPeriod != 100000 || r.Memory != 64<<20 || r.MemoryReservation != 32<<20 {
+	if r.CPUShares != 512 || r.CPUQuota != 50000 || r.CPUPeriod != 100000 || r.Memory != 64<<20 || r.MemorySwap != 64<<20 || r.MemoryReservation != 0 {
 		t.Errorf("resources = %+v", r)
+	}
+	if raw.Config.Domainname != "sub.default.svc.cluster.local" || hc.IpcMode != "shareable" || !slices.Equal(hc.GroupAdd, []string{"1234"}) ||
+		!slices.Equal(hc.SecurityOpt, []string{"no-new-privileges:true"}) || hc.Sysctls["net.ipv4.ping_group_range"] != "0 2147483647" ||
+		!slices.Equal(hc.DNS, []string{"192.0.2.53"}) || !slices.Equal(hc.DNSSearch, []string{"example.test"}) ||
+		!slices.Equal(hc.DNSOptions, []string{"ndots:2"}) || !slices.Equal(hc.ExtraHosts, []string{"alias.test:192.0.2.9"}) ||
+		hc.OomScoreAdj != 500 || raw.Config.StopSignal != "SIGINT" {
+		t.Errorf("pod-level settings: domain %q ipc %q groups %v secopt %v sysctls %v dns %v %v %v hosts %v oom %d stopsignal %q",
+			raw.Config.Domainname, hc.IpcMode, hc.GroupAdd, hc.SecurityOpt, hc.Sysctls, hc.DNS, hc.DNSSearch, hc.DNSOptions, hc.ExtraHosts, hc.OomScoreAdj, raw.Config.StopSignal)
 	}
 	if len(hc.CapDrop) != 1 || strings.TrimPrefix(hc.CapDrop[0], "CAP_") != "NET_RAW" || !hc.ReadonlyRootfs || hc.Privileged {
 		t.Errorf("security: capdrop %v readonly %v privileged %v", hc.CapDrop, hc.ReadonlyRootfs, hc.Privileged)
@@ -747,11 +767,11 @@ func TestDockerMissingImage(t *testing.T) {
 	t.Parallel()
 	d := testDocker(t)
 	absent := "berth/absent-" + randHex(4) + ":1"
-	if _, err := d.ImageID(t.Context(), absent); !errors.Is(err, ErrImageNotFound) {
-		t.Errorf("ImageID(absent) = %v, want ErrImageNotFound", err)
+	if _, err := d.InspectImage(t.Context(), absent); !errors.Is(err, ErrImageNotFound) {
+		t.Errorf("InspectImage(absent) = %v, want ErrImageNotFound", err)
 	}
-	if id, err := d.ImageID(t.Context(), testImage); err != nil || !strings.HasPrefix(id, "sha256:") {
-		t.Errorf("ImageID(%s) = %q, %v", testImage, id, err)
+	if info, err := d.InspectImage(t.Context(), testImage); err != nil || !strings.HasPrefix(info.ID, "sha256:") {
+		t.Errorf("InspectImage(%s) = %+v, %v", testImage, info, err)
 	}
 	pod := uniquePod(t)
 	_, err := d.CreateContainer(t.Context(), &ContainerConfig{Name: containerName(pod, "x"), Image: absent, Labels: testLabels(pod, "x")})

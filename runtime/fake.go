@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"sort"
 	"strings"
 	"sync"
@@ -20,6 +21,8 @@ type Fake struct {
 	seq        int
 	containers map[string]*fakeContainer
 	images     map[string]bool
+	imageUsers map[string]string
+	volumes    map[string]VolumeConfig
 	names      map[string]string // docker name -> id
 	logs       map[string]string
 	subs       map[int]chan Event
@@ -63,6 +66,7 @@ func NewFake(now func() time.Time) *Fake {
 		now = time.Now
 	}
 	return &Fake{now: now, containers: map[string]*fakeContainer{}, images: map[string]bool{}, names: map[string]string{}, logs: map[string]string{},
+		imageUsers: map[string]string{}, volumes: map[string]VolumeConfig{},
 		subs: map[int]chan Event{}, subErrs: map[int]chan error{}, Calls: map[string]int{}}
 }
 
@@ -170,6 +174,11 @@ func (f *Fake) CreateContainer(ctx context.Context, cfg *ContainerConfig) (strin
 	}
 	if _, taken := f.names[cfg.Name]; taken {
 		return "", fmt.Errorf("container name %s: %w", cfg.Name, ErrNameConflict)
+	}
+	for _, m := range cfg.Mounts {
+		if _, ok := f.volumes[m.Source]; m.Volume && !ok {
+			return "", fmt.Errorf("volume %s: %w", m.Source, ErrNotFound)
+		}
 	}
 	if strings.HasPrefix(cfg.NetworkMode, "container:") {
 		if _, ok := f.containers[strings.TrimPrefix(cfg.NetworkMode, "container:")]; !ok {
@@ -336,14 +345,53 @@ func (f *Fake) RemoveContainer(ctx context.Context, id string) error {
 	return nil
 }
 
-func (f *Fake) ImageID(ctx context.Context, image string) (string, error) {
+func (f *Fake) InspectImage(ctx context.Context, image string) (ImageInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.call("ImageID")
+	f.call("InspectImage")
 	if !f.images[image] {
-		return "", fmt.Errorf("image %s: %w", image, ErrImageNotFound)
+		return ImageInfo{}, fmt.Errorf("image %s: %w", image, ErrImageNotFound)
 	}
-	return fakeImageID(image), nil
+	return ImageInfo{ID: fakeImageID(image), User: f.imageUsers[image]}, nil
+}
+
+// SetImageUser makes image run as user, as its config's USER would.
+func (f *Fake) SetImageUser(image, user string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.imageUsers[image] = user
+}
+
+func (f *Fake) CreateVolume(ctx context.Context, v VolumeConfig) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.call("CreateVolume")
+	if _, ok := f.volumes[v.Name]; !ok {
+		f.volumes[v.Name] = v
+	}
+	return nil
+}
+
+func (f *Fake) RemoveVolume(ctx context.Context, name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.call("RemoveVolume")
+	for _, fc := range f.containers {
+		for _, m := range fc.cfg.Mounts {
+			if m.Volume && m.Source == name {
+				return fmt.Errorf("remove volume %s: in use by %s", name, fc.c.DockerName)
+			}
+		}
+	}
+	delete(f.volumes, name)
+	return nil
+}
+
+// Volumes returns the volumes that exist, by name.
+func (f *Fake) Volumes() map[string]VolumeConfig {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return maps.Clone(f.volumes)
 }
 
 // RemoveImage deletes image, as `docker rmi` would.

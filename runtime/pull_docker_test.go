@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"crypto/rand"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -61,7 +62,11 @@ func TestDockerPullReportsProgress(t *testing.T) {
 	if last.Done != int64(size) || last.Total != int64(size) || last.Layers != 1 || last.LayersDone != 1 {
 		t.Errorf("last report %+v, want %d of %d bytes, 1/1 layers", last, size, size)
 	}
-	if _, err := d.ImageID(ctx, ref); err != nil {
+	info, err := d.InspectImage(ctx, ref)
+	if err != nil {
 		t.Fatalf("image after pull: %v", err)
+	}
+	if len(info.RepoDigests) == 0 || !strings.Contains(info.RepoDigests[0], "@sha256:") {
+		t.Errorf("repo digests after pull = %v, want repo@sha256:...", info.RepoDigests)
 	}
 }

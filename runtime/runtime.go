@@ -56,24 +56,58 @@ type PortBinding struct {
 	HostPort      int
 }
 
-// Mount is a bind mount of a host path, or a tmpfs when Tmpfs is set.
+// Mount is a bind mount of the host path Source, a named volume when Volume
+// is set (Source is then the volume's name), or a private tmpfs when Tmpfs
+// is set.
 type Mount struct {
 	Source   string
 	Target   string
 	ReadOnly bool
 	Tmpfs    bool
+	Volume   bool
+	// Subpath mounts only this relative path of a volume; it must exist.
+	Subpath string
 	// CreateHostDir makes the engine create a missing Source directory on
 	// the host (hostPath types "" and DirectoryOrCreate).
 	CreateHostDir bool
+	// Propagation of a bind: "" (rprivate), "rslave" or "rshared".
+	Propagation string
+	// RecursiveReadOnly of a read-only bind: "" (the engine's default,
+	// recursive where the kernel can), "disabled" or "enabled" (fail
+	// when it cannot be recursive).
+	RecursiveReadOnly string
+}
+
+// VolumeConfig is a named engine volume backed by a tmpfs, which lives until
+// RemoveVolume while any container holds it mounted.
+type VolumeConfig struct {
+	Name   string
+	Labels map[string]string
+	// SizeBytes caps the tmpfs (0: the kernel's default, half the RAM).
+	SizeBytes int64
+	// Mode is the root directory's permission bits (setgid included);
+	// GID, when not nil, its group.
+	Mode uint32
+	GID  *int64
+}
+
+// ImageInfo is what berth needs to know of a local image.
+type ImageInfo struct {
+	ID string
+	// RepoDigests are "repo@sha256:..." references of a pulled image.
+	RepoDigests []string
+	// User is the image's configured user ("" is root).
+	User string
 }
 
 // Resources are the engine-level resource settings; zero means unset.
 type Resources struct {
-	CPUShares         int64
-	CPUQuota          int64
-	CPUPeriod         int64
-	Memory            int64
-	MemoryReservation int64
+	CPUShares int64
+	CPUQuota  int64
+	CPUPeriod int64
+	Memory    int64
+	// MemorySwap is memory plus swap (Memory: no swap); 0 is unset.
+	MemorySwap int64
 }
 
 // ContainerConfig is everything needed to create one container.
@@ -86,10 +120,11 @@ type ContainerConfig struct {
 	WorkingDir string
 	Labels     map[string]string
 	Hostname   string
+	Domainname string
 	// NetworkMode is "container:<id>", "host", or "" for the engine default.
 	NetworkMode    string
-	PidMode        string // "" or "host"
-	IpcMode        string // "" or "host"
+	PidMode        string // "", "host" or "container:<id>"
+	IpcMode        string // "", "host", "shareable" or "container:<id>"
 	Ports          []PortBinding
 	Mounts         []Mount
 	Resources      Resources
@@ -98,7 +133,28 @@ type ContainerConfig struct {
 	ReadonlyRootfs bool
 	CapAdd         []string
 	CapDrop        []string
-	// StopSignal and StopTimeout are used when the engine stops it itself.
+	// GroupAdd are supplementary groups of the process.
+	GroupAdd []string
+	// SecurityOpt are the engine's security options ("seccomp=unconfined",
+	// "no-new-privileges:true", "apparmor=...", "label=...").
+	SecurityOpt []string
+	// UnmaskProc leaves /proc and /sys paths unmasked and writable
+	// (procMount Unmasked).
+	UnmaskProc bool
+	// Sysctls, DNS, DNSSearch, DNSOptions and ExtraHosts ("name:ip") set
+	// namespaces and files a sandbox shares with its containers.
+	Sysctls     map[string]string
+	DNS         []string
+	DNSSearch   []string
+	DNSOptions  []string
+	ExtraHosts  []string
+	OomScoreAdj int
+	OpenStdin   bool
+	StdinOnce   bool
+	Tty         bool
+	// StopSignal ("" keeps the image's) and StopTimeout are used when the
+	// engine stops the container.
+	StopSignal  string
 	StopTimeout *int
 }
 
@@ -142,8 +198,14 @@ type Runtime interface {
 	// RemoveContainer force-removes a container with its anonymous volumes;
 	// removing a missing container is not an error.
 	RemoveContainer(ctx context.Context, id string) error
-	// ImageID returns the local ID of image; ErrImageNotFound when absent.
-	ImageID(ctx context.Context, image string) (string, error)
+	// InspectImage describes a local image; ErrImageNotFound when absent.
+	InspectImage(ctx context.Context, image string) (ImageInfo, error)
+	// CreateVolume creates the tmpfs volume v; an existing volume of that
+	// name is kept as it is.
+	CreateVolume(ctx context.Context, v VolumeConfig) error
+	// RemoveVolume removes a volume; a missing one is not an error, one
+	// still in use is.
+	RemoveVolume(ctx context.Context, name string) error
 	// PullImage pulls image from its registry, calling progress (nil:
 	// none) from the pulling goroutine whenever the bytes or layers done
 	// change; progress must not block.

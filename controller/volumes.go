@@ -1,0 +1,323 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/runtime"
+)
+
+// sandboxVolumeDir is where the sandbox holds a Memory emptyDir mounted, so
+// the engine keeps its tmpfs while the pod lives.
+const sandboxVolumeDir = "/berth-volumes/"
+
+// memoryVolumeName is the engine volume backing a Memory emptyDir: one per
+// pod volume, shared by all the pod's containers.
+func memoryVolumeName(podUID, volume string) string {
+	return "berth-" + podUID + "-" + volume
+}
+
+func isMemoryEmptyDir(v *v1.Volume) bool {
+	return v.EmptyDir != nil && v.EmptyDir.Medium == v1.StorageMediumMemory
+}
+
+func fsGroup(pod *v1.Pod) *int64 {
+	if sc := pod.Spec.SecurityContext; sc != nil {
+		return sc.FSGroup
+	}
+	return nil
+}
+
+// emptyDirMode is the kubelet's: 0777, plus setgid for the fsGroup owner.
+func emptyDirMode(pod *v1.Pod) os.FileMode {
+	if fsGroup(pod) != nil {
+		return 0o777 | os.ModeSetgid
+	}
+	return 0o777
+}
+
+// memoryVolumeSize is the tmpfs size of a Memory emptyDir as the kubelet
+// sizes it: the smallest of sizeLimit, the pod's memory limit (when every
+// container has one) and the node's memory; 0 when none is known.
+func (c *Controller) memoryVolumeSize(pod *v1.Pod, v *v1.Volume) int64 {
+	size := c.cfg.NodeInfo.Memory
+	smaller := func(n int64) {
+		if n > 0 && (size == 0 || n < size) {
+			size = n
+		}
+	}
+	if v.EmptyDir.SizeLimit != nil {
+		smaller(v.EmptyDir.SizeLimit.Value())
+	}
+	var sum, initMax int64
+	limited := true
+	for i, list := range [][]v1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+		for _, ctr := range list {
+			q, ok := ctr.Resources.Limits[v1.ResourceMemory]
+			if !ok || q.IsZero() {
+				limited = false
+			}
+			if i == 0 {
+				sum += q.Value()
+			} else {
+				initMax = max(initMax, q.Value())
+			}
+		}
+	}
+	if limited {
+		smaller(max(sum, initMax))
+	}
+	return size
+}
+
+// ensureVolumes makes the pod's emptyDirs: disk ones as directories with
+// the kubelet's mode and fsGroup ownership, Memory ones as engine tmpfs
+// volumes; it is idempotent.
+func (c *Controller) ensureVolumes(ctx context.Context, p *model.Pod) error {
+	pod := p.Spec
+	for i := range pod.Spec.Volumes {
+		v := &pod.Spec.Volumes[i]
+		switch {
+		case isMemoryEmptyDir(v):
+			mode := uint32(0o777)
+			if fsGroup(pod) != nil {
+				mode |= 0o2000 // setgid, as emptyDirMode
+			}
+			err := c.rt.CreateVolume(ctx, runtime.VolumeConfig{
+				Name: memoryVolumeName(string(pod.UID), v.Name),
+				Labels: map[string]string{runtime.LabelManaged: "true", runtime.LabelPodUID: string(pod.UID),
+					runtime.LabelPodNamespace: pod.Namespace, runtime.LabelPodName: pod.Name, runtime.LabelNode: c.cfg.Node},
+				SizeBytes: c.memoryVolumeSize(pod, v),
+				Mode:      mode,
+				GID:       fsGroup(pod),
+			})
+			if err != nil {
+				return fmt.Errorf("emptyDir %s: %w", v.Name, err)
+			}
+		case v.EmptyDir != nil:
+			dir := c.emptyDirPath(pod, v.Name)
+			if err := os.MkdirAll(dir, 0o750); err != nil {
+				return fmt.Errorf("emptyDir %s: %w", v.Name, err)
+			}
+			if err := setOwnership(dir, pod); err != nil {
+				return fmt.Errorf("emptyDir %s: %w", v.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// setOwnership gives dir the emptyDir mode (umask aside) and the fsGroup.
+func setOwnership(dir string, pod *v1.Pod) error {
+	if g := fsGroup(pod); g != nil {
+		if err := os.Lchown(dir, -1, int(*g)); err != nil {
+			return err
+		}
+	}
+	return os.Chmod(dir, emptyDirMode(pod))
+}
+
+// removeVolumes drops the engine volumes of pod uid's Memory emptyDirs;
+// their containers must be gone.
+func (c *Controller) removeVolumes(ctx context.Context, uid string, names []string) error {
+	var errs []error
+	for _, n := range names {
+		errs = append(errs, c.rt.RemoveVolume(ctx, memoryVolumeName(uid, n)))
+	}
+	return errors.Join(errs...)
+}
+
+// sandboxMounts hold the pod's Memory emptyDirs mounted for its lifetime.
+func sandboxMounts(pod *v1.Pod) []runtime.Mount {
+	var ms []runtime.Mount
+	for i := range pod.Spec.Volumes {
+		if v := &pod.Spec.Volumes[i]; isMemoryEmptyDir(v) {
+			ms = append(ms, runtime.Mount{Volume: true, Source: memoryVolumeName(string(pod.UID), v.Name), Target: sandboxVolumeDir + v.Name})
+		}
+	}
+	return ms
+}
+
+// mount maps one volumeMount; subPath is the mount's subPath, or its
+// subPathExpr already expanded.
+func (c *Controller) mount(pod *v1.Pod, m v1.VolumeMount, subPath string) (runtime.Mount, error) {
+	var vol *v1.Volume
+	for i := range pod.Spec.Volumes {
+		if pod.Spec.Volumes[i].Name == m.Name {
+			vol = &pod.Spec.Volumes[i]
+		}
+	}
+	if vol == nil {
+		return runtime.Mount{}, fmt.Errorf("volumeMount %q: no such volume", m.Name)
+	}
+	out := runtime.Mount{Target: m.MountPath, ReadOnly: m.ReadOnly}
+	if mp := m.MountPropagation; mp != nil {
+		switch *mp {
+		case v1.MountPropagationHostToContainer:
+			out.Propagation = "rslave"
+		case v1.MountPropagationBidirectional:
+			out.Propagation = "rshared"
+		}
+	}
+	if rro := m.RecursiveReadOnly; rro != nil && m.ReadOnly {
+		switch *rro {
+		case v1.RecursiveReadOnlyDisabled:
+			out.RecursiveReadOnly = "disabled"
+		case v1.RecursiveReadOnlyEnabled:
+			out.RecursiveReadOnly = "enabled"
+		}
+	}
+	switch {
+	case vol.HostPath != nil:
+		t := v1.HostPathUnset
+		if vol.HostPath.Type != nil {
+			t = *vol.HostPath.Type
+		}
+		creates := t == v1.HostPathUnset || t == v1.HostPathDirectoryOrCreate
+		if subPath != "" {
+			// The sub-path is made and checked on berth's view of the host.
+			if creates {
+				if err := os.MkdirAll(vol.HostPath.Path, 0o755); err != nil {
+					return runtime.Mount{}, fmt.Errorf("volume %q: %w", vol.Name, err)
+				}
+			} else if err := prepareHostPath(vol.HostPath); err != nil {
+				return runtime.Mount{}, fmt.Errorf("volume %q: %w", vol.Name, err)
+			}
+			src, err := safeSubPath(vol.HostPath.Path, subPath, 0o755, nil)
+			if err != nil {
+				return runtime.Mount{}, fmt.Errorf("volume %q: %w", vol.Name, err)
+			}
+			out.Source = src
+			return out, nil
+		}
+		out.Source = vol.HostPath.Path
+		if creates {
+			// The engine creates the directory on the host, which also
+			// works when berth itself runs in a container.
+			out.CreateHostDir = true
+			return out, nil
+		}
+		if err := prepareHostPath(vol.HostPath); err != nil {
+			return runtime.Mount{}, fmt.Errorf("volume %q: %w", vol.Name, err)
+		}
+		return out, nil
+	case isMemoryEmptyDir(vol):
+		out.Volume = true
+		out.Source = memoryVolumeName(string(pod.UID), vol.Name)
+		out.Subpath = subPath
+		return out, nil
+	case vol.EmptyDir != nil:
+		base := c.emptyDirPath(pod, vol.Name)
+		out.Source = base
+		if subPath != "" {
+			src, err := safeSubPath(base, subPath, emptyDirMode(pod), func(dir string) error { return setOwnership(dir, pod) })
+			if err != nil {
+				return runtime.Mount{}, fmt.Errorf("volume %q: %w", vol.Name, err)
+			}
+			out.Source = src
+		}
+		return out, nil
+	}
+	return runtime.Mount{}, fmt.Errorf("volume %q: unsupported volume type", vol.Name)
+}
+
+// safeSubPath returns base/sub for a bind, creating missing directories
+// (mode, then own on each) through an os.Root, so nothing outside base is
+// touched; a component that is a symlink is refused, as the kubelet refuses
+// sub-paths that leave the volume. The last component may be a file.
+func safeSubPath(base, sub string, mode os.FileMode, own func(string) error) (string, error) {
+	clean := path.Clean(sub)
+	if path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") {
+		return "", fmt.Errorf("subPath %q: must be a relative path inside the volume", sub)
+	}
+	if clean == "." {
+		return base, nil
+	}
+	root, err := os.OpenRoot(base)
+	if err != nil {
+		return "", fmt.Errorf("subPath %q: %w", sub, err)
+	}
+	defer root.Close()
+	parts := strings.Split(clean, "/")
+	for i := range parts {
+		rel := strings.Join(parts[:i+1], "/")
+		fi, err := root.Lstat(rel)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			if err := root.Mkdir(rel, mode.Perm()); err != nil {
+				return "", fmt.Errorf("subPath %q: %w", sub, err)
+			}
+			if own != nil {
+				if err := own(filepath.Join(base, rel)); err != nil {
+					return "", fmt.Errorf("subPath %q: %w", sub, err)
+				}
+			}
+		case err != nil:
+			return "", fmt.Errorf("subPath %q: %w", sub, err)
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return "", fmt.Errorf("subPath %q: %s is a symlink, which could leave the volume", sub, rel)
+		case !fi.IsDir() && i < len(parts)-1:
+			return "", fmt.Errorf("subPath %q: %s is not a directory", sub, rel)
+		}
+	}
+	return filepath.Join(base, filepath.FromSlash(clean)), nil
+}
+
+func (c *Controller) emptyDirPath(pod *v1.Pod, volume string) string {
+	return filepath.Join(c.podDir(string(pod.UID)), "volumes", volume)
+}
+
+// prepareHostPath enforces the typed hostPath checks as the kubelet does, on
+// berth's view of the filesystem (when berth runs in a container, mount the
+// paths typed pods use at the same place).
+func prepareHostPath(hp *v1.HostPathVolumeSource) error {
+	t := v1.HostPathUnset
+	if hp.Type != nil {
+		t = *hp.Type
+	}
+	fi, err := os.Stat(hp.Path)
+	exists := err == nil
+	switch t {
+	case v1.HostPathFileOrCreate:
+		if !exists {
+			if err := os.MkdirAll(filepath.Dir(hp.Path), 0o755); err != nil {
+				return err
+			}
+			f, err := os.OpenFile(hp.Path, os.O_CREATE|os.O_WRONLY, 0o644)
+			if err != nil {
+				return err
+			}
+			return f.Close()
+		}
+	case v1.HostPathDirectory:
+		if !exists || !fi.IsDir() {
+			return fmt.Errorf("hostPath type check failed: %s is not a directory", hp.Path)
+		}
+	case v1.HostPathFile:
+		if !exists || !fi.Mode().IsRegular() {
+			return fmt.Errorf("hostPath type check failed: %s is not a file", hp.Path)
+		}
+	case v1.HostPathSocket:
+		if !exists || fi.Mode()&os.ModeSocket == 0 {
+			return fmt.Errorf("hostPath type check failed: %s is not a socket", hp.Path)
+		}
+	case v1.HostPathCharDev:
+		if !exists || fi.Mode()&os.ModeCharDevice == 0 {
+			return fmt.Errorf("hostPath type check failed: %s is not a character device", hp.Path)
+		}
+	case v1.HostPathBlockDev:
+		if !exists || fi.Mode()&os.ModeDevice == 0 || fi.Mode()&os.ModeCharDevice != 0 {
+			return fmt.Errorf("hostPath type check failed: %s is not a block device", hp.Path)
+		}
+	}
+	return nil
+}
