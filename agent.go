@@ -158,6 +158,7 @@ func newAgent(cfg *config.Config, log *slog.Logger) (_ *agent, err error) {
 
 	api := server.New(server.Options{
 		Store:    st,
+		Node:     cfg.NodeName,
 		Registry: m.Registry,
 		Tokens:   tokens,
 		Events:   recent.List,

@@ -46,9 +46,12 @@ func validateCmd() *cobra.Command {
 		Short: "Check pod manifests; print one file: pod: field: error line per problem",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			n, errs, err := sources.ValidateFiles(args, sources.Options{AllowHostAccess: !strict})
+			n, warns, errs, err := sources.ValidateFiles(args, sources.Options{AllowHostAccess: !strict})
 			if err != nil {
 				return err
+			}
+			for _, w := range warns {
+				fmt.Fprintln(cmd.ErrOrStderr(), w)
 			}
 			for _, e := range errs {
 				fmt.Fprintln(cmd.ErrOrStderr(), e.Error())

@@ -74,8 +74,10 @@ type Plan struct {
 	RequeueAfter time.Duration
 	// FailedInit: an init container failed for good (restartPolicy Never).
 	FailedInit bool
-	// Finished: the restart policy ended the pod; it gets no new sandbox.
+	// Finished: the pod ended (see planEnded); nothing of it runs again.
 	Finished bool
+	// DeadlineExceeded: the pod ended as its activeDeadlineSeconds passed.
+	DeadlineExceeded bool
 }
 
 // Kill stops Container (when running) and removes it when Remove is set.
@@ -158,10 +160,11 @@ func plan(in PlanInput) Plan {
 		return pl
 	}
 
+	if planEnded(&in, &pl, byName) {
+		planCollect(&in, &pl, byName)
+		return pl
+	}
 	if !planSandbox(&in, &pl, byName) {
-		if pl.Finished {
-			planCollect(&in, &pl, byName)
-		}
 		return pl
 	}
 	initDone := true
@@ -216,14 +219,118 @@ func uids(ctrs []*model.Container) []string {
 	return out
 }
 
+// deadlineMessage is the kubelet's status message (and event) of a pod
+// whose activeDeadlineSeconds passed.
+const deadlineMessage = "Pod was active on the node longer than the specified deadline"
+
+// specHash identifies the pod's spec, for its recorded terminal phase.
+func specHash(pod *v1.Pod) string { return hashOf(pod.Spec) }
+
+// terminal reports whether p ended in a phase recorded for its current spec.
+func terminal(p *model.Pod) bool {
+	return p.Terminal != "" && p.TerminalSpec == specHash(p.Spec)
+}
+
+// planEnded reports whether the pod has ended, as the kubelet decides it:
+// its terminal phase is recorded for this spec; its restart policy starts
+// nothing again (finishedByPolicy); or its activeDeadlineSeconds passed,
+// counted from SeenAt (status.startTime), which fails it with
+// DeadlineExceeded (until then the plan requeues at the deadline). An
+// ended pod gets no new sandbox and starts nothing; whatever of it still
+// runs, its sandbox included, is stopped and kept (its IP and host ports
+// are freed, its containers stay for status and logs).
+func planEnded(in *PlanInput, pl *Plan, byName map[string][]*model.Container) bool {
+	reason := "the pod has ended"
+	switch {
+	case terminal(in.Pod), finishedByPolicy(in, pl, byName):
+	case deadlineExceeded(in, pl):
+		pl.DeadlineExceeded = true
+		pl.event("", events.Normal, "DeadlineExceeded", deadlineMessage)
+		reason = "DeadlineExceeded"
+	default:
+		return false
+	}
+	pl.Finished = true
+	for _, list := range byName {
+		for _, ct := range list {
+			if ct.Running() {
+				pl.Kill = append(pl.Kill, Kill{Container: ct, Reason: reason})
+			}
+		}
+	}
+	return true
+}
+
+// finishedByPolicy reports whether the restart policy starts none of the
+// pod's containers again: under Never, once an init container failed
+// (FailedInit), every app container exited, or its sandbox is gone after
+// any container ran; under OnFailure, once every app container succeeded.
+// An edited spec (an instance or the sandbox of an older spec) runs again.
+func finishedByPolicy(in *PlanInput, pl *Plan, byName map[string][]*model.Container) bool {
+	pod := in.Pod.Spec
+	policy := pod.Spec.RestartPolicy
+	if policy == v1.RestartPolicyAlways {
+		return false
+	}
+	sandboxes := byName[model.SandboxName]
+	if len(sandboxes) > 0 && sandboxes[0].Hash != sandboxHash(pod) {
+		return false
+	}
+	latest := map[string]*model.Container{}
+	for _, list := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range list {
+			if inst := byName[list[i].Name]; len(inst) > 0 {
+				if inst[0].Hash != containerHash(pod, &list[i]) {
+					return false
+				}
+				latest[list[i].Name] = inst[0]
+			}
+		}
+	}
+	exited := func(ct *model.Container) bool { return !ct.Running() && ct.State != model.StateCreated }
+	ran := len(latest) > 0
+	if policy == v1.RestartPolicyNever {
+		for _, ic := range pod.Spec.InitContainers {
+			if ct := latest[ic.Name]; ct != nil && exited(ct) && ct.ExitCode != 0 {
+				pl.FailedInit = true
+				return true
+			}
+		}
+		if ran && (len(sandboxes) == 0 || !(sandboxes[0].Running() || sandboxes[0].State == model.StateCreated)) {
+			return true
+		}
+	}
+	for _, c := range pod.Spec.Containers {
+		ct := latest[c.Name]
+		if ct == nil || !exited(ct) || (policy == v1.RestartPolicyOnFailure && ct.ExitCode != 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// deadlineExceeded reports whether the pod's activeDeadlineSeconds passed,
+// and requeues the plan at the deadline until then.
+func deadlineExceeded(in *PlanInput, pl *Plan) bool {
+	d := in.Pod.Spec.Spec.ActiveDeadlineSeconds
+	if d == nil || in.Pod.SeenAt.IsZero() {
+		return false
+	}
+	at := in.Pod.SeenAt.Add(time.Duration(*d) * time.Second)
+	if in.Now.Before(at) {
+		pl.requeue(at.Sub(in.Now))
+		return false
+	}
+	return true
+}
+
 // planSandbox sets pl.Sandbox (or a sandbox step) and reports whether the
 // pod's containers may be planned now. A sandbox missing, exited or with
 // changed pod-level networking is replaced. An edit kills the whole pod
 // first and starts it afresh. A sandbox that died takes its running
 // containers with it, as in the kubelet: they are stopped but kept, so their
-// restart policy decides and their counts go on; a Never pod that already
-// ran, or an OnFailure pod whose containers all succeeded, gets no new
-// sandbox (Finished). Failed starts back off.
+// restart policy decides and their counts go on (a pod that ended gets no
+// new sandbox: planEnded comes first). Failed starts back off.
 func planSandbox(in *PlanInput, pl *Plan, byName map[string][]*model.Container) bool {
 	pod := in.Pod.Spec
 	sandboxes := byName[model.SandboxName]
@@ -245,9 +352,8 @@ func planSandbox(in *PlanInput, pl *Plan, byName map[string][]*model.Container) 
 		}
 	}
 	edited := len(sandboxes) > 0 && sandboxes[0].Hash != want
-	ran, allSucceeded := false, true
 	for name, list := range byName {
-		for i, ct := range list {
+		for _, ct := range list {
 			switch {
 			case name == model.SandboxName:
 				pl.Kill = append(pl.Kill, Kill{Container: ct, Remove: true, Reason: "pod sandbox replaced"})
@@ -259,12 +365,6 @@ func planSandbox(in *PlanInput, pl *Plan, byName map[string][]*model.Container) 
 				// Kept, exited, for its restart policy, logs and count.
 				pl.Kill = append(pl.Kill, Kill{Container: ct, Reason: "its pod sandbox is gone"})
 			}
-			if name != model.SandboxName {
-				ran = true
-				if i == 0 && (ct.Running() || ct.ExitCode != 0) {
-					allSucceeded = false
-				}
-			}
 		}
 	}
 	if len(pl.Kill) > 0 && (edited || pl.background()) {
@@ -272,18 +372,6 @@ func planSandbox(in *PlanInput, pl *Plan, byName map[string][]*model.Container) 
 	}
 	if pl.background() {
 		return false // the pod is rebuilt once its containers stopped
-	}
-	if !edited && ran {
-		switch pod.Spec.RestartPolicy {
-		case v1.RestartPolicyNever:
-			pl.Finished = true
-			return false
-		case v1.RestartPolicyOnFailure:
-			if allSucceeded {
-				pl.Finished = true
-				return false
-			}
-		}
 	}
 	if in.Now.Before(retry) {
 		pl.requeue(retry.Sub(in.Now))

@@ -91,6 +91,9 @@ func describe(pl Plan) string {
 	if pl.Finished {
 		out = append(out, "finished")
 	}
+	if pl.DeadlineExceeded {
+		out = append(out, "deadline-exceeded")
+	}
 	if len(pl.Forget) > 0 {
 		out = append(out, "forget "+strings.Join(pl.Forget, ","))
 	}
@@ -114,6 +117,17 @@ func TestPlan(t *testing.T) {
 	initsNever.Spec.RestartPolicy = v1.RestartPolicyNever
 	replaced := web.DeepCopy()
 	replaced.UID = "01234567-89ab-cdef-0000-replaced"
+	deadline := web.DeepCopy()
+	secs := int64(60)
+	deadline.Spec.ActiveDeadlineSeconds = &secs
+	neverEdited := never.DeepCopy()
+	neverEdited.Spec.Containers[0].Env = []v1.EnvVar{{Name: "X", Value: "2"}}
+	ended := func(phase v1.PodPhase, p *v1.Pod) func(*PlanInput) {
+		return func(in *PlanInput) { in.Pod.Terminal, in.Pod.TerminalSpec = phase, specHash(p) }
+	}
+	seen := func(ago time.Duration) func(*PlanInput) {
+		return func(in *PlanInput) { in.Pod.SeenAt = now.Add(-ago) }
+	}
 
 	running := func(p *v1.Pod, name string, attempt int) *model.Container {
 		return row(p, name, attempt, model.StateRunning, 0)
@@ -158,17 +172,44 @@ func TestPlan(t *testing.T) {
 				in.Backoff.Crash["a"] = CrashState{Restarted: true, Delay: 10 * time.Second}
 				in.Now = now.Add(9 * time.Second)
 			}, want: "run a-1 restarts=1"},
-		{name: "Never: an exited container stays",
-			in: input(never, running(never, "POD", 0), exited(never, "a", 0, 2)), want: ""},
-		{name: "OnFailure: a success stays",
-			in: input(onFailure, running(onFailure, "POD", 0), exited(onFailure, "a", 0, 0)), want: ""},
+		{name: "Never: an exited container stays, the finished pod's sandbox stops",
+			in: input(never, running(never, "POD", 0), exited(never, "a", 0, 2)), want: "finished; stop POD-0"},
+		{name: "OnFailure: a success stays, the finished pod's sandbox stops",
+			in: input(onFailure, running(onFailure, "POD", 0), exited(onFailure, "a", 0, 0)), want: "finished; stop POD-0"},
 		{name: "dead sandbox: it goes, running containers stop (kept)",
 			in: input(web, exited(web, "POD", 0, 137), running(web, "a", 0), running(web, "b", 0)), want: "remove POD-0; stop a-0; stop b-0"},
 		{name: "dead sandbox, containers stopped: a new sandbox, restarts by policy",
 			in:   input(web, exited(web, "POD", 0, 137), exited(web, "a", 0, 137), exited(web, "b", 0, 137)),
 			want: "create POD-1; remove POD-0; run a-1 restarts=1; run b-1 restarts=1"},
-		{name: "dead sandbox of a Never pod that ran: finished, no new sandbox",
-			in: input(never, exited(never, "POD", 0, 137), exited(never, "a", 0, 137)), want: "finished; remove POD-0"},
+		{name: "dead sandbox of a Never pod that ran: finished, no new sandbox, the old one kept",
+			in: input(never, exited(never, "POD", 0, 137), exited(never, "a", 0, 137)), want: "finished"},
+		{name: "finished pod, its sandbox stopped: nothing, no new sandbox",
+			in: input(never, exited(never, "POD", 0, 0), exited(never, "a", 0, 0)), want: "finished"},
+		{name: "dead sandbox of an OnFailure pod that succeeded: finished, no new sandbox",
+			in: input(onFailure, exited(onFailure, "POD", 0, 137), exited(onFailure, "a", 0, 0)), want: "finished"},
+		{name: "dead sandbox of an OnFailure pod that failed: a new sandbox",
+			in:   input(onFailure, exited(onFailure, "POD", 0, 137), exited(onFailure, "a", 0, 1)),
+			want: "create POD-1; remove POD-0; run a-1 restarts=1"},
+		{name: "recorded terminal phase: nothing runs again, even with its containers gone",
+			in: input(never), edit: ended(v1.PodSucceeded, never), want: "finished"},
+		{name: "recorded terminal phase, Always pod: what runs is stopped, nothing restarts",
+			in:   input(web, running(web, "POD", 0), exited(web, "a", 0, 1), running(web, "b", 0)),
+			edit: ended(v1.PodFailed, web), want: "finished; stop POD-0; stop b-0"},
+		{name: "terminal phase of an older spec: the edited pod runs again",
+			in:   input(neverEdited, exited(neverEdited, "POD", 0, 0), stale(neverEdited, exited(neverEdited, "a", 0, 0))),
+			edit: ended(v1.PodSucceeded, never), want: "create POD-1; remove POD-0; remove a-0; run a-1 restarts=0"},
+		{name: "activeDeadlineSeconds not reached: requeued at the deadline",
+			in:   input(deadline, running(deadline, "POD", 0), running(deadline, "a", 0), running(deadline, "b", 0)),
+			edit: seen(20 * time.Second), want: "requeue 40s"},
+		{name: "activeDeadlineSeconds reached: everything stops, the pod ended",
+			in:   input(deadline, running(deadline, "POD", 0), running(deadline, "a", 0), exited(deadline, "b", 0, 1)),
+			edit: seen(60 * time.Second), want: "deadline-exceeded; finished; stop POD-0; stop a-0"},
+		{name: "activeDeadlineSeconds of an ended pod: nothing",
+			in: input(deadline, exited(deadline, "POD", 0, 0), exited(deadline, "a", 0, 0), exited(deadline, "b", 0, 0)),
+			edit: func(in *PlanInput) {
+				seen(time.Hour)(in)
+				ended(v1.PodFailed, deadline)(in)
+			}, want: "finished"},
 		{name: "sandbox failed to start: backs off",
 			in:   input(web, row(web, "POD", 0, model.StateCreated, 128)),
 			edit: func(in *PlanInput) { in.Backoff.StartRetry["POD"] = now.Add(5 * time.Second) }, want: "requeue 5s"},
@@ -197,7 +238,7 @@ func TestPlan(t *testing.T) {
 		{name: "init containers done: the app",
 			in: input(inits, running(inits, "POD", 0), exited(inits, "i1", 0, 0), exited(inits, "i2", 0, 0)), want: "run app-0 restarts=0"},
 		{name: "failed init container of a Never pod: the pod failed",
-			in: input(initsNever, running(initsNever, "POD", 0), exited(initsNever, "i1", 0, 1)), want: "failed-init"},
+			in: input(initsNever, running(initsNever, "POD", 0), exited(initsNever, "i1", 0, 1)), want: "failed-init; finished; stop POD-0"},
 		{name: "old instances: the previous is kept, older ones go",
 			in:   input(web, running(web, "POD", 0), running(web, "a", 3), exited(web, "a", 2, 1), exited(web, "a", 1, 1), exited(web, "a", 0, 1), running(web, "b", 0)),
 			want: "remove a-0; remove a-1"},

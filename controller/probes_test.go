@@ -110,13 +110,13 @@ func TestReadinessDrivesReady(t *testing.T) {
 	h.put(testPod("web", c))
 	h.settle("default/web")
 	p, _ := h.st.Pod(nil, "default/web")
-	if p.Status.ContainerStatuses[0].Ready || p.Status.Conditions[3].Status != v1.ConditionFalse {
+	if p.Status.ContainerStatuses[0].Ready || condition(p.Status, v1.PodReady).Status != v1.ConditionFalse {
 		t.Fatal("ready before the readiness probe succeeded")
 	}
 	fp.set(h.running("default/web")["a"].ID, prober.Readiness, prober.Success)
 	h.reconcile("default/web")
 	p, _ = h.st.Pod(nil, "default/web")
-	if !p.Status.ContainerStatuses[0].Ready || p.Status.Conditions[3].Type != v1.PodReady || p.Status.Conditions[3].Status != v1.ConditionTrue {
+	if !p.Status.ContainerStatuses[0].Ready || condition(p.Status, v1.PodReady).Status != v1.ConditionTrue {
 		t.Fatalf("not ready after success: %+v", p.Status.Conditions)
 	}
 }

@@ -182,7 +182,7 @@ func (c *Controller) execute(ctx context.Context, in *PlanInput, pl *Plan) (Resu
 	if in.Pod == nil {
 		c.probes.Sync(key, nil)
 	} else {
-		c.finish(in.Pod, x.waiting, pl.FailedInit)
+		c.finish(ctx, in.Pod, pl, x.waiting)
 		uid := string(in.Pod.Spec.UID)
 		for name, w := range x.waiting {
 			if w.Reason == "ErrImagePull" {
@@ -565,11 +565,14 @@ func (c *Controller) newContainerConfig(ctx context.Context, p *model.Pod, ctr *
 }
 
 // finish points the probe manager at the pod's running containers and
-// records its status, from one read of the store.
-func (c *Controller) finish(p *model.Pod, waiting map[string]v1.ContainerStateWaiting, failedInit bool) {
+// records its status, from one read of the store, with the termination
+// messages of containers that exited since.
+func (c *Controller) finish(ctx context.Context, p *model.Pod, pl *Plan, waiting map[string]v1.ContainerStateWaiting) {
 	byName := c.currentContainers(p.Key, string(p.Spec.UID))
 	c.syncProbes(p, byName)
-	c.writeStatus(p, &podState{waiting: waiting, failedInit: failedInit, probe: c.probes.Result, imageID: c.images.get}, byName)
+	st := &podState{waiting: waiting, failedInit: pl.FailedInit, deadlineExceeded: pl.DeadlineExceeded,
+		probe: c.probes.Result, imageID: c.images.get}
+	c.writeStatus(p, st, byName, c.newTerminationMessages(ctx, p.Key, p.Spec, byName))
 }
 
 // currentContainers re-reads the pod's containers of uid, newest first.

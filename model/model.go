@@ -27,6 +27,17 @@ type Pod struct {
 	Status v1.PodStatus
 	// StartedAt is when all containers first ran; zero until then.
 	StartedAt time.Time
+	// Terminal is the phase (Succeeded or Failed) the pod ended in while its
+	// spec hashed to TerminalSpec. While the spec is unchanged the phase
+	// stays and none of the pod's containers runs again, as in the kubelet;
+	// an edited spec is a new incarnation (as a static pod edit is a new pod
+	// for the kubelet).
+	Terminal     v1.PodPhase
+	TerminalSpec string
+	// TerminationMessages holds the termination message of each exited
+	// container of the pod, by container ID, read once when the exit was
+	// first observed ("" when it left none). Never mutated: replaced whole.
+	TerminationMessages map[string]string
 }
 
 // Container states as reported by Docker.

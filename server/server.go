@@ -38,6 +38,8 @@ type Options struct {
 	Tokens []string
 	// Events lists recent events, oldest first (nil: /events is empty).
 	Events func() []events.Event
+	// Node is the node's name, the spec.nodeName of every served pod.
+	Node string
 }
 
 // Server serves the API; build with New, serve with http.Server{Handler: s}.
@@ -130,9 +132,13 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintln(w, "ok")
 }
 
-// PodObject renders a stored pod as a v1.Pod with its status.
-func PodObject(p *model.Pod) v1.Pod {
+// PodObject renders a stored pod as a v1.Pod with its status, bound to
+// node (spec.nodeName) as the kubelet's static pods are, when node is set.
+func PodObject(p *model.Pod, node string) v1.Pod {
 	out := *p.Spec.DeepCopy()
+	if node != "" {
+		out.Spec.NodeName = node
+	}
 	out.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
 	out.Status = *p.Status.DeepCopy()
 	if out.Annotations == nil {
@@ -168,7 +174,7 @@ func (s *Server) listPods(w http.ResponseWriter, r *http.Request) {
 	}
 	list := v1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PodList"}, Items: []v1.Pod{}}
 	for _, p := range pods {
-		list.Items = append(list.Items, PodObject(p))
+		list.Items = append(list.Items, PodObject(p, s.opts.Node))
 	}
 	sort.Slice(list.Items, func(i, j int) bool {
 		a, b := list.Items[i], list.Items[j]
@@ -188,7 +194,7 @@ func (s *Server) getPod(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("pod %s not found", key), http.StatusNotFound)
 		return
 	}
-	writeJSON(w, PodObject(p))
+	writeJSON(w, PodObject(p, s.opts.Node))
 }
 
 // SourcesSynced is a readiness check: every registered source has synced.

@@ -90,7 +90,7 @@ func (s *Server) watchPods(w http.ResponseWriter, r *http.Request) {
 		cur := make(map[string]watched, len(pods))
 		var out bytes.Buffer
 		for _, p := range pods {
-			obj := PodObject(p)
+			obj := PodObject(p, s.opts.Node)
 			raw, err := json.Marshal(obj)
 			if err != nil {
 				return

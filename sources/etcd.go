@@ -88,6 +88,7 @@ type EtcdSource struct {
 
 	entries map[string]*etcdEntry
 	lastErr string
+	warned  warnLog
 }
 
 type etcdEntry struct {
@@ -427,5 +428,6 @@ func (s *EtcdSource) snapshot() Update {
 	var dups []ManifestError
 	u.Pods, dups = dedupe(u.Pods)
 	u.Errors = append(u.Errors, dups...)
+	s.warned.log(s.opts.logger().With("source", s.name), u.Pods)
 	return cloneUpdate(u)
 }

@@ -63,6 +63,7 @@ type FileSource struct {
 	last     *Update
 	lastErrs []string
 	cache    decodeCache
+	warned   warnLog
 }
 
 // NewFileSource returns a file source named name for path, rescanning every
@@ -188,6 +189,7 @@ func (s *FileSource) scan(log *slog.Logger) (Update, bool) {
 	}
 	s.last = &u
 	s.logErrors(log, u)
+	s.warned.log(log, u.Pods)
 	log.Debug("scanned manifests", "files", len(files), "pods", len(u.Pods), "errors", len(u.Errors))
 	return u, true
 }

@@ -61,6 +61,7 @@ type HTTPSource struct {
 	etag         string
 	lastModified string
 	lastErr      string
+	warned       warnLog
 }
 
 // NewHTTPSource returns a source named name polling url every interval
@@ -125,6 +126,7 @@ func (s *HTTPSource) poll(ctx context.Context, client *http.Client, log *slog.Lo
 		s.lastErr = ""
 		log.Info("manifests readable again")
 	}
+	s.warned.log(log, u.Pods)
 	return u
 }
 

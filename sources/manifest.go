@@ -20,8 +20,8 @@ import (
 
 // Options say what the pods of a source may do.
 type Options struct {
-	// AllowHostAccess permits privileged containers, hostPath volumes,
-	// hostNetwork, hostPID and hostIPC.
+	// AllowHostAccess permits privileged containers, procMount Unmasked,
+	// hostPath volumes, hostNetwork, hostPID and hostIPC.
 	AllowHostAccess bool
 	// Node, when set, is part of the UID derived for pods without
 	// metadata.uid, so berths of different nodes sharing one engine never
@@ -413,10 +413,10 @@ func (d *decoder) strictError(key, prefix string, err error) {
 	d.fail(key, joinPath(key, prefix, fe.FieldPath()), msg)
 }
 
-func (d *decoder) jsonError(key, prefix string, err error) {
+func (d *decoder) jsonError(j []byte, key, prefix string, err error) {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		d.fail(key, joinPath(key, prefix, jsonFieldPath(te.Field)), fmt.Sprintf("Invalid value: %s: expected %s", te.Value, te.Type))
+		d.fail(key, joinPath(key, prefix, typeErrorPath(j, te)), fmt.Sprintf("Invalid value: %s: expected %s", te.Value, te.Type))
 		return
 	}
 	d.fail(key, prefix, jsonMessage(err))
@@ -444,7 +444,7 @@ func jsonMessage(err error) string {
 func (d *decoder) unmarshalStrict(j []byte, v interface{}, key, prefix string) bool {
 	strict, err := sigsjson.UnmarshalStrict(j, v)
 	if err != nil {
-		d.jsonError(key, prefix, err)
+		d.jsonError(j, key, prefix, err)
 		return false
 	}
 	for _, e := range strict {

@@ -182,7 +182,7 @@ func TestDecodeStrictUnknownField(t *testing.T) {
 func TestDecodeTypeError(t *testing.T) {
 	data := strings.Replace(podYAML, "containerPort: 8080", "containerPort: eighty", 1)
 	got := decodeErrs(t, data, Options{})
-	if len(got) != 1 || !strings.HasPrefix(got[0], "pods/web.yaml: default/web: spec.containers.ports.containerPort: Invalid value: string") {
+	if len(got) != 1 || !strings.HasPrefix(got[0], "pods/web.yaml: default/web: spec.containers[0].ports[0].containerPort: Invalid value: string") {
 		t.Errorf("got %q", got)
 	}
 }

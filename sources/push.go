@@ -66,6 +66,7 @@ func (s *PushSource) Name() string { return s.name }
 func (s *PushSource) Run(ctx context.Context, out chan<- Update) error {
 	log := s.opts.logger().With("source", s.name, "dir", s.dir)
 	var retry <-chan time.Time
+	var warned warnLog
 	for {
 		u := s.scan()
 		if u.Err != nil {
@@ -76,6 +77,7 @@ func (s *PushSource) Run(ctx context.Context, out chan<- Update) error {
 			for _, e := range u.Errors {
 				log.Warn("persisted manifest rejected", "err", e.Error())
 			}
+			warned.log(log, u.Pods)
 		}
 		if !send(ctx, out, u) {
 			return nil

@@ -30,9 +30,12 @@ const hostAccessDenied = "host access is not allowed for this source (allow_host
 // an absolute path) or emptyDir only; mounts name a volume and use an absolute
 // mountPath; restartPolicy is Always, OnFailure or Never; resource quantities
 // are nonnegative with requests not above limits; the grace period is not
-// negative; each probe and lifecycle hook has exactly one handler. Without
+// negative; each probe and lifecycle hook has exactly one handler. Every set
+// field that podFields classes refused is Forbidden by name; the values of
+// the mapped fields of issue 12 are checked in validate_spec.go. Without
 // opts.AllowHostAccess, privileged containers, capabilities beyond Docker's
-// defaults, hostPath volumes, hostNetwork, hostPID and hostIPC are forbidden.
+// defaults, procMount Unmasked, hostPath volumes, hostNetwork, hostPID and
+// hostIPC are forbidden.
 func Validate(pod *v1.Pod, opts Options) field.ErrorList {
 	var errs field.ErrorList
 	meta := field.NewPath("metadata")
@@ -58,7 +61,10 @@ func Validate(pod *v1.Pod, opts Options) field.ErrorList {
 	volumes, verrs := validateVolumes(spec.Volumes, sp.Child("volumes"), opts)
 	errs = append(errs, verrs...)
 
-	v := &podValidator{opts: opts, spec: spec, volumes: volumes, names: map[string]bool{}}
+	v := &podValidator{opts: opts, spec: spec, volumes: volumes, names: map[string]bool{}, all: map[string]bool{}}
+	for _, c := range slices.Concat(spec.InitContainers, spec.Containers) {
+		v.all[c.Name] = true
+	}
 	for i := range spec.InitContainers {
 		errs = append(errs, v.container(&spec.InitContainers[i], sp.Child("initContainers").Index(i), true)...)
 	}
@@ -68,9 +74,8 @@ func Validate(pod *v1.Pod, opts Options) field.ErrorList {
 	for i := range spec.Containers {
 		errs = append(errs, v.container(&spec.Containers[i], sp.Child("containers").Index(i), false)...)
 	}
-	if len(spec.EphemeralContainers) > 0 {
-		errs = append(errs, field.Forbidden(sp.Child("ephemeralContainers"), "not supported by berth"))
-	}
+	errs = append(errs, refusedFields(spec)...)
+	errs = append(errs, validatePodLevel(spec, sp)...)
 
 	policies := []v1.RestartPolicy{v1.RestartPolicyAlways, v1.RestartPolicyOnFailure, v1.RestartPolicyNever}
 	if !slices.Contains(policies, spec.RestartPolicy) {
@@ -128,8 +133,7 @@ func validateVolumes(vols []v1.Volume, vp *field.Path, opts Options) (map[string
 			errs = append(errs, field.Forbidden(p.Child(types[1]), "may not specify more than 1 volume type"))
 			continue
 		case !slices.Contains(volumeTypes, types[0]):
-			errs = append(errs, field.Forbidden(p.Child(types[0]), "unsupported volume type; berth supports hostPath and emptyDir"))
-			continue
+			continue // refused by podFields
 		}
 		if hp := vol.HostPath; hp != nil {
 			hpp := p.Child("hostPath")
@@ -188,6 +192,7 @@ type podValidator struct {
 	spec    *v1.PodSpec
 	volumes map[string]bool
 	names   map[string]bool          // container names seen
+	all     map[string]bool          // names of all the pod's containers
 	hostIPs map[hostPortKey][]string // host IPs claimed per protocol/port
 }
 
@@ -218,25 +223,10 @@ func (v *podValidator) container(c *v1.Container, p *field.Path, init bool) fiel
 	}
 
 	errs = append(errs, v.ports(c.Ports, p.Child("ports"))...)
-	errs = append(errs, validateEnv(c, p)...)
-	errs = append(errs, v.mounts(c.VolumeMounts, p.Child("volumeMounts"))...)
-	if len(c.VolumeDevices) > 0 {
-		errs = append(errs, field.Forbidden(p.Child("volumeDevices"), "not supported by berth"))
-	}
+	errs = append(errs, v.env(c, p)...)
+	errs = append(errs, v.mounts(c, p.Child("volumeMounts"))...)
 	errs = append(errs, validateResources(&c.Resources, p.Child("resources"))...)
-
-	// Sidecar init containers (restartPolicy: Always) would wait forever in
-	// berth's init sequence, so they are refused rather than half-supported.
-	switch {
-	case c.RestartPolicy == nil:
-	case !init:
-		errs = append(errs, field.Forbidden(p.Child("restartPolicy"), "may only be set on init containers"))
-	default:
-		errs = append(errs, field.Forbidden(p.Child("restartPolicy"), "sidecar init containers are not supported by berth"))
-	}
-	if len(c.RestartPolicyRules) > 0 {
-		errs = append(errs, field.Forbidden(p.Child("restartPolicyRules"), "not supported by berth"))
-	}
+	errs = append(errs, validateTermination(c, p)...)
 
 	probes := []struct {
 		name    string
@@ -267,6 +257,9 @@ func (v *podValidator) container(c *v1.Container, p *field.Path, init bool) fiel
 			if l.PreStop != nil {
 				errs = append(errs, validateLifecycleHandler(l.PreStop, p.Child("lifecycle", "preStop"))...)
 			}
+			if l.StopSignal != nil && !slices.Contains(stopSignals, *l.StopSignal) {
+				errs = append(errs, field.NotSupported(p.Child("lifecycle", "stopSignal"), *l.StopSignal, stopSignals))
+			}
 		}
 	}
 
@@ -279,6 +272,9 @@ func (v *podValidator) container(c *v1.Container, p *field.Path, init bool) fiel
 	}
 	if sc := c.SecurityContext; sc != nil && sc.Privileged != nil && *sc.Privileged && !v.opts.AllowHostAccess {
 		errs = append(errs, field.Forbidden(p.Child("securityContext", "privileged"), hostAccessDenied))
+	}
+	if sc := c.SecurityContext; sc != nil {
+		errs = append(errs, v.containerSecurity(sc, p.Child("securityContext"))...)
 	}
 	return errs
 }
@@ -354,11 +350,8 @@ func displayIP(ip string) string {
 	return ip
 }
 
-func validateEnv(c *v1.Container, p *field.Path) field.ErrorList {
+func (v *podValidator) env(c *v1.Container, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	if len(c.EnvFrom) > 0 {
-		errs = append(errs, field.Forbidden(p.Child("envFrom"), "not supported by berth"))
-	}
 	for i, e := range c.Env {
 		ep := p.Child("env").Index(i)
 		switch {
@@ -368,16 +361,16 @@ func validateEnv(c *v1.Container, p *field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(ep.Child("name"), e.Name, "must not contain '=' or NUL"))
 		}
 		if e.ValueFrom != nil {
-			errs = append(errs, field.Forbidden(ep.Child("valueFrom"), "not supported by berth; use value"))
+			errs = append(errs, v.valueFrom(&e, ep)...)
 		}
 	}
 	return errs
 }
 
-func (v *podValidator) mounts(mounts []v1.VolumeMount, mp *field.Path) field.ErrorList {
+func (v *podValidator) mounts(c *v1.Container, mp *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	paths := map[string]bool{}
-	for i, m := range mounts {
+	for i, m := range c.VolumeMounts {
 		p := mp.Index(i)
 		if m.Name == "" {
 			errs = append(errs, field.Required(p.Child("name"), ""))
@@ -389,9 +382,15 @@ func (v *podValidator) mounts(mounts []v1.VolumeMount, mp *field.Path) field.Err
 			errs = append(errs, field.Duplicate(p.Child("mountPath"), m.MountPath))
 		}
 		paths[path.Clean(m.MountPath)] = true
-		if m.SubPath != "" && (path.IsAbs(m.SubPath) || slices.Contains(strings.Split(m.SubPath, "/"), "..")) {
-			errs = append(errs, field.Invalid(p.Child("subPath"), m.SubPath, "must be a relative path without '..'"))
+		for _, sub := range []struct{ name, value string }{{"subPath", m.SubPath}, {"subPathExpr", m.SubPathExpr}} {
+			if sub.value != "" && (path.IsAbs(sub.value) || slices.Contains(strings.Split(sub.value, "/"), "..")) {
+				errs = append(errs, field.Invalid(p.Child(sub.name), sub.value, "must be a relative path without '..'"))
+			}
 		}
+		if m.SubPath != "" && m.SubPathExpr != "" {
+			errs = append(errs, field.Invalid(p.Child("subPathExpr"), m.SubPathExpr, "subPathExpr and subPath are mutually exclusive"))
+		}
+		errs = append(errs, validatePropagation(c, &m, p)...)
 	}
 	return errs
 }
@@ -403,6 +402,10 @@ func validateResources(r *v1.ResourceRequirements, p *field.Path) field.ErrorLis
 		rl   v1.ResourceList
 	}{{"limits", r.Limits}, {"requests", r.Requests}} {
 		for _, name := range sortedResourceNames(list.rl) {
+			if why := unsupportedResource(name); why != "" {
+				errs = append(errs, notSupported(p.Child(list.name).Key(string(name)), why))
+				continue
+			}
 			q := list.rl[name]
 			if q.Sign() < 0 {
 				errs = append(errs, field.Invalid(p.Child(list.name).Key(string(name)), q.String(), "must be greater than or equal to 0"))
@@ -416,9 +419,6 @@ func validateResources(r *v1.ResourceRequirements, p *field.Path) field.ErrorLis
 			errs = append(errs, field.Invalid(p.Child("requests").Key(string(name)), req.String(),
 				fmt.Sprintf("must be less than or equal to %s limit of %s", name, lim.String())))
 		}
-	}
-	if len(r.Claims) > 0 {
-		errs = append(errs, field.Forbidden(p.Child("claims"), "not supported by berth"))
 	}
 	return errs
 }
@@ -435,9 +435,6 @@ func sortedResourceNames(rl v1.ResourceList) []v1.ResourceName {
 func validateProbe(pr *v1.Probe, p *field.Path, oneShot bool) field.ErrorList {
 	h := &pr.ProbeHandler
 	errs := validateActions(h.Exec, h.HTTPGet, h.TCPSocket, "grpc", h.GRPC != nil, p)
-	if h.GRPC != nil {
-		errs = append(errs, field.Forbidden(p.Child("grpc"), "not supported by berth"))
-	}
 	for _, n := range []struct {
 		name  string
 		value int32
@@ -518,6 +515,13 @@ func validateHTTPGet(h *v1.HTTPGetAction, p *field.Path) field.ErrorList {
 	if !slices.Contains(schemes, h.Scheme) {
 		errs = append(errs, field.NotSupported(p.Child("scheme"), h.Scheme, schemes))
 	}
+	switch {
+	case h.Protocol == nil || *h.Protocol == v1.HTTPProtocolHTTP1:
+	case *h.Protocol == v1.HTTPProtocolHTTP2:
+		errs = append(errs, notSupported(p.Child("protocol"), "HTTP/2 probes are not implemented"))
+	default:
+		errs = append(errs, field.NotSupported(p.Child("protocol"), *h.Protocol, []v1.HTTPProtocol{v1.HTTPProtocolHTTP1, v1.HTTPProtocolHTTP2}))
+	}
 	return errs
 }
 
@@ -538,10 +542,10 @@ func validatePort(port intstr.IntOrString, p *field.Path) field.ErrorList {
 // ValidateFiles decodes and validates the manifests at paths, as
 // `berth validate` does. A path may be a file, read whatever its name, or a
 // directory, whose entries are filtered as the file source filters them. It
-// returns the number of valid pods and every manifest error, including pod
-// keys declared by more than one file; err joins the paths that do not exist
-// or cannot be listed.
-func ValidateFiles(paths []string, opts Options) (npods int, errs []ManifestError, err error) {
+// returns the number of valid pods, the WarningLine of each that has one,
+// and every manifest error, including pod keys declared by more than one
+// file; err joins the paths that do not exist or cannot be listed.
+func ValidateFiles(paths []string, opts Options) (npods int, warnings []string, errs []ManifestError, err error) {
 	var pods []Desired
 	var pathErrs []error
 	for _, p := range paths {
@@ -562,7 +566,12 @@ func ValidateFiles(paths []string, opts Options) (npods int, errs []ManifestErro
 	}
 	pods, dups := dedupe(pods)
 	errs = append(errs, dups...)
-	return len(pods), errs, errors.Join(pathErrs...)
+	for _, d := range pods {
+		if line := WarningLine(d); line != "" {
+			warnings = append(warnings, line)
+		}
+	}
+	return len(pods), warnings, errs, errors.Join(pathErrs...)
 }
 
 // dockerDefaultCaps are the capabilities Docker grants every container;

@@ -71,13 +71,13 @@ func TestValidationRules(t *testing.T) {
 			p.Spec.Containers[0].Ports = []v1.ContainerPort{{Name: "http", ContainerPort: 1}, {Name: "http", ContainerPort: 2}}
 		}, "spec.containers[0].ports[1].name", "Duplicate value"},
 		{"env name", func(p *v1.Pod) { p.Spec.Containers[1].Env[0].Name = "" }, "spec.containers[1].env[0].name", "Required value"},
-		{"env valueFrom", func(p *v1.Pod) {
+		{"env value and valueFrom", func(p *v1.Pod) {
 			p.Spec.Containers[1].Env[0].ValueFrom = &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.name"}}
-		}, "spec.containers[1].env[0].valueFrom", "Forbidden"},
+		}, "spec.containers[1].env[0].valueFrom", "Invalid value"},
 		{"volume name unique", func(p *v1.Pod) { p.Spec.Volumes = append(p.Spec.Volumes, p.Spec.Volumes[0]) }, "spec.volumes[1].name", `Duplicate value: "data"`},
 		{"volume type", func(p *v1.Pod) {
 			p.Spec.Volumes[0].VolumeSource = v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{}}
-		}, "spec.volumes[0].configMap", "Forbidden: unsupported volume type"},
+		}, "spec.volumes[0].configMap", "Forbidden: not supported by berth (volume type; berth supports hostPath and emptyDir)"},
 		{"two volume types", func(p *v1.Pod) {
 			p.Spec.Volumes[0].HostPath = &v1.HostPathVolumeSource{Path: "/tmp"}
 		}, "spec.volumes[0].emptyDir", "Forbidden: may not specify more than 1 volume type"},
@@ -216,7 +216,7 @@ func TestValidateFiles(t *testing.T) {
 	write(t, dir, "notes.txt", "not a manifest")
 	single := write(t, t.TempDir(), "pod.txt", strings.ReplaceAll(podYAML, "name: web", "name: other"))
 
-	n, errs, err := ValidateFiles([]string{dir, single}, Options{})
+	n, warns, errs, err := ValidateFiles([]string{dir, single}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,11 @@ func TestValidateFiles(t *testing.T) {
 		t.Errorf("errors\n%q\nwant\n%q", got, want)
 	}
 
-	_, _, err = ValidateFiles([]string{filepath.Join(dir, "missing")}, Options{})
+	if len(warns) != 0 {
+		t.Errorf("warnings %q", warns)
+	}
+
+	_, _, _, err = ValidateFiles([]string{filepath.Join(dir, "missing")}, Options{})
 	if err == nil || !strings.Contains(err.Error(), "path does not exist") {
 		t.Errorf("missing path: %v", err)
 	}

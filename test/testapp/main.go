@@ -5,6 +5,8 @@
 //	exit CODE [DUR]  sleep DUR (default 0) then exit with CODE
 //	sleep            block until SIGTERM/SIGINT, then exit 0
 //	touch PATH...    create (or append a line to) each file, exit 0
+//	report [FLAG]... print one line "REPORT <json>" describing what the
+//	                 process sees (see runReport), then exit or sleep
 //
 // Modes for exec, which print no start banner (their output is exact):
 //
@@ -23,6 +25,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -63,6 +66,8 @@ func main() {
 		os.Exit(code)
 	case "sleep":
 		waitSignal()
+	case "report":
+		runReport(os.Args[2:])
 	case "touch":
 		for _, path := range os.Args[2:] {
 			f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
@@ -190,4 +195,235 @@ var execModes = map[string]func(args []string){
 			fmt.Println(os.Getenv(args[0]))
 		}
 	},
+}
+
+// Report is what `testapp report` prints, as JSON on one line after the
+// marker "REPORT ", so tests can check a pod spec's effect from inside the
+// container. Errors are recorded as values, never fatal.
+type Report struct {
+	Args         []string            `json:"args"`
+	Env          []string            `json:"env"`
+	UID          int                 `json:"uid"`
+	GID          int                 `json:"gid"`
+	Groups       []int               `json:"groups"`
+	Hostname     string              `json:"hostname"`
+	RootWritable bool                `json:"rootWritable"` // creating /rofs-probe worked
+	RootWriteErr string              `json:"rootWriteErr,omitempty"`
+	NoNewPrivs   string              `json:"noNewPrivs"`  // the NoNewPrivs value in /proc/self/status
+	OOMScoreAdj  string              `json:"oomScoreAdj"` // /proc/self/oom_score_adj
+	IPCNamespace string              `json:"ipcNamespace"`
+	Cgroup       map[string]string   `json:"cgroup"`           // normalized keys, see readCgroup
+	Files        map[string]string   `json:"files,omitempty"`  // --cat PATH: content or "ERROR: ..."
+	Stats        map[string]FileStat `json:"stats,omitempty"`  // --stat PATH
+	Writes       map[string]string   `json:"writes,omitempty"` // --write PATH=CONTENT: "" or the error
+	Statfs       map[string]string   `json:"statfs,omitempty"` // --statfs PATH: f_type in hex or "ERROR: ..."
+	Waited       map[string]bool     `json:"waited,omitempty"` // --wait PATH: whether it appeared in time
+}
+
+// FileStat is a path's lstat, or Err.
+type FileStat struct {
+	Mode  string `json:"mode"` // os.FileMode.String(), e.g. "dgrwxrwxrwx"
+	Perm  uint32 `json:"perm"` // permission plus setuid/setgid/sticky bits, as in chmod
+	UID   int    `json:"uid"`
+	GID   int    `json:"gid"`
+	IsDir bool   `json:"isDir"`
+	Size  int64  `json:"size"`
+	Err   string `json:"err,omitempty"`
+}
+
+// runReport implements:
+//
+//	report [--wait PATH]... [--write PATH=CONTENT]... [--cat PATH]...
+//	       [--stat PATH]... [--statfs PATH]... [--termination-message TEXT]
+//	       [--exit CODE] [--sleep] [ANY]...
+//
+// in that order of effect: wait (up to 30 s each) for the files to exist,
+// do the writes, gather the report, print it, write TEXT to
+// /dev/termination-log, then block until SIGTERM (--sleep) or exit with
+// CODE (default 0). Other arguments are ignored (they show in args).
+func runReport(args []string) {
+	var waits, writes, cats, stats, statfs []string
+	termMsg, hasTermMsg, code, sleep := "", false, 0, false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		next := func() string {
+			if i+1 >= len(args) {
+				fmt.Fprintf(os.Stderr, "report: %s needs a value\n", a)
+				os.Exit(2)
+			}
+			i++
+			return args[i]
+		}
+		switch a {
+		case "--wait":
+			waits = append(waits, next())
+		case "--write":
+			writes = append(writes, next())
+		case "--cat":
+			cats = append(cats, next())
+		case "--stat":
+			stats = append(stats, next())
+		case "--statfs":
+			statfs = append(statfs, next())
+		case "--termination-message":
+			termMsg, hasTermMsg = next(), true
+		case "--exit":
+			code, _ = strconv.Atoi(next())
+		case "--sleep":
+			sleep = true
+		}
+	}
+	r := Report{Args: os.Args, Env: os.Environ(), UID: os.Getuid(), GID: os.Getgid()}
+	r.Groups, _ = os.Getgroups()
+	r.Hostname, _ = os.Hostname()
+	if len(waits) > 0 {
+		r.Waited = map[string]bool{}
+		for _, p := range waits {
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				if _, err := os.Stat(p); err == nil {
+					r.Waited[p] = true
+					break
+				}
+				if time.Now().After(deadline) {
+					r.Waited[p] = false
+					break
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+	}
+	if len(writes) > 0 {
+		r.Writes = map[string]string{}
+		for _, w := range writes {
+			p, content, _ := strings.Cut(w, "=")
+			r.Writes[p] = ""
+			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+				r.Writes[p] = err.Error()
+			}
+		}
+	}
+	if f, err := os.OpenFile("/rofs-probe", os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+		f.Close()
+		os.Remove("/rofs-probe")
+		r.RootWritable = true
+	} else {
+		r.RootWriteErr = err.Error()
+	}
+	if st, err := os.ReadFile("/proc/self/status"); err == nil {
+		for _, line := range strings.Split(string(st), "\n") {
+			if v, ok := strings.CutPrefix(line, "NoNewPrivs:"); ok {
+				r.NoNewPrivs = strings.TrimSpace(v)
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/self/oom_score_adj"); err == nil {
+		r.OOMScoreAdj = strings.TrimSpace(string(b))
+	}
+	r.IPCNamespace, _ = os.Readlink("/proc/self/ns/ipc")
+	r.Cgroup = readCgroup()
+	if len(cats) > 0 {
+		r.Files = map[string]string{}
+		for _, p := range cats {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				r.Files[p] = "ERROR: " + err.Error()
+				continue
+			}
+			r.Files[p] = string(b)
+		}
+	}
+	if len(stats) > 0 {
+		r.Stats = map[string]FileStat{}
+		for _, p := range stats {
+			var fs FileStat
+			if fi, err := os.Lstat(p); err != nil {
+				fs.Err = err.Error()
+			} else {
+				fs.Mode, fs.IsDir, fs.Size = fi.Mode().String(), fi.IsDir(), fi.Size()
+				if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+					fs.UID, fs.GID, fs.Perm = int(st.Uid), int(st.Gid), st.Mode&0o7777
+				}
+			}
+			r.Stats[p] = fs
+		}
+	}
+	if len(statfs) > 0 {
+		r.Statfs = map[string]string{}
+		for _, p := range statfs {
+			var st syscall.Statfs_t
+			if err := syscall.Statfs(p, &st); err != nil {
+				r.Statfs[p] = "ERROR: " + err.Error()
+				continue
+			}
+			r.Statfs[p] = fmt.Sprintf("0x%x", st.Type)
+		}
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "report:", err)
+		os.Exit(1)
+	}
+	fmt.Printf("REPORT %s\n", b)
+	os.Stdout.Sync()
+	if hasTermMsg {
+		if err := os.WriteFile("/dev/termination-log", []byte(termMsg), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "report: termination message:", err)
+		}
+	}
+	if sleep {
+		waitSignal()
+		return
+	}
+	os.Exit(code)
+}
+
+// readCgroup reads the container's own memory and CPU limits from
+// /sys/fs/cgroup under either layout, with normalized keys:
+//
+//	version      "1" or "2"
+//	memory.max   bytes or "max" (v1 memory.limit_in_bytes; v1 prints
+//	             unlimited as a huge number)
+//	memsw.max    v1 only: memory.memsw.limit_in_bytes (memory+swap)
+//	swap.max     v2 only: memory.swap.max (swap alone)
+//	cpu.quota    microseconds per period, or "max" (v1 cpu.cfs_quota_us, -1 = max)
+//	cpu.period   microseconds
+//	cpu.shares   v1 only: cpu.shares
+//	cpu.weight   v2 only: cpu.weight
+//
+// A missing file gives "ERROR: ...".
+func readCgroup() map[string]string {
+	read := func(p string) string {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return "ERROR: " + err.Error()
+		}
+		return strings.TrimSpace(string(b))
+	}
+	out := map[string]string{}
+	var st syscall.Statfs_t
+	const cgroup2Magic = 0x63677270
+	if err := syscall.Statfs("/sys/fs/cgroup", &st); err == nil && st.Type == cgroup2Magic {
+		out["version"] = "2"
+		out["memory.max"] = read("/sys/fs/cgroup/memory.max")
+		out["swap.max"] = read("/sys/fs/cgroup/memory.swap.max")
+		cpuMax := read("/sys/fs/cgroup/cpu.max")
+		if q, p, ok := strings.Cut(cpuMax, " "); ok {
+			out["cpu.quota"], out["cpu.period"] = q, p
+		} else {
+			out["cpu.quota"], out["cpu.period"] = cpuMax, cpuMax
+		}
+		out["cpu.weight"] = read("/sys/fs/cgroup/cpu.weight")
+		return out
+	}
+	out["version"] = "1"
+	out["memory.max"] = read("/sys/fs/cgroup/memory/memory.limit_in_bytes")
+	out["memsw.max"] = read("/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes")
+	out["cpu.quota"] = read("/sys/fs/cgroup/cpu/cpu.cfs_quota_us")
+	if out["cpu.quota"] == "-1" {
+		out["cpu.quota"] = "max"
+	}
+	out["cpu.period"] = read("/sys/fs/cgroup/cpu/cpu.cfs_period_us")
+	out["cpu.shares"] = read("/sys/fs/cgroup/cpu/cpu.shares")
+	return out
 }

@@ -1,0 +1,451 @@
+package sources
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// fieldClass is what berth does with a pod-spec field that a manifest sets.
+type fieldClass int
+
+const (
+	// mapped: berth gives the field its Kubernetes meaning (Validate may
+	// still refuse some values).
+	mapped fieldClass = iota + 1
+	// defaulted: berth supplies the value itself.
+	defaulted
+	// notApplicable: meaningless without a cluster; accepted, and named in
+	// the pod's one warning line at load.
+	notApplicable
+	// refused: Validate rejects the pod naming the field.
+	refused
+)
+
+// fieldRule is the class of one field and what it becomes, or why it is not
+// applicable or refused.
+type fieldRule struct {
+	class fieldClass
+	what  string
+}
+
+func m(what string) fieldRule  { return fieldRule{mapped, what} }
+func na(why string) fieldRule  { return fieldRule{notApplicable, why} }
+func ref(why string) fieldRule { return fieldRule{refused, why} }
+
+// podFields classes every field of the core/v1 structs reachable from
+// PodSpec through mapped and defaulted fields, keyed by the Go type that
+// declares the field and its JSON name; inlined structs (VolumeSource,
+// ProbeHandler) have their own entries. The subtree of a notApplicable or
+// refused field is not classed further: the field stands for all of it (so
+// EphemeralContainer, Affinity and the refused volume sources have no
+// entries). fields_test.go walks k8s.io/api by reflection and fails on a
+// field missing here or an entry naming no field.
+var podFields = map[reflect.Type]map[string]fieldRule{
+	reflect.TypeFor[v1.PodSpec](): {
+		"volumes":                       m("hostPath and emptyDir volumes"),
+		"initContainers":                m("run to completion in order before the app containers"),
+		"containers":                    m("Docker containers joined to the pod's sandbox"),
+		"ephemeralContainers":           ref("ephemeral containers need the API server's ephemeralcontainers subresource"),
+		"restartPolicy":                 m("restart of exited containers"),
+		"terminationGracePeriodSeconds": m("stop timeout, raised to at least 2 s"),
+		"activeDeadlineSeconds":         m("then the containers are killed and the pod is Failed (DeadlineExceeded)"),
+		"dnsPolicy":                     m("ClusterFirst* behave as Default (no cluster DNS); None uses only dnsConfig"),
+		"nodeSelector":                  na("no scheduler"),
+		"serviceAccountName":            na("no service accounts (still readable through the downward API)"),
+		"serviceAccount":                na("no service accounts"),
+		"automountServiceAccountToken":  na("no service account tokens"),
+		"nodeName":                      {defaulted, "berth reports its own node name"},
+		"hostNetwork":                   m("the host's network namespace (allow_host_access)"),
+		"hostPID":                       m("the host's PID namespace (allow_host_access)"),
+		"hostIPC":                       m("the host's IPC namespace (allow_host_access)"),
+		"shareProcessNamespace":         m("containers share the sandbox's PID namespace"),
+		"securityContext":               m("defaults of every container's security context, groups, sysctls"),
+		"imagePullSecrets":              na("images are pulled with the Docker daemon's credentials"),
+		"hostname":                      m("the sandbox's hostname"),
+		"subdomain":                     m("the FQDN in /etc/hosts"),
+		"affinity":                      na("no scheduler"),
+		"schedulerName":                 na("no scheduler"),
+		"tolerations":                   na("no taints"),
+		"hostAliases":                   m("lines in /etc/hosts"),
+		"priorityClassName":             m("system-node-critical sets the OOM score adjustment"),
+		"priority":                      na("no scheduler or preemption"),
+		"dnsConfig":                     m("the sandbox's resolv.conf"),
+		"readinessGates":                ref("readiness gates are set by controllers through the API server"),
+		"runtimeClassName":              ref("berth has one runtime, the Docker daemon's default"),
+		"enableServiceLinks":            na("no Services"),
+		"preemptionPolicy":              na("no scheduler or preemption"),
+		"overhead":                      na("no scheduler"),
+		"topologySpreadConstraints":     na("no scheduler"),
+		"setHostnameAsFQDN":             m("the FQDN becomes the hostname"),
+		"os":                            m("linux only"),
+		"hostUsers":                     m("true runs in the host's user namespace; false is refused"),
+		"schedulingGates":               ref("a gated pod waits for a scheduler, which berth does not have"),
+		"resourceClaims":                ref("dynamic resource allocation needs the API server"),
+		"resources":                     ref("pod-level resources are not implemented"),
+		"hostnameOverride":              ref("hostname overrides are not implemented; use hostname"),
+		"schedulingGroup":               na("no scheduler"),
+		"evictionResponders":            na("no eviction API"),
+	},
+	reflect.TypeFor[v1.Container](): {
+		"name":                     m("the container's name"),
+		"image":                    m("the Docker image"),
+		"command":                  m("the entrypoint, $(VAR) expanded"),
+		"args":                     m("the command, $(VAR) expanded"),
+		"workingDir":               m("the working directory"),
+		"ports":                    m("published on the sandbox"),
+		"envFrom":                  ref("envFrom needs ConfigMaps and Secrets from an API server"),
+		"env":                      m("environment, $(VAR) expanded, with the downward API"),
+		"resources":                m("CPU shares and quota, memory limit"),
+		"resizePolicy":             na("no in-place resize API"),
+		"restartPolicy":            ref("only for sidecar init containers, which berth does not support"),
+		"restartPolicyRules":       ref("container restart rules are not implemented"),
+		"volumeMounts":             m("binds of the pod's volumes"),
+		"volumeDevices":            ref("raw block devices need PersistentVolumeClaims"),
+		"livenessProbe":            m("probed by berth; failure restarts the container"),
+		"readinessProbe":           m("probed by berth; the Ready condition"),
+		"startupProbe":             m("probed by berth before liveness and readiness"),
+		"lifecycle":                m("postStart and preStop hooks, stop signal"),
+		"terminationMessagePath":   m("a host file bound there"),
+		"terminationMessagePolicy": m("File or FallbackToLogsOnError"),
+		"imagePullPolicy":          m("when berth pulls the image"),
+		"securityContext":          m("Docker user, capabilities, privileges, profiles"),
+		"stdin":                    m("Docker OpenStdin"),
+		"stdinOnce":                m("Docker StdinOnce"),
+		"tty":                      m("Docker Tty"),
+	},
+	reflect.TypeFor[v1.ContainerPort](): {
+		"name":          m("the port's name for probes and hooks"),
+		"hostPort":      m("published on the host"),
+		"containerPort": m("the container's port"),
+		"protocol":      m("TCP, UDP or SCTP"),
+		"hostIP":        m("the host address to publish on"),
+	},
+	reflect.TypeFor[v1.EnvVar](): {
+		"name":      m("the variable's name"),
+		"value":     m("the value, $(VAR) expanded"),
+		"valueFrom": m("fieldRef and resourceFieldRef (downward API)"),
+	},
+	reflect.TypeFor[v1.EnvVarSource](): {
+		"fieldRef":         m("pod metadata, node name, service account, pod and host IPs"),
+		"resourceFieldRef": m("a container's limits and requests"),
+		"configMapKeyRef":  ref("ConfigMaps need an API server"),
+		"secretKeyRef":     ref("Secrets need an API server"),
+		"fileKeyRef":       ref("file keys are not implemented"),
+	},
+	reflect.TypeFor[v1.ObjectFieldSelector](): {
+		"apiVersion": m("v1 only"),
+		"fieldPath":  m("one of the downward API paths berth knows"),
+	},
+	reflect.TypeFor[v1.ResourceFieldSelector](): {
+		"containerName": m("the container whose resources are read (default: this one)"),
+		"resource":      m("limits or requests of cpu, memory or ephemeral-storage"),
+		"divisor":       m("the unit, rounded up"),
+	},
+	reflect.TypeFor[v1.EnvFromSource](): {
+		"prefix":       ref("envFrom is refused"),
+		"configMapRef": ref("envFrom is refused"),
+		"secretRef":    ref("envFrom is refused"),
+	},
+	reflect.TypeFor[v1.ResourceRequirements](): {
+		"limits":   m("cpu: CFS quota; memory: memory limit, no swap; ephemeral-storage: not enforced (warning)"),
+		"requests": m("cpu: CPU shares; memory: QoS and OOM score; ephemeral-storage: not enforced (warning)"),
+		"claims":   ref("dynamic resource allocation needs the API server"),
+	},
+	reflect.TypeFor[v1.ContainerResizePolicy](): {
+		"resourceName":  na("no in-place resize API"),
+		"restartPolicy": na("no in-place resize API"),
+	},
+	reflect.TypeFor[v1.VolumeMount](): {
+		"name":              m("the volume"),
+		"readOnly":          m("a read-only bind"),
+		"recursiveReadOnly": m("Disabled, IfPossible or Enabled"),
+		"mountPath":         m("the bind's target"),
+		"subPath":           m("a bind of a path inside the volume"),
+		"mountPropagation":  m("None: rprivate, HostToContainer: rslave, Bidirectional: rshared"),
+		"subPathExpr":       m("subPath after $(VAR) expansion"),
+		"bindMountOptions":  ref("bind mount options are not implemented"),
+	},
+	reflect.TypeFor[v1.Probe](): {
+		"initialDelaySeconds":           m("delay before the first probe"),
+		"timeoutSeconds":                m("timeout of one probe"),
+		"periodSeconds":                 m("interval between probes"),
+		"successThreshold":              m("successes to pass"),
+		"failureThreshold":              m("failures to fail"),
+		"terminationGracePeriodSeconds": ref("probe-level grace periods are not implemented; berth uses the pod's"),
+	},
+	reflect.TypeFor[v1.ProbeHandler](): {
+		"exec":      m("docker exec"),
+		"httpGet":   m("an HTTP GET from the node"),
+		"tcpSocket": m("a TCP connect from the node"),
+		"grpc":      ref("gRPC probes are not implemented"),
+	},
+	reflect.TypeFor[v1.GRPCAction](): {
+		"port":    ref("gRPC probes are refused"),
+		"service": ref("gRPC probes are refused"),
+		"mode":    ref("gRPC probes are refused"),
+	},
+	reflect.TypeFor[v1.ExecAction](): {
+		"command": m("run in the container"),
+	},
+	reflect.TypeFor[v1.HTTPGetAction](): {
+		"path":        m("the request path"),
+		"port":        m("the port, by number or name"),
+		"host":        m("the host (default: the pod IP)"),
+		"scheme":      m("HTTP or HTTPS"),
+		"httpHeaders": m("request headers"),
+		"protocol":    m("HTTP1 only"),
+	},
+	reflect.TypeFor[v1.HTTPHeader](): {
+		"name":  m("header name"),
+		"value": m("header value"),
+	},
+	reflect.TypeFor[v1.TCPSocketAction](): {
+		"port": m("the port, by number or name"),
+		"host": m("the host (default: the pod IP)"),
+	},
+	reflect.TypeFor[v1.Lifecycle](): {
+		"postStart":  m("run after the container starts; failure kills it"),
+		"preStop":    m("run before the container is stopped"),
+		"stopSignal": m("the container's stop signal"),
+	},
+	reflect.TypeFor[v1.LifecycleHandler](): {
+		"exec":      m("docker exec"),
+		"httpGet":   m("an HTTP GET from the node"),
+		"tcpSocket": m("a TCP connect from the node"),
+		"sleep":     m("a pause"),
+	},
+	reflect.TypeFor[v1.SleepAction](): {
+		"seconds": m("the pause"),
+	},
+	reflect.TypeFor[v1.SecurityContext](): {
+		"capabilities":             m("Docker CapAdd and CapDrop"),
+		"privileged":               m("a privileged container (allow_host_access)"),
+		"seLinuxOptions":           m("label=user:/role:/type:/level:"),
+		"windowsOptions":           na("a Linux node"),
+		"runAsUser":                m("the Docker user"),
+		"runAsGroup":               m("the Docker user's group"),
+		"runAsNonRoot":             m("uid 0 fails the create"),
+		"readOnlyRootFilesystem":   m("a read-only root filesystem"),
+		"allowPrivilegeEscalation": m("false gives no-new-privileges"),
+		"procMount":                m("Unmasked: no masked /proc paths (allow_host_access)"),
+		"seccompProfile":           m("Docker seccomp option"),
+		"appArmorProfile":          m("Docker apparmor option"),
+	},
+	reflect.TypeFor[v1.PodSecurityContext](): {
+		"seLinuxOptions":           m("default of every container's"),
+		"windowsOptions":           na("a Linux node"),
+		"runAsUser":                m("default of every container's"),
+		"runAsGroup":               m("default of every container's"),
+		"runAsNonRoot":             m("default of every container's"),
+		"supplementalGroups":       m("additional groups of every container"),
+		"supplementalGroupsPolicy": m("Merge; Strict is refused"),
+		"fsGroup":                  m("an additional group of every container, and the group of emptyDirs"),
+		"sysctls":                  m("set on the sandbox"),
+		"fsGroupChangePolicy":      m("both policies act alike: berth sets an emptyDir's group when it creates it"),
+		"seccompProfile":           m("default of every container's"),
+		"appArmorProfile":          m("default of every container's"),
+		"seLinuxChangePolicy":      na("berth does not relabel volumes"),
+	},
+	reflect.TypeFor[v1.Capabilities](): {
+		"add":  m("Docker CapAdd (beyond Docker's defaults: allow_host_access)"),
+		"drop": m("Docker CapDrop"),
+	},
+	reflect.TypeFor[v1.SELinuxOptions](): {
+		"user":  m("label=user:"),
+		"role":  m("label=role:"),
+		"type":  m("label=type:"),
+		"level": m("label=level:"),
+	},
+	reflect.TypeFor[v1.SeccompProfile](): {
+		"type":             m("RuntimeDefault, Unconfined or Localhost"),
+		"localhostProfile": m("the file <root_dir>/seccomp/<localhostProfile>"),
+	},
+	reflect.TypeFor[v1.AppArmorProfile](): {
+		"type":             m("RuntimeDefault, Unconfined or Localhost"),
+		"localhostProfile": m("the loaded profile's name"),
+	},
+	reflect.TypeFor[v1.WindowsSecurityContextOptions](): {
+		"gmsaCredentialSpecName": na("a Linux node"),
+		"gmsaCredentialSpec":     na("a Linux node"),
+		"runAsUserName":          na("a Linux node"),
+		"hostProcess":            na("a Linux node"),
+	},
+	reflect.TypeFor[v1.Sysctl](): {
+		"name":  m("the sysctl"),
+		"value": m("its value"),
+	},
+	reflect.TypeFor[v1.Volume](): {
+		"name": m("the volume's name in mounts"),
+	},
+	reflect.TypeFor[v1.VolumeSource](): {
+		"hostPath":              m("a host directory or file (allow_host_access)"),
+		"emptyDir":              m("a pod directory, or a tmpfs for medium Memory"),
+		"gcePersistentDisk":     ref(otherVolume),
+		"awsElasticBlockStore":  ref(otherVolume),
+		"gitRepo":               ref(otherVolume),
+		"secret":                ref(otherVolume),
+		"nfs":                   ref(otherVolume),
+		"iscsi":                 ref(otherVolume),
+		"glusterfs":             ref(otherVolume),
+		"persistentVolumeClaim": ref(otherVolume),
+		"rbd":                   ref(otherVolume),
+		"flexVolume":            ref(otherVolume),
+		"cinder":                ref(otherVolume),
+		"cephfs":                ref(otherVolume),
+		"flocker":               ref(otherVolume),
+		"downwardAPI":           ref(otherVolume),
+		"fc":                    ref(otherVolume),
+		"azureFile":             ref(otherVolume),
+		"configMap":             ref(otherVolume),
+		"vsphereVolume":         ref(otherVolume),
+		"quobyte":               ref(otherVolume),
+		"azureDisk":             ref(otherVolume),
+		"photonPersistentDisk":  ref(otherVolume),
+		"projected":             ref(otherVolume),
+		"portworxVolume":        ref(otherVolume),
+		"scaleIO":               ref(otherVolume),
+		"storageos":             ref(otherVolume),
+		"csi":                   ref(otherVolume),
+		"ephemeral":             ref(otherVolume),
+		"image":                 ref(otherVolume),
+	},
+	reflect.TypeFor[v1.HostPathVolumeSource](): {
+		"path": m("the host path"),
+		"type": m("checked or created as the kubelet does"),
+	},
+	reflect.TypeFor[v1.EmptyDirVolumeSource](): {
+		"medium":    m("disk, or Memory: one tmpfs per pod volume"),
+		"sizeLimit": m("Memory: the tmpfs size; disk: not enforced (warning)"),
+		"mode":      ref("emptyDir modes are not implemented (0777, 02777 with fsGroup)"),
+	},
+	reflect.TypeFor[v1.PodDNSConfig](): {
+		"nameservers": m("resolv.conf nameserver lines"),
+		"searches":    m("the resolv.conf search line"),
+		"options":     m("the resolv.conf options line"),
+	},
+	reflect.TypeFor[v1.PodDNSConfigOption](): {
+		"name":  m("option name"),
+		"value": m("option value (name:value)"),
+	},
+	reflect.TypeFor[v1.HostAlias](): {
+		"ip":        m("the address of an /etc/hosts line"),
+		"hostnames": m("the names of that line"),
+	},
+	reflect.TypeFor[v1.PodOS](): {
+		"name": m("linux; windows is refused"),
+	},
+}
+
+const otherVolume = "volume type; berth supports hostPath and emptyDir"
+
+// classedField is a set field of a pod spec that is notApplicable or refused.
+type classedField struct {
+	path *field.Path
+	rule fieldRule
+}
+
+// classedFields returns, in spec order, the set fields of spec that are
+// notApplicable or refused; a field missing from podFields counts as
+// refused. It does not descend into the fields it returns.
+func classedFields(spec *v1.PodSpec) []classedField {
+	var out []classedField
+	walkFields(reflect.ValueOf(spec).Elem(), field.NewPath("spec"), &out)
+	return out
+}
+
+func walkFields(v reflect.Value, p *field.Path, out *[]classedField) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			walkFields(v.Elem(), p, out)
+		}
+	case reflect.Slice:
+		for i := range v.Len() {
+			walkFields(v.Index(i), p.Index(i), out)
+		}
+	case reflect.Map:
+		if _, ok := podFields[derefType(v.Type().Elem())]; !ok {
+			return
+		}
+		keys := v.MapKeys()
+		slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
+		for _, k := range keys {
+			walkFields(v.MapIndex(k), p.Key(fmt.Sprint(k)), out)
+		}
+	case reflect.Struct:
+		rules, ok := podFields[v.Type()]
+		if !ok {
+			return
+		}
+		t := v.Type()
+		for i := range t.NumField() {
+			sf := t.Field(i)
+			name, inline := jsonField(sf)
+			switch {
+			case !sf.IsExported() || name == "-":
+				continue
+			case inline:
+				walkFields(v.Field(i), p, out)
+				continue
+			case !isSet(v.Field(i)):
+				continue
+			}
+			rule, ok := rules[name]
+			if !ok {
+				rule = ref("a field berth does not know")
+			}
+			fp := p.Child(name)
+			if rule.class == notApplicable || rule.class == refused {
+				*out = append(*out, classedField{fp, rule})
+				continue
+			}
+			walkFields(v.Field(i), fp, out)
+		}
+	}
+}
+
+// jsonField returns the JSON name of a struct field, and whether the field is
+// an embedded struct whose fields are inlined.
+func jsonField(sf reflect.StructField) (name string, inline bool) {
+	name, _, _ = strings.Cut(sf.Tag.Get("json"), ",")
+	return name, sf.Anonymous && name == ""
+}
+
+// isSet reports whether a field holds a value: not zero, and not an empty
+// list or map.
+func isSet(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Slice, reflect.Map:
+		return v.Len() > 0
+	}
+	return !v.IsZero()
+}
+
+func derefType(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map || t.Kind() == reflect.Array {
+		t = t.Elem()
+	}
+	return t
+}
+
+// refusedFields returns a Forbidden error for every set field of spec
+// classed refused.
+func refusedFields(spec *v1.PodSpec) field.ErrorList {
+	var errs field.ErrorList
+	for _, f := range classedFields(spec) {
+		if f.rule.class == refused {
+			errs = append(errs, notSupported(f.path, f.rule.what))
+		}
+	}
+	return errs
+}
+
+// notSupported is the error of a field or value berth refuses.
+func notSupported(p *field.Path, why string) *field.Error {
+	return field.Forbidden(p, "not supported by berth ("+why+")")
+}

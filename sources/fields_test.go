@@ -1,0 +1,119 @@
+package sources
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+)
+
+// TestFieldTableCoversTheAPI walks the pinned core/v1 types from PodSpec:
+// every field of a type reached through mapped or defaulted fields (or
+// listed in podFields) must be classed, and every entry must name a field
+// that exists, so an API upgrade cannot add a silently ignored field.
+func TestFieldTableCoversTheAPI(t *testing.T) {
+	for _, problem := range fieldTableProblems(podFields) {
+		t.Error(problem)
+	}
+}
+
+// TestFieldTableCheckFails proves the check above catches a missing entry
+// and a stale one.
+func TestFieldTableCheckFails(t *testing.T) {
+	table := map[reflect.Type]map[string]fieldRule{}
+	for rt, rules := range podFields {
+		cp := map[string]fieldRule{}
+		for k, v := range rules {
+			cp[k] = v
+		}
+		table[rt] = cp
+	}
+	delete(table[reflect.TypeFor[v1.Container]()], "stdin")
+	table[reflect.TypeFor[v1.PodSpec]()]["gone"] = m("x")
+	got := strings.Join(fieldTableProblems(table), "\n")
+	for _, want := range []string{"Container.stdin (at spec.initContainers): field is in no class", "PodSpec.gone: classed but not in the API"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("problems %q lack %q", got, want)
+		}
+	}
+}
+
+func fieldTableProblems(table map[reflect.Type]map[string]fieldRule) []string {
+	var problems []string
+	seen := map[reflect.Type]bool{}
+	var walk func(rt reflect.Type, path string)
+	walk = func(rt reflect.Type, path string) {
+		rt = derefType(rt)
+		if rt.Kind() != reflect.Struct || rt.PkgPath() != "k8s.io/api/core/v1" || seen[rt] {
+			return
+		}
+		seen[rt] = true
+		rules, ok := table[rt]
+		if !ok {
+			problems = append(problems, rt.Name()+" (at "+path+"): type is in no class")
+			return
+		}
+		names := map[string]bool{}
+		for i := range rt.NumField() {
+			f := rt.Field(i)
+			name, inline := jsonField(f)
+			if inline {
+				walk(f.Type, path)
+				continue
+			}
+			names[name] = true
+			rule, ok := rules[name]
+			if !ok {
+				problems = append(problems, rt.Name()+"."+name+" (at "+path+"): field is in no class")
+				continue
+			}
+			if _, listed := table[derefType(f.Type)]; listed || rule.class == mapped || rule.class == defaulted {
+				walk(f.Type, path+"."+name)
+			}
+		}
+		for name, rule := range rules {
+			if !names[name] {
+				problems = append(problems, rt.Name()+"."+name+": classed but not in the API")
+			}
+			if rule.class == 0 || rule.what == "" {
+				problems = append(problems, rt.Name()+"."+name+": no class or no description")
+			}
+		}
+	}
+	walk(reflect.TypeFor[v1.PodSpec](), "spec")
+	for rt := range table {
+		if !seen[rt] {
+			problems = append(problems, rt.Name()+": in the table but not reachable from PodSpec")
+		}
+	}
+	return problems
+}
+
+func TestClassedFields(t *testing.T) {
+	spec := &v1.PodSpec{
+		RuntimeClassName: ptr.To("gvisor"),
+		Tolerations:      []v1.Toleration{{Key: "k"}},
+		ReadinessGates:   []v1.PodReadinessGate{},
+		Containers: []v1.Container{{Name: "a"}, {Name: "b", Stdin: true,
+			LivenessProbe: &v1.Probe{ProbeHandler: v1.ProbeHandler{GRPC: &v1.GRPCAction{Port: 1}}},
+			Env:           []v1.EnvVar{{Name: "X", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{Key: "k"}}}}}},
+		Volumes: []v1.Volume{{Name: "c", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{}}}},
+	}
+	var refusedPaths, ignored []string
+	for _, f := range classedFields(spec) {
+		if f.rule.class == refused {
+			refusedPaths = append(refusedPaths, f.path.String())
+		} else {
+			ignored = append(ignored, f.path.String())
+		}
+	}
+	want := "spec.volumes[0].configMap spec.containers[1].env[0].valueFrom.secretKeyRef spec.containers[1].livenessProbe.grpc spec.runtimeClassName"
+	if got := strings.Join(refusedPaths, " "); got != want {
+		t.Errorf("refused %s\nwant    %s", got, want)
+	}
+	if got := strings.Join(ignored, " "); got != "spec.tolerations" {
+		t.Errorf("not applicable %s", got)
+	}
+}

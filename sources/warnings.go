@@ -1,0 +1,81 @@
+package sources
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"log/slog"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Warnings returns the paths of the fields of pod that are set but not
+// applicable without a cluster (podFields), plus a size limit on a disk
+// emptyDir and ephemeral-storage resources, which berth accepts but does not
+// enforce. The pod is accepted all the same.
+func Warnings(pod *v1.Pod) []string {
+	var paths []string
+	for _, f := range classedFields(&pod.Spec) {
+		if f.rule.class == notApplicable {
+			paths = append(paths, f.path.String())
+		}
+	}
+	sp := field.NewPath("spec")
+	for i, vol := range pod.Spec.Volumes {
+		if ed := vol.EmptyDir; ed != nil && ed.SizeLimit != nil && ed.Medium != v1.StorageMediumMemory {
+			paths = append(paths, sp.Child("volumes").Index(i).Child("emptyDir", "sizeLimit").String())
+		}
+	}
+	for _, list := range []struct {
+		name string
+		ctrs []v1.Container
+	}{{"initContainers", pod.Spec.InitContainers}, {"containers", pod.Spec.Containers}} {
+		for i, c := range list.ctrs {
+			rp := sp.Child(list.name).Index(i).Child("resources")
+			if _, ok := c.Resources.Limits[v1.ResourceEphemeralStorage]; ok {
+				paths = append(paths, rp.Child("limits").Key(string(v1.ResourceEphemeralStorage)).String())
+			}
+			if _, ok := c.Resources.Requests[v1.ResourceEphemeralStorage]; ok {
+				paths = append(paths, rp.Child("requests").Key(string(v1.ResourceEphemeralStorage)).String())
+			}
+		}
+	}
+	return paths
+}
+
+// WarningLine is the one warning line of a loaded pod,
+// "origin: ns/name: ignored without a cluster: path, path", or "" when the
+// pod sets no such field.
+func WarningLine(d Desired) string {
+	paths := Warnings(d.Pod)
+	if len(paths) == 0 {
+		return ""
+	}
+	return d.Origin + ": " + podKey(d.Pod.Namespace, d.Pod.Name) + ": ignored without a cluster: " + strings.Join(paths, ", ")
+}
+
+// warnLog logs each pod's warning line once per spec: again only when the
+// pod's origin or spec changed, or after it was gone from an update.
+type warnLog struct {
+	last map[string][sha256.Size]byte // pod key -> hash of origin and spec, of pods with a warning
+}
+
+// log logs the warning lines of the pods of one complete update.
+func (w *warnLog) log(log *slog.Logger, pods []Desired) {
+	next := make(map[string][sha256.Size]byte, len(pods))
+	for _, d := range pods {
+		line := WarningLine(d)
+		if line == "" {
+			continue
+		}
+		key := podKey(d.Pod.Namespace, d.Pod.Name)
+		spec, _ := json.Marshal(d.Pod.Spec)
+		sum := sha256.Sum256(append([]byte(d.Origin+"\x00"), spec...))
+		next[key] = sum
+		if old, ok := w.last[key]; !ok || old != sum {
+			log.Warn(line)
+		}
+	}
+	w.last = next
+}
