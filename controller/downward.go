@@ -42,6 +42,16 @@ func (c *Controller) fieldRefValue(pod *v1.Pod, path string, ips podIPs) (string
 	return "", fmt.Errorf("unsupported fieldRef %q", path)
 }
 
+// metadataValue is the downward-API value of a metadata fieldPath.
+func metadataValue(pod *v1.Pod, path string) string {
+	for prefix, m := range map[string]map[string]string{"metadata.labels": pod.Labels, "metadata.annotations": pod.Annotations} {
+		if key, ok := subscript(path, prefix); ok {
+			return m[key]
+		}
+	}
+	return ""
+}
+
 // subscript returns k of "prefix['k']".
 func subscript(path, prefix string) (string, bool) {
 	rest, ok := strings.CutPrefix(path, prefix+"['")

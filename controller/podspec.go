@@ -66,16 +66,6 @@ func containerHash(pod *v1.Pod, c *v1.Container) string {
 	}{c, vols, pod.Spec.SecurityContext, pod.Spec.ShareProcessNamespace, meta, pod.Spec.PriorityClassName})
 }
 
-// metadataValue is the downward-API value of a metadata fieldPath.
-func metadataValue(pod *v1.Pod, path string) string {
-	for prefix, m := range map[string]map[string]string{"metadata.labels": pod.Labels, "metadata.annotations": pod.Annotations} {
-		if key, ok := subscript(path, prefix); ok {
-			return m[key]
-		}
-	}
-	return ""
-}
-
 // sandboxHash identifies the pod-level namespaces and the files they share
 // (ports, hostname, DNS, hosts, sysctls, Memory emptyDirs); when it changes
 // the whole pod is recreated. Fields added since the first release are

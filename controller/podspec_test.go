@@ -337,7 +337,10 @@ func TestDNSMergesHostResolvConf(t *testing.T) {
 	if s, _, _ := dnsSettings(specPod(nil).Spec, rc); s != nil {
 		t.Errorf("no dnsConfig: %v, want the engine's copy of the host file", s)
 	}
-	hostNet := specPod(func(p *v1.Pod) { p.Spec.HostNetwork = true; p.Spec.DNSConfig = &v1.PodDNSConfig{Searches: []string{"y"}} })
+	hostNet := specPod(func(p *v1.Pod) {
+		p.Spec.HostNetwork = true
+		p.Spec.DNSConfig = &v1.PodDNSConfig{Searches: []string{"y"}}
+	})
 	if s, _, _ := dnsSettings(hostNet.Spec, rc); !slices.Equal(s, []string{"127.0.0.53", "192.0.2.1"}) {
 		t.Errorf("hostNetwork keeps the local resolver: %v", s)
 	}
@@ -370,7 +373,13 @@ func TestVolumesMapping(t *testing.T) {
 		v1.VolumeMount{Name: "data", MountPath: "/data", SubPathExpr: "per/$(NAME)"},
 		v1.VolumeMount{Name: "shm", MountPath: "/shm", SubPath: "part"},
 	)
-	if err := c.ensureVolumes(t.Context(), p); err != nil {
+	if err := c.ensureVolumes(t.Context(), p, false); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.rt.(*runtime.Fake).CallCount("CreateVolume"); n != 0 {
+		t.Errorf("CreateVolume called %d times without a new sandbox", n)
+	}
+	if err := c.ensureVolumes(t.Context(), p, true); err != nil {
 		t.Fatal(err)
 	}
 	cfg := build(t, c, p, runtime.ImageInfo{})
@@ -419,7 +428,7 @@ func TestVolumesMapping(t *testing.T) {
 		p.Spec.Volumes = []v1.Volume{{Name: "d", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}}
 		p.Spec.Containers[0].VolumeMounts = []v1.VolumeMount{{Name: "d", MountPath: "/dev/termination-log"}}
 	})
-	if err := c.ensureVolumes(t.Context(), plain); err != nil {
+	if err := c.ensureVolumes(t.Context(), plain, true); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(c.emptyDirPath(plain.Spec, "d")); err != nil || fi.Mode().Perm() != 0o777 || fi.Mode()&os.ModeSetgid != 0 {

@@ -204,7 +204,7 @@ func (c *Controller) executeStarts(ctx context.Context, p *model.Pod, pl *Plan, 
 		}
 		return nil
 	}
-	if err := c.ensureVolumes(ctx, p); err != nil {
+	if err := c.ensureVolumes(ctx, p, pl.CreateSandbox != nil); err != nil {
 		return err
 	}
 	sbID := pl.sandboxID()

@@ -80,13 +80,15 @@ func (c *Controller) memoryVolumeSize(pod *v1.Pod, v *v1.Volume) int64 {
 }
 
 // ensureVolumes makes the pod's emptyDirs: disk ones as directories with
-// the kubelet's mode and fsGroup ownership, Memory ones as engine tmpfs
-// volumes; it is idempotent.
-func (c *Controller) ensureVolumes(ctx context.Context, p *model.Pod) error {
+// the kubelet's mode and fsGroup ownership, and, when newSandbox is set,
+// Memory ones as engine tmpfs volumes (a running sandbox holds them, so
+// only a sandbox about to be created needs them made); it is idempotent.
+func (c *Controller) ensureVolumes(ctx context.Context, p *model.Pod, newSandbox bool) error {
 	pod := p.Spec
 	for i := range pod.Spec.Volumes {
 		v := &pod.Spec.Volumes[i]
 		switch {
+		case isMemoryEmptyDir(v) && !newSandbox:
 		case isMemoryEmptyDir(v):
 			mode := uint32(0o777)
 			if fsGroup(pod) != nil {
