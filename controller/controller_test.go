@@ -2,6 +2,8 @@ package controller
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -500,5 +502,35 @@ func TestSlowPullDoesNotBlockOtherPods(t *testing.T) {
 	h.settle("default/slow")
 	if h.running("default/slow")["a"] == nil {
 		t.Fatal("pod not started after its pull")
+	}
+}
+
+func TestMemoryVolumeGoesWithItsPod(t *testing.T) {
+	h := newHarness(t)
+	withShm := func(name string) *v1.Pod {
+		p := testPod(name, ctr("a", "app:1"))
+		p.Spec.Volumes = []v1.Volume{{Name: "shm", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{Medium: v1.StorageMediumMemory}}}}
+		p.Spec.Containers[0].VolumeMounts = []v1.VolumeMount{{Name: "shm", MountPath: "/shm"}}
+		return p
+	}
+	web, db := withShm("web"), withShm("db")
+	h.put(web)
+	h.put(db)
+	h.settle("default/web")
+	h.settle("default/db")
+	webVol, dbVol := memoryVolumeName(string(web.UID), "shm"), memoryVolumeName(string(db.UID), "shm")
+	if vols := h.rt.Volumes(); len(vols) != 2 {
+		t.Fatalf("volumes %v, want %s and %s", slices.Collect(maps.Keys(vols)), webVol, dbVol)
+	}
+	if err := h.st.DeletePod("default/web"); err != nil {
+		t.Fatal(err)
+	}
+	h.settle("default/web")
+	vols := h.rt.Volumes()
+	if _, ok := vols[webVol]; ok {
+		t.Errorf("volume %s of the deleted pod is left", webVol)
+	}
+	if _, ok := vols[dbVol]; !ok {
+		t.Errorf("volume %s of the running pod was removed", dbVol)
 	}
 }

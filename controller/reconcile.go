@@ -148,12 +148,12 @@ func (c *Controller) execute(ctx context.Context, in *PlanInput, pl *Plan) (Resu
 					}
 					return
 				}
-				c.forget(forget)
+				c.forget(ctx, forget)
 			})
 		} else if err := c.killAll(ctx, kills); err != nil {
 			errs = append(errs, err)
 		} else {
-			c.forget(forget)
+			c.forget(ctx, forget)
 		}
 	}
 	if p := in.Pod; p != nil && len(errs) == 0 {
@@ -275,14 +275,17 @@ func (c *Controller) afterStart(p *model.Pod, s Start, id string, x *execState) 
 	return true
 }
 
-// forget drops everything kept for pod UIDs that are gone, emptyDir
-// volumes included.
-func (c *Controller) forget(uids []string) {
+// forget drops everything kept for pod UIDs whose containers are removed,
+// emptyDir directories and Memory emptyDir volumes included.
+func (c *Controller) forget(ctx context.Context, uids []string) {
 	for _, uid := range uids {
 		c.restarts.Forget(uid + "/")
 		c.startFails.forget(uid + "/")
 		c.pulls.forget(uid + "/")
 		if err := os.RemoveAll(c.podDir(uid)); err != nil {
+			c.log.Warn("removing pod volumes failed", "uid", uid, "err", err)
+		}
+		if err := c.removeVolumes(ctx, uid); err != nil {
 			c.log.Warn("removing pod volumes failed", "uid", uid, "err", err)
 		}
 	}

@@ -128,12 +128,16 @@ func setOwnership(dir string, pod *v1.Pod) error {
 	return os.Chmod(dir, emptyDirMode(pod))
 }
 
-// removeVolumes drops the engine volumes of pod uid's Memory emptyDirs;
-// their containers must be gone.
-func (c *Controller) removeVolumes(ctx context.Context, uid string, names []string) error {
+// removeVolumes drops the engine volumes of pod uid's Memory emptyDirs,
+// found by label (the spec may be gone); their containers must be gone.
+func (c *Controller) removeVolumes(ctx context.Context, uid string) error {
+	names, err := c.rt.ListVolumes(ctx, map[string]string{runtime.LabelManaged: "true", runtime.LabelPodUID: uid, runtime.LabelNode: c.cfg.Node})
+	if err != nil {
+		return err
+	}
 	var errs []error
 	for _, n := range names {
-		errs = append(errs, c.rt.RemoveVolume(ctx, memoryVolumeName(uid, n)))
+		errs = append(errs, c.rt.RemoveVolume(ctx, n))
 	}
 	return errors.Join(errs...)
 }

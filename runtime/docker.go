@@ -449,6 +449,19 @@ func (d *Docker) RemoveVolume(ctx context.Context, name string) error {
 	return nil
 }
 
+// ListVolumes names the volumes carrying all labels in match.
+func (d *Docker) ListVolumes(ctx context.Context, match map[string]string) ([]string, error) {
+	list, err := d.cli.VolumeList(ctx, volume.ListOptions{Filters: labelFilters(match)})
+	if err != nil {
+		return nil, fmt.Errorf("list volumes: %w", err)
+	}
+	names := make([]string, 0, len(list.Volumes))
+	for _, v := range list.Volumes {
+		names = append(names, v.Name)
+	}
+	return names, nil
+}
+
 // PullImage pulls img from its registry, reading the progress stream to the
 // end and reporting each change to progress (nil: none); an error reported
 // in the stream fails the pull.

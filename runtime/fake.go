@@ -387,6 +387,20 @@ func (f *Fake) RemoveVolume(ctx context.Context, name string) error {
 	return nil
 }
 
+func (f *Fake) ListVolumes(ctx context.Context, match map[string]string) ([]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.call("ListVolumes")
+	var names []string
+	for n, v := range f.volumes {
+		if matches(v.Labels, match) {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
 // Volumes returns the volumes that exist, by name.
 func (f *Fake) Volumes() map[string]VolumeConfig {
 	f.mu.Lock()

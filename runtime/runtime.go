@@ -206,6 +206,8 @@ type Runtime interface {
 	// RemoveVolume removes a volume; a missing one is not an error, one
 	// still in use is.
 	RemoveVolume(ctx context.Context, name string) error
+	// ListVolumes names the volumes carrying all labels in match.
+	ListVolumes(ctx context.Context, match map[string]string) ([]string, error)
 	// PullImage pulls image from its registry, calling progress (nil:
 	// none) from the pulling goroutine whenever the bytes or layers done
 	// change; progress must not block.

@@ -21,6 +21,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/berth-dev/berth/runtime"
+	cerrdefs "github.com/containerd/errdefs"
 )
 
 // The pod-spec fidelity test (issue 12): pods that use each group of the
@@ -499,6 +500,19 @@ func TestPodSpecFidelity(t *testing.T) {
 			t.Errorf("writer: cgroup v1 cpu.shares %s, want 512 for requests.cpu 500m", cg["cpu.shares"])
 		}
 		fidSandboxOOM(t, fidSandbox(t, b, "fid-mem", deadline))
+
+		// The volume goes with the pod's containers.
+		removeFile(t, b.Pods, "fid-mem.yaml")
+		waitPodGone(t, b.Node, "fid-mem")
+		waitFor(t, 20*time.Second, "Memory emptyDir volume removed with its pod", func() (bool, string) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_, err := cli().VolumeInspect(ctx, vol)
+			if err == nil {
+				return false, "volume " + vol + " still exists"
+			}
+			return cerrdefs.IsNotFound(err), err.Error()
+		})
 	})
 
 	t.Run("runAsNonRoot", func(t *testing.T) {
