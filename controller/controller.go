@@ -265,30 +265,37 @@ func (c *Controller) reconcile(ctx context.Context, key string) (res Result, err
 	return res, err, false
 }
 
-// ensurePauseImage builds the pause image from PauseBinary when absent.
+// ensurePauseImage builds the pause image from PauseBinary when absent or
+// built from another binary (berth upgraded under the same tag; running
+// sandboxes keep the image they run), or pulls a configured one.
 func (c *Controller) ensurePauseImage(ctx context.Context) error {
 	c.pauseMu.Lock()
 	defer c.pauseMu.Unlock()
 	if c.pauseReady {
 		return nil
 	}
-	_, err := c.rt.InspectImage(ctx, c.cfg.PauseImage)
+	info, err := c.rt.InspectImage(ctx, c.cfg.PauseImage)
 	if err != nil && !errors.Is(err, runtime.ErrImageNotFound) {
 		return err
 	}
-	if err != nil {
-		if c.cfg.PauseBinary == "" {
-			// A configured pod_infra_image is pulled like any image.
-			c.log.Info("pulling pause image", "image", c.cfg.PauseImage)
-			if err := c.rt.PullImage(ctx, c.cfg.PauseImage, nil); err != nil {
-				return fmt.Errorf("pause image %s is absent and its pull failed: %w", c.cfg.PauseImage, err)
-			}
-			c.pauseReady = true
-			return nil
+	absent := err != nil
+	if absent && c.cfg.PauseBinary == "" {
+		// A configured pod_infra_image is pulled like any image.
+		c.log.Info("pulling pause image", "image", c.cfg.PauseImage)
+		if err := c.rt.PullImage(ctx, c.cfg.PauseImage, nil); err != nil {
+			return fmt.Errorf("pause image %s is absent and its pull failed: %w", c.cfg.PauseImage, err)
 		}
-		c.log.Info("building pause image", "image", c.cfg.PauseImage, "from", c.cfg.PauseBinary)
-		if err := c.rt.BuildImage(ctx, c.cfg.PauseImage, c.cfg.PauseBinary, "/berth", []string{"/berth", "pause"}); err != nil {
-			return fmt.Errorf("build pause image %s: %w", c.cfg.PauseImage, err)
+	}
+	if c.cfg.PauseBinary != "" {
+		digest, err := runtime.FileDigest(c.cfg.PauseBinary)
+		if err != nil && !absent {
+			c.log.Warn("cannot tell whether the pause image is current; keeping it", "image", c.cfg.PauseImage, "err", err)
+		}
+		if absent || (err == nil && info.Labels[runtime.LabelImageBinary] != digest) {
+			c.log.Info("building pause image", "image", c.cfg.PauseImage, "from", c.cfg.PauseBinary, "was_absent", absent)
+			if err := c.rt.BuildImage(ctx, c.cfg.PauseImage, c.cfg.PauseBinary, "/berth", []string{"/berth", "pause"}); err != nil {
+				return fmt.Errorf("build pause image %s: %w", c.cfg.PauseImage, err)
+			}
 		}
 	}
 	c.pauseReady = true

@@ -3,6 +3,8 @@ package controller
 import (
 	"context"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -532,5 +534,36 @@ func TestMemoryVolumeGoesWithItsPod(t *testing.T) {
 	}
 	if _, ok := vols[dbVol]; !ok {
 		t.Errorf("volume %s of the running pod was removed", dbVol)
+	}
+}
+
+func TestPauseImageRebuiltForAnotherBinary(t *testing.T) {
+	h := newHarness(t)
+	bin := filepath.Join(t.TempDir(), "berth")
+	if err := os.WriteFile(bin, []byte("v1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h.ctrl.cfg.PauseBinary = bin
+	builds := func() int { return h.rt.CallCount("BuildImage") }
+	ensure := func() {
+		h.ctrl.pauseReady = false // a new berth process
+		if err := h.ctrl.ensurePauseImage(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ensure()
+	if builds() != 1 {
+		t.Fatalf("%d builds of an absent pause image, want 1", builds())
+	}
+	ensure()
+	if builds() != 1 {
+		t.Errorf("pause image rebuilt from the same binary")
+	}
+	if err := os.WriteFile(bin, []byte("v2"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ensure()
+	if builds() != 2 {
+		t.Errorf("pause image not rebuilt from a changed binary (%d builds)", builds())
 	}
 }

@@ -417,6 +417,7 @@ func (d *Docker) InspectImage(ctx context.Context, img string) (ImageInfo, error
 	info := ImageInfo{ID: resp.ID, RepoDigests: resp.RepoDigests}
 	if resp.Config != nil {
 		info.User = resp.Config.User
+		info.Labels = resp.Config.Labels
 	}
 	return info, nil
 }

@@ -4,6 +4,8 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,6 +20,24 @@ const buildPayloadName = "payload"
 
 // labelImage marks images berth built itself.
 const labelImage = "io.berth.image"
+
+// LabelImageBinary is the sha256 of the binary a built image holds, so a
+// changed binary (an upgrade under the same tag) is rebuilt.
+const LabelImageBinary = "io.berth.binary-sha256"
+
+// FileDigest is the hex sha256 of the file at path.
+func FileDigest(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
 
 // BuildImage builds tag FROM scratch holding the static executable binary (a
 // host path) at path inside the image, with the given entrypoint. It uses the
@@ -47,7 +67,7 @@ func (d *Docker) BuildImage(ctx context.Context, tag, binary, path string, entry
 
 // dockerfile returns the Dockerfile of a FROM scratch image holding the
 // build context's payload at path.
-func dockerfile(path string, entrypoint []string) (string, error) {
+func dockerfile(path string, entrypoint []string, digest string) (string, error) {
 	copyArgs, err := json.Marshal([]string{buildPayloadName, path})
 	if err != nil {
 		return "", err
@@ -60,7 +80,7 @@ func dockerfile(path string, entrypoint []string) (string, error) {
 		}
 		df += "ENTRYPOINT " + string(ep) + "\n"
 	}
-	df += "LABEL " + labelImage + "=true\n"
+	df += "LABEL " + labelImage + "=true " + LabelImageBinary + "=" + digest + "\n"
 	return df, nil
 }
 
@@ -69,7 +89,11 @@ func buildContext(binary, path string, entrypoint []string) (io.Reader, error) {
 	if path == "" || path[0] != '/' {
 		return nil, fmt.Errorf("image path %q is not absolute", path)
 	}
-	df, err := dockerfile(path, entrypoint)
+	digest, err := FileDigest(binary)
+	if err != nil {
+		return nil, err
+	}
+	df, err := dockerfile(path, entrypoint, digest)
 	if err != nil {
 		return nil, err
 	}

@@ -268,11 +268,11 @@ func TestDockerBuildImageErrors(t *testing.T) {
 }
 
 func TestDockerfile(t *testing.T) {
-	df, err := dockerfile("/usr/bin/berth", []string{"/usr/bin/berth", "pause"})
+	df, err := dockerfile("/usr/bin/berth", []string{"/usr/bin/berth", "pause"}, "abc")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "FROM scratch\nCOPY [\"payload\",\"/usr/bin/berth\"]\nENTRYPOINT [\"/usr/bin/berth\",\"pause\"]\nLABEL io.berth.image=true\n"
+	want := "FROM scratch\nCOPY [\"payload\",\"/usr/bin/berth\"]\nENTRYPOINT [\"/usr/bin/berth\",\"pause\"]\nLABEL io.berth.image=true io.berth.binary-sha256=abc\n"
 	if df != want {
 		t.Errorf("dockerfile =\n%s\nwant\n%s", df, want)
 	}

@@ -16,18 +16,19 @@ import (
 // Fake is an in-memory Runtime for controller unit tests and simulations.
 // Containers start instantly; tests drive exits with Exit.
 type Fake struct {
-	mu         sync.Mutex
-	now        func() time.Time
-	seq        int
-	containers map[string]*fakeContainer
-	images     map[string]bool
-	imageUsers map[string]string
-	volumes    map[string]VolumeConfig
-	names      map[string]string // docker name -> id
-	logs       map[string]string
-	subs       map[int]chan Event
-	subErrs    map[int]chan error
-	nsubs      int
+	mu          sync.Mutex
+	now         func() time.Time
+	seq         int
+	containers  map[string]*fakeContainer
+	images      map[string]bool
+	imageLabels map[string]map[string]string
+	imageUsers  map[string]string
+	volumes     map[string]VolumeConfig
+	names       map[string]string // docker name -> id
+	logs        map[string]string
+	subs        map[int]chan Event
+	subErrs     map[int]chan error
+	nsubs       int
 	// Calls counts calls by method name.
 	Calls map[string]int
 	// PullErr, when set, fails every PullImage.
@@ -65,7 +66,7 @@ func NewFake(now func() time.Time) *Fake {
 	if now == nil {
 		now = time.Now
 	}
-	return &Fake{now: now, containers: map[string]*fakeContainer{}, images: map[string]bool{}, names: map[string]string{}, logs: map[string]string{},
+	return &Fake{now: now, containers: map[string]*fakeContainer{}, images: map[string]bool{}, imageLabels: map[string]map[string]string{}, names: map[string]string{}, logs: map[string]string{},
 		imageUsers: map[string]string{}, volumes: map[string]VolumeConfig{},
 		subs: map[int]chan Event{}, subErrs: map[int]chan error{}, Calls: map[string]int{}}
 }
@@ -352,7 +353,7 @@ func (f *Fake) InspectImage(ctx context.Context, image string) (ImageInfo, error
 	if !f.images[image] {
 		return ImageInfo{}, fmt.Errorf("image %s: %w", image, ErrImageNotFound)
 	}
-	return ImageInfo{ID: fakeImageID(image), User: f.imageUsers[image]}, nil
+	return ImageInfo{ID: fakeImageID(image), User: f.imageUsers[image], Labels: f.imageLabels[image]}, nil
 }
 
 // SetImageUser makes image run as user, as its config's USER would.
@@ -446,6 +447,10 @@ func (f *Fake) BuildImage(ctx context.Context, tag, binary, path string, entrypo
 	defer f.mu.Unlock()
 	f.call("BuildImage")
 	f.images[tag] = true
+	f.imageLabels[tag] = nil
+	if d, err := FileDigest(binary); err == nil {
+		f.imageLabels[tag] = map[string]string{LabelImageBinary: d}
+	}
 	return nil
 }
 

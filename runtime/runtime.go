@@ -98,6 +98,8 @@ type ImageInfo struct {
 	RepoDigests []string
 	// User is the image's configured user ("" is root).
 	User string
+	// Labels are the image config's labels.
+	Labels map[string]string
 }
 
 // Resources are the engine-level resource settings; zero means unset.

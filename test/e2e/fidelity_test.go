@@ -220,6 +220,18 @@ spec:
       image: ` + img + `
       args: [report, --sleep]
 `,
+		// shareProcessNamespace: the sandbox is PID 1 and reaps orphans.
+		"fid-pidns": `apiVersion: v1
+kind: Pod
+metadata: {name: fid-pidns}
+spec:
+  terminationGracePeriodSeconds: 2
+  shareProcessNamespace: true
+  containers:
+    - name: app
+      image: ` + img + `
+      args: [orphans, "3"]
+`,
 		// termination message of a failed container, never restarted.
 		"fid-term": `apiVersion: v1
 kind: Pod
@@ -531,6 +543,36 @@ func TestPodSpecFidelity(t *testing.T) {
 		}
 	})
 
+	t.Run("shareProcessNamespace", func(t *testing.T) {
+		sb := fidSandbox(t, b, "fid-pidns", deadline)
+		var app string
+		waitFor(t, fidLeft(deadline), "fid-pidns: orphans made", func() (bool, string) {
+			ids := running(podContainers(t, b.Node, "fid-pidns"))["app"]
+			if len(ids) != 1 {
+				return false, fmt.Sprintf("%d running app containers", len(ids))
+			}
+			app = ids[0]
+			out, err := fidLogs(app)
+			return err == nil && strings.Contains(string(out), "orphans: 3 made"), fmt.Sprintf("logs %q, %v", out, err)
+		})
+		ns := func(pid int) string {
+			l, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return l
+		}
+		pidns := ns(sb.State.Pid)
+		if got := ns(inspect(t, app).State.Pid); got != pidns {
+			t.Fatalf("app PID namespace %s, want the sandbox's %s", got, pidns)
+		}
+		// Only the sandbox and the app remain: the exited orphans are reaped.
+		waitFor(t, 10*time.Second, "orphans reaped by the sandbox", func() (bool, string) {
+			procs := fidPIDNamespace(pidns)
+			return len(procs) == 2, strings.Join(procs, "; ")
+		})
+	})
+
 	t.Run("terminationMessage", func(t *testing.T) {
 		p := fidPod(t, b, "fid-term", deadline, "terminated", func(p *v1.Pod) bool {
 			cs := p.Status.ContainerStatuses
@@ -606,6 +648,31 @@ func fidReportOf(t *testing.T, b *Berth, pod, ctr string, deadline time.Time) *f
 		return false, fmt.Sprintf("no report yet in %s (%s); log %q", newest.ID[:12], newest.State, out)
 	})
 	return rep
+}
+
+// fidPIDNamespace lists "pid comm state" of the host's processes in PID
+// namespace ns (a /proc/PID/ns/pid link).
+func fidPIDNamespace(ns string) []string {
+	var out []string
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		if l, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid)); err != nil || l != ns {
+			continue
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue // exited meanwhile
+		}
+		// pid (comm) state ...
+		if i := strings.LastIndexByte(string(stat), ')'); i > 0 && i+2 < len(stat) {
+			out = append(out, string(stat[:i+1])+" "+string(stat[i+2]))
+		}
+	}
+	return out
 }
 
 // fidRejected fails the test at once when berth logged that it rejected

@@ -5,6 +5,8 @@
 //	exit CODE [DUR]  sleep DUR (default 0) then exit with CODE
 //	sleep            block until SIGTERM/SIGINT, then exit 0
 //	touch PATH...    create (or append a line to) each file, exit 0
+//	orphans N        leave N exited grandchildren to the PID namespace's
+//	                 init, print "orphans: N made", then block as sleep
 //	report [FLAG]... print one line "REPORT <json>" describing what the
 //	                 process sees (see runReport), then exit or sleep
 //
@@ -30,6 +32,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -66,6 +69,17 @@ func main() {
 		os.Exit(code)
 	case "sleep":
 		waitSignal()
+	case "orphans":
+		n, _ := strconv.Atoi(os.Args[2])
+		makeOrphans(n)
+		fmt.Printf("orphans: %d made\n", n)
+		waitSignal()
+	case "orphan-parent":
+		// The grandchild outlives this process, so it is reparented.
+		if err := exec.Command("/proc/self/exe", "exit", "0", "300ms").Start(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
 	case "report":
 		runReport(os.Args[2:])
 	case "touch":
@@ -82,6 +96,18 @@ func main() {
 		fmt.Fprintf(os.Stderr, "testapp: unknown mode %q\n", mode)
 		os.Exit(2)
 	}
+}
+
+// makeOrphans runs n children that each start a grandchild and exit at
+// once, then waits until the grandchildren have exited.
+func makeOrphans(n int) {
+	for range n {
+		if err := exec.Command("/proc/self/exe", "orphan-parent").Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "orphan-parent:", err)
+			os.Exit(1)
+		}
+	}
+	time.Sleep(time.Second)
 }
 
 func waitSignal() {
