@@ -283,9 +283,7 @@ func (i *SourceInformer) merge(old *model.Pod, source string, d sources.Desired,
 	}
 	p := &model.Pod{Key: podKey(d.Pod), Source: source, Origin: d.Origin, Spec: d.Pod, SeenAt: now}
 	if old != nil && old.Spec.UID == d.Pod.UID {
-		p.SeenAt = old.SeenAt
-		p.Status = old.Status
-		p.StartedAt = old.StartedAt
+		return p.WithObserved(old)
 	}
 	return p
 }

@@ -209,6 +209,36 @@ func TestStatusWrittenMeanwhileIsNotRolledBack(t *testing.T) {
 	}
 }
 
+func TestEditKeepsTerminalStateAndMessages(t *testing.T) {
+	inf, st, _, _ := newInformer(t)
+	mustApply(t, inf, sources.Update{Source: "file", Pods: []sources.Desired{pod("a", "img:1", 0)}})
+	msgs := map[string]string{"c1": "bye"}
+	_, _ = st.UpdatePod("default/a", func(p *model.Pod) bool {
+		p.Terminal, p.TerminalSpec, p.TerminationMessages = v1.PodFailed, "h1", msgs
+		return true
+	})
+	check := func(how string) {
+		t.Helper()
+		got, _ := st.Pod(nil, "default/a")
+		if got.Terminal != v1.PodFailed || got.TerminalSpec != "h1" || got.TerminationMessages["c1"] != "bye" {
+			t.Errorf("%s: terminal %q spec %q messages %v, want them kept", how, got.Terminal, got.TerminalSpec, got.TerminationMessages)
+		}
+	}
+	// Through the informer's merge.
+	mustApply(t, inf, sources.Update{Source: "file", Pods: []sources.Desired{pod("a", "img:2", 0)}})
+	check("edit through the informer")
+	// Through the store's replace.
+	cur, _ := st.Pod(nil, "default/a")
+	edited := *cur
+	edited.Terminal, edited.TerminalSpec, edited.TerminationMessages = "", "", nil
+	edited.Spec = cur.Spec.DeepCopy()
+	edited.Spec.Spec.Containers[0].Image = "img:3"
+	if err := st.ReplaceSourcePods("file", []*model.Pod{&edited}); err != nil {
+		t.Fatal(err)
+	}
+	check("ReplaceSourcePods of an edit")
+}
+
 func TestRunningPodOfUnsyncedSourceKeepsItsClaim(t *testing.T) {
 	inf, st, _, _ := newInformer(t)
 	_ = inf.Register("file")

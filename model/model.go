@@ -40,6 +40,16 @@ type Pod struct {
 	TerminationMessages map[string]string
 }
 
+// WithObserved returns a copy of p carrying from's observed state (status,
+// times, terminal phase, termination messages): for a new spec of the same
+// UID, whose observations are the controller's, not the source's.
+func (p *Pod) WithObserved(from *Pod) *Pod {
+	cp := *p
+	cp.SeenAt, cp.Status, cp.StartedAt = from.SeenAt, from.Status, from.StartedAt
+	cp.Terminal, cp.TerminalSpec, cp.TerminationMessages = from.Terminal, from.TerminalSpec, from.TerminationMessages
+	return &cp
+}
+
 // Container states as reported by Docker.
 const (
 	StateCreated    = "created"

@@ -161,9 +161,7 @@ func (s *Store) ReplaceSourcePods(source string, pods []*model.Pod) error {
 		}
 		if cur != nil && cur.Spec.UID == p.Spec.UID {
 			// Status is the controller's: keep the latest written.
-			cp := *p
-			cp.Status, cp.StartedAt, cp.SeenAt = cur.Status, cur.StartedAt, cur.SeenAt
-			p = &cp
+			p = p.WithObserved(cur)
 		}
 		if err := txn.Insert(TablePods, p); err != nil {
 			return fmt.Errorf("pod insert: %w", err)
