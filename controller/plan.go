@@ -287,7 +287,6 @@ func finishedByPolicy(in *PlanInput, pl *Plan, byName map[string][]*model.Contai
 			}
 		}
 	}
-	exited := func(ct *model.Container) bool { return !ct.Running() && ct.State != model.StateCreated }
 	ran := len(latest) > 0
 	if policy == v1.RestartPolicyNever {
 		for _, ic := range pod.Spec.InitContainers {
