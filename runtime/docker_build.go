@@ -89,14 +89,6 @@ func buildContext(binary, path string, entrypoint []string) (io.Reader, error) {
 	if path == "" || path[0] != '/' {
 		return nil, fmt.Errorf("image path %q is not absolute", path)
 	}
-	digest, err := FileDigest(binary)
-	if err != nil {
-		return nil, err
-	}
-	df, err := dockerfile(path, entrypoint, digest)
-	if err != nil {
-		return nil, err
-	}
 	f, err := os.Open(binary)
 	if err != nil {
 		return nil, err
@@ -111,10 +103,27 @@ func buildContext(binary, path string, entrypoint []string) (io.Reader, error) {
 	}
 
 	// A fixed modification time keeps the context, and so the builder's
-	// cache, identical for the same binary.
+	// cache, identical for the same binary. The payload comes first and is
+	// hashed as it is copied, so the Dockerfile's digest label is that of
+	// the bytes the image holds, read once.
 	mtime := time.Unix(0, 0)
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
+	if err := tw.WriteHeader(&tar.Header{
+		Name: buildPayloadName, Mode: 0o755, Size: st.Size(), ModTime: mtime, Typeflag: tar.TypeReg,
+	}); err != nil {
+		return nil, err
+	}
+	h := sha256.New()
+	if n, err := io.Copy(tw, io.TeeReader(f, h)); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", binary, err)
+	} else if n != st.Size() {
+		return nil, fmt.Errorf("reading %s: size changed while reading", binary)
+	}
+	df, err := dockerfile(path, entrypoint, hex.EncodeToString(h.Sum(nil)))
+	if err != nil {
+		return nil, err
+	}
 	if err := tw.WriteHeader(&tar.Header{
 		Name: "Dockerfile", Mode: 0o644, Size: int64(len(df)), ModTime: mtime, Typeflag: tar.TypeReg,
 	}); err != nil {
@@ -122,16 +131,6 @@ func buildContext(binary, path string, entrypoint []string) (io.Reader, error) {
 	}
 	if _, err := io.WriteString(tw, df); err != nil {
 		return nil, err
-	}
-	if err := tw.WriteHeader(&tar.Header{
-		Name: buildPayloadName, Mode: 0o755, Size: st.Size(), ModTime: mtime, Typeflag: tar.TypeReg,
-	}); err != nil {
-		return nil, err
-	}
-	if n, err := io.Copy(tw, f); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", binary, err)
-	} else if n != st.Size() {
-		return nil, fmt.Errorf("reading %s: size changed while reading", binary)
 	}
 	if err := tw.Close(); err != nil {
 		return nil, err

@@ -121,6 +121,14 @@ func setup() (*Docker, error) {
 	if err := d.BuildImage(ctx, testImage, bin, "/testapp", []string{"/testapp"}); err != nil {
 		return d, err
 	}
+	// The built image names the binary it holds.
+	want, err := FileDigest(bin)
+	if err != nil {
+		return d, err
+	}
+	if info, err := d.InspectImage(ctx, testImage); err != nil || info.Labels[LabelImageBinary] != want {
+		return d, fmt.Errorf("built image label %s = %q (%v), want the binary's %s", LabelImageBinary, info.Labels[LabelImageBinary], err, want)
+	}
 	return d, nil
 }
 
