@@ -283,7 +283,7 @@ func (c *Controller) forget(ctx context.Context, uids []string) {
 		c.startFails.forget(uid + "/")
 		c.pulls.forget(uid + "/")
 		if err := os.RemoveAll(c.podDir(uid)); err != nil {
-			c.log.Warn("removing pod volumes failed", "uid", uid, "err", err)
+			c.log.Warn("removing pod directory failed", "uid", uid, "err", err)
 		}
 		if err := c.removeVolumes(ctx, uid); err != nil {
 			c.log.Warn("removing pod volumes failed", "uid", uid, "err", err)

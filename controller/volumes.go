@@ -89,6 +89,7 @@ func (c *Controller) ensureVolumes(ctx context.Context, p *model.Pod, newSandbox
 		v := &pod.Spec.Volumes[i]
 		switch {
 		case isMemoryEmptyDir(v) && !newSandbox:
+			// Held by the running sandbox.
 		case isMemoryEmptyDir(v):
 			mode := uint32(0o777)
 			if fsGroup(pod) != nil {
