@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/berth-dev/berth/model"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -36,29 +37,22 @@ func (c *Controller) fieldRefValue(pod *v1.Pod, path string, ips podIPs) (string
 	case "status.hostIP", "status.hostIPs":
 		return ips.HostIP, nil
 	}
-	if strings.HasPrefix(path, "metadata.labels['") || strings.HasPrefix(path, "metadata.annotations['") {
+	if _, _, ok := model.MetadataFieldRef(path); ok {
 		return metadataValue(pod, path), nil
 	}
 	return "", fmt.Errorf("unsupported fieldRef %q", path)
 }
 
-// metadataValue is the downward-API value of a metadata fieldPath.
+// metadataValue is the downward-API value of a metadata fieldPath: a
+// label's or annotation's value, "" for any other path.
 func metadataValue(pod *v1.Pod, path string) string {
-	for prefix, m := range map[string]map[string]string{"metadata.labels": pod.Labels, "metadata.annotations": pod.Annotations} {
-		if key, ok := subscript(path, prefix); ok {
-			return m[key]
-		}
+	switch m, key, _ := model.MetadataFieldRef(path); m {
+	case "labels":
+		return pod.Labels[key]
+	case "annotations":
+		return pod.Annotations[key]
 	}
 	return ""
-}
-
-// subscript returns k of "prefix['k']".
-func subscript(path, prefix string) (string, bool) {
-	rest, ok := strings.CutPrefix(path, prefix+"['")
-	if !ok || !strings.HasSuffix(rest, "']") {
-		return "", false
-	}
-	return strings.TrimSuffix(rest, "']"), true
 }
 
 // resourceFieldValue resolves an env resourceFieldRef as the kubelet's

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/berth-dev/berth/model"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -245,19 +246,12 @@ func validateDownwardPath(fp string, p *field.Path) field.ErrorList {
 	if slices.Contains(downwardFieldPaths, fp) {
 		return nil
 	}
-	for _, prefix := range []string{"metadata.labels", "metadata.annotations"} {
-		rest, ok := strings.CutPrefix(fp, prefix)
-		if !ok {
-			continue
+	if _, key, ok := model.MetadataFieldRef(fp); ok {
+		var errs field.ErrorList
+		for _, msg := range validation.IsQualifiedName(strings.ToLower(key)) {
+			errs = append(errs, field.Invalid(p, fp, msg))
 		}
-		key, ok := strings.CutPrefix(rest, "['")
-		if key, ok = strings.CutSuffix(key, "']"); ok && key != "" {
-			var errs field.ErrorList
-			for _, msg := range validation.IsQualifiedName(strings.ToLower(key)) {
-				errs = append(errs, field.Invalid(p, fp, msg))
-			}
-			return errs
-		}
+		return errs
 	}
 	return field.ErrorList{notSupported(p, "berth resolves "+strings.Join(downwardFieldPaths, ", ")+", metadata.labels['key'] and metadata.annotations['key']")}
 }
