@@ -13,12 +13,12 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 	"k8s.io/utils/clock"
 
 	"github.com/berth-dev/berth/config"
 	"github.com/berth-dev/berth/controller"
+	"github.com/berth-dev/berth/etcdclient"
 	"github.com/berth-dev/berth/events"
 	"github.com/berth-dev/berth/informer"
 	"github.com/berth-dev/berth/metrics"
@@ -46,6 +46,8 @@ type agent struct {
 	dockerInf  *informer.DockerInformer
 	srcs       []sources.Source
 	etcdEvents *events.EtcdSink // nil without etcd
+	etcd       *clientv3.Client // nil without etcd; shared by the sinks and the lease
+	node       controller.NodeInfo
 	stats      stats.Provider
 	api        *server.Server
 
@@ -111,10 +113,13 @@ func newAgent(cfg *config.Config, log *slog.Logger) (_ *agent, err error) {
 	recent := events.NewBuffer(1000)
 	recorder := events.Multi{recent}
 	if len(cfg.EtcdEndpoints) > 0 {
-		cli, err := clientv3.New(clientv3.Config{Endpoints: cfg.EtcdEndpoints, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+		ec := cfg.EtcdClient()
+		ec.Observer = m
+		cli, err := ec.New(context.Background())
 		if err != nil {
-			return nil, fmt.Errorf("sources.etcd.endpoints: %w", err)
+			return nil, fmt.Errorf("sources.etcd: %w", err)
 		}
+		a.etcd = cli
 		a.closers = append(a.closers, func() { cli.Close() })
 		a.etcdEvents = events.NewEtcdSink(cli, log)
 		recorder = append(recorder, a.etcdEvents)
@@ -125,6 +130,7 @@ func newAgent(cfg *config.Config, log *slog.Logger) (_ *agent, err error) {
 	hooks := prober.NewExecutor(rt)
 	probes := prober.NewManager(probeCtx, hooks, clk, enqueue, m)
 	node := nodeInfo(cfg.NodeIP)
+	a.node = node
 	if node.NoNegativeOOMScores {
 		log.Warn("the host does not allow lowering OOM scores (no CAP_SYS_RESOURCE); pods' negative oom_score_adj become 0")
 	}
@@ -147,7 +153,7 @@ func newAgent(cfg *config.Config, log *slog.Logger) (_ *agent, err error) {
 
 	a.srcInf = informer.NewSourceInformer(st, clk, m, log)
 	var push *sources.PushSource
-	a.srcs, push = buildSources(cfg, log)
+	a.srcs, push = buildSources(cfg, m, log)
 	for _, s := range a.srcs {
 		if err := a.srcInf.Register(s.Name()); err != nil {
 			return nil, err
@@ -190,7 +196,7 @@ func newAgent(cfg *config.Config, log *slog.Logger) (_ *agent, err error) {
 
 // buildSources returns the configured sources, file first; push is also
 // returned on its own (nil when disabled) for its API routes.
-func buildSources(cfg *config.Config, log *slog.Logger) (srcs []sources.Source, push *sources.PushSource) {
+func buildSources(cfg *config.Config, obs etcdclient.Observer, log *slog.Logger) (srcs []sources.Source, push *sources.PushSource) {
 	opts := func(hostAccess bool) sources.Options {
 		return sources.Options{AllowHostAccess: hostAccess, Node: cfg.NodeName, Log: log}
 	}
@@ -202,9 +208,12 @@ func buildSources(cfg *config.Config, log *slog.Logger) (srcs []sources.Source, 
 			opts(cfg.AllowHostAccess["http"])))
 	}
 	if len(cfg.EtcdEndpoints) > 0 {
-		srcs = append(srcs, sources.NewEtcdSource("etcd", sources.EtcdConfig{
-			Endpoints: cfg.EtcdEndpoints, Prefix: cfg.EtcdPrefix, LegacyKey: cfg.EtcdLegacyKey,
-		}, opts(cfg.AllowHostAccess["etcd"])))
+		ec := cfg.EtcdClient()
+		ec.Observer = obs
+		es := sources.NewEtcdSource("etcd", sources.EtcdConfig{Client: ec, Prefix: cfg.EtcdPrefix, LegacyKey: cfg.EtcdLegacyKey},
+			opts(cfg.AllowHostAccess["etcd"]))
+		es.CheckInterval, es.RequestTimeout = cfg.EtcdCheckInterval, cfg.EtcdRequestTimeout
+		srcs = append(srcs, es)
 	}
 	if cfg.PushEnabled {
 		push = sources.NewPushSource("push", filepath.Join(cfg.RootDir, "push"), opts(cfg.AllowHostAccess["push"]))
@@ -275,6 +284,19 @@ func (a *agent) Run(ctx context.Context) error {
 	g.Go(func() error { a.dockerInf.Run(ctx); return nil })
 	if a.etcdEvents != nil {
 		g.Go(func() error { a.etcdEvents.Run(ctx); return nil })
+	}
+	if a.etcd != nil {
+		host := hostInfo(cfg, a.node, a)
+		if h, err := withMachineInfo(ctx, host, a.stats); err == nil {
+			host = h
+		} else {
+			log.Info("node capacity from /proc (no cAdvisor machine info)", "err", err)
+		}
+		cm := newClusterMember(a, a.etcd, clock.RealClock{}, host, log)
+		log.Info("registering the node in etcd", "etcd", describeEtcd(cfg), "node_key", cfg.EtcdNodesPrefix+cfg.NodeName,
+			"status_prefix", cfg.EtcdStatusPrefix, "lease_ttl", cfg.EtcdLeaseTTL)
+		g.Go(func() error { cm.lease.Run(ctx); return nil })
+		g.Go(func() error { cm.publisher.Run(ctx); return nil })
 	}
 	if waitUntil(ctx, a.dockerInf.Synced) {
 		log.Info("docker containers listed; starting sources and controller")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -19,6 +20,7 @@ import (
 func getCmd() *cobra.Command {
 	get := &cobra.Command{Use: "get", Short: "Show state from a running berth"}
 	var client apiClient
+	var ef etcdFlags
 	var f getFlags
 	pods := &cobra.Command{
 		Use:   "pods",
@@ -27,6 +29,16 @@ func getCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkOutput(f.output); err != nil {
 				return err
+			}
+			if f.allNodes {
+				if f.watch {
+					return errors.New("--watch does not go with --all-nodes")
+				}
+				list, err := allNodePods(cmd.Context(), &ef)
+				if err != nil {
+					return err
+				}
+				return printPods(cmd.OutOrStdout(), list, f.output, true, time.Now())
 			}
 			if f.watch {
 				ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -37,14 +49,16 @@ func getCmd() *cobra.Command {
 			if err := client.getJSON(cmd.Context(), "/pods", &list); err != nil {
 				return err
 			}
-			return printPods(cmd.OutOrStdout(), &list, f.output, time.Now())
+			return printPods(cmd.OutOrStdout(), &list, f.output, false, time.Now())
 		},
 	}
 	client.addFlags(pods.Flags())
 	pods.Flags().StringVarP(&f.output, "output", "o", "", "output format: wide, json or yaml")
 	pods.Flags().BoolVarP(&f.watch, "watch", "w", false, "after the list, print a row for every change until interrupted")
 	pods.Flags().BoolVar(&f.watchEvents, "output-watch-events", false, "with --watch, show the event type (ADDED, MODIFIED, DELETED) of each row")
-	get.AddCommand(pods)
+	pods.Flags().BoolVar(&f.allNodes, "all-nodes", false, "list every node's pods from etcd (adds a NODE column) instead of asking one berth")
+	ef.addFlags(pods.Flags())
+	get.AddCommand(pods, getNodesCmd())
 	return get
 }
 
@@ -53,6 +67,7 @@ type getFlags struct {
 	output      string
 	watch       bool
 	watchEvents bool
+	allNodes    bool
 }
 
 func checkOutput(output string) error {
@@ -63,7 +78,8 @@ func checkOutput(output string) error {
 	return fmt.Errorf("unknown output format %q (want wide, json or yaml)", output)
 }
 
-func printPods(w io.Writer, list *v1.PodList, output string, now time.Time) error {
+// printPods prints list; nodes adds a NODE column (spec.nodeName) first.
+func printPods(w io.Writer, list *v1.PodList, output string, nodes bool, now time.Time) error {
 	if err := checkOutput(output); err != nil {
 		return err
 	}
@@ -74,9 +90,15 @@ func printPods(w io.Writer, list *v1.PodList, output string, now time.Time) erro
 		return printYAML(w, list)
 	}
 	t := &table{w: w}
-	rows := [][]string{podHeader(output == "wide")}
+	withNode := func(node string, row []string) []string {
+		if !nodes {
+			return row
+		}
+		return append([]string{node}, row...)
+	}
+	rows := [][]string{withNode("NODE", podHeader(output == "wide"))}
 	for i := range list.Items {
-		rows = append(rows, podRow(&list.Items[i], output == "wide", now))
+		rows = append(rows, withNode(list.Items[i].Spec.NodeName, podRow(&list.Items[i], output == "wide", now)))
 	}
 	return t.write(rows...)
 }
@@ -113,7 +135,10 @@ func podRow(p *v1.Pod, wide bool, now time.Time) []string {
 		}
 		restarts += cs.RestartCount
 	}
-	row := []string{p.Namespace, p.Name, fmt.Sprintf("%d/%d", ready, len(p.Spec.Containers)),
+	// A pod known only by its status (e.g. from a node's file source,
+	// listed from etcd) has no spec: its containers are its statuses.
+	total := max(len(p.Spec.Containers), len(p.Status.ContainerStatuses))
+	row := []string{p.Namespace, p.Name, fmt.Sprintf("%d/%d", ready, total),
 		podStatusReason(p), fmt.Sprint(restarts), age(now.Sub(p.CreationTimestamp.Time))}
 	if wide {
 		row = append(row, p.Annotations["berth.io/source"], p.Annotations["berth.io/origin"])

@@ -17,7 +17,7 @@ func main() {
 		SilenceErrors: true,
 	}
 	root.AddCommand(runCmd(), validateCmd(), versionCmd(), pauseCmd(), getCmd(), withPodCompletion(execCmd()),
-		logsCmd(), describeCmd())
+		logsCmd(), describeCmd(), applyCmd(), deleteCmd())
 	if err := root.Execute(); err != nil {
 		if code, ok := remoteExit(err); ok {
 			os.Exit(code) // berth exec: the remote command's exit code

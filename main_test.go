@@ -34,7 +34,7 @@ func TestPrintPodsTable(t *testing.T) {
 		}},
 	}}}
 	var out bytes.Buffer
-	if err := printPods(&out, list, "wide", now); err != nil {
+	if err := printPods(&out, list, "wide", false, now); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
@@ -46,7 +46,7 @@ func TestPrintPodsTable(t *testing.T) {
 			t.Errorf("row %q lacks %q", lines[1], want)
 		}
 	}
-	if err := printPods(&out, list, "xml", now); err == nil {
+	if err := printPods(&out, list, "xml", false, now); err == nil {
 		t.Error("unknown output format accepted")
 	}
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
+
+	"github.com/berth-dev/berth/etcdclient"
 )
 
 // Version is berth's release, also the default pause image tag.
@@ -39,6 +41,18 @@ type Config struct {
 	EtcdEndpoints []string
 	EtcdPrefix    string
 	EtcdLegacyKey string
+	// Client TLS and auth of every etcd client (source, sinks, lease).
+	EtcdCAFile, EtcdCertFile, EtcdKeyFile string
+	EtcdUsername, EtcdPassword            string
+	// EtcdNodesPrefix holds one key per live node (<prefix><node>) under
+	// the node's lease of EtcdLeaseTTL; EtcdStatusPrefix one pod status per
+	// key (<prefix><ns>/<name>), written at most every EtcdStatusInterval.
+	EtcdNodesPrefix    string
+	EtcdStatusPrefix   string
+	EtcdLeaseTTL       time.Duration
+	EtcdStatusInterval time.Duration
+	EtcdCheckInterval  time.Duration
+	EtcdRequestTimeout time.Duration
 
 	PushEnabled bool
 
@@ -91,6 +105,17 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("sources.etcd.prefix", "")
 	v.SetDefault("sources.etcd.legacy_key", "")
 	v.SetDefault("sources.etcd.allow_host_access", false)
+	v.SetDefault("sources.etcd.tls.ca_file", "")
+	v.SetDefault("sources.etcd.tls.cert_file", "")
+	v.SetDefault("sources.etcd.tls.key_file", "")
+	v.SetDefault("sources.etcd.username", "")
+	v.SetDefault("sources.etcd.password", "")
+	v.SetDefault("sources.etcd.nodes_prefix", "/registry/nodes/")
+	v.SetDefault("sources.etcd.status_prefix", "")
+	v.SetDefault("sources.etcd.lease_ttl", "40s")
+	v.SetDefault("sources.etcd.status_interval", "1s")
+	v.SetDefault("sources.etcd.check_interval", "30s")
+	v.SetDefault("sources.etcd.request_timeout", "10s")
 	v.SetDefault("sources.push.enabled", false)
 	v.SetDefault("sources.push.allow_host_access", false)
 	v.SetDefault("controller.workers", 4)
@@ -222,6 +247,17 @@ func fromViper(v *viper.Viper) (*Config, error) {
 		EtcdEndpoints:        v.GetStringSlice("sources.etcd.endpoints"),
 		EtcdPrefix:           v.GetString("sources.etcd.prefix"),
 		EtcdLegacyKey:        v.GetString("sources.etcd.legacy_key"),
+		EtcdCAFile:           v.GetString("sources.etcd.tls.ca_file"),
+		EtcdCertFile:         v.GetString("sources.etcd.tls.cert_file"),
+		EtcdKeyFile:          v.GetString("sources.etcd.tls.key_file"),
+		EtcdUsername:         v.GetString("sources.etcd.username"),
+		EtcdPassword:         v.GetString("sources.etcd.password"),
+		EtcdNodesPrefix:      v.GetString("sources.etcd.nodes_prefix"),
+		EtcdStatusPrefix:     v.GetString("sources.etcd.status_prefix"),
+		EtcdLeaseTTL:         p.duration("sources.etcd.lease_ttl", 2*time.Second),
+		EtcdStatusInterval:   p.duration("sources.etcd.status_interval", 10*time.Millisecond),
+		EtcdCheckInterval:    p.duration("sources.etcd.check_interval", 100*time.Millisecond),
+		EtcdRequestTimeout:   p.duration("sources.etcd.request_timeout", 100*time.Millisecond),
 		PushEnabled:          p.boolean("sources.push.enabled"),
 		Workers:              p.integer("controller.workers", 1, 256),
 		Resync:               p.duration("controller.resync", time.Second),
@@ -264,6 +300,20 @@ func fromViper(v *viper.Viper) (*Config, error) {
 	if c.EtcdLegacyKey == "" {
 		c.EtcdLegacyKey = "/registry/hosts/" + c.NodeName + "/kubelet"
 	}
+	if c.EtcdStatusPrefix == "" {
+		c.EtcdStatusPrefix = "/registry/hosts/" + c.NodeName + "/status/"
+	}
+	for key, prefix := range map[string]string{"sources.etcd.nodes_prefix": c.EtcdNodesPrefix, "sources.etcd.status_prefix": c.EtcdStatusPrefix} {
+		if !strings.HasPrefix(prefix, "/") || !strings.HasSuffix(prefix, "/") {
+			p.errs = append(p.errs, fmt.Sprintf("%s: %q must start and end with /", key, prefix))
+		}
+	}
+	if strings.HasPrefix(c.EtcdStatusPrefix, c.EtcdPrefix) || strings.HasPrefix(c.EtcdPrefix, c.EtcdStatusPrefix) {
+		p.errs = append(p.errs, fmt.Sprintf("sources.etcd.status_prefix: %q overlaps sources.etcd.prefix %q", c.EtcdStatusPrefix, c.EtcdPrefix))
+	}
+	if err := c.EtcdClient().Validate("sources.etcd."); err != nil {
+		p.errs = append(p.errs, err.Error())
+	}
 	if c.PodInfraImage == "" {
 		c.PodInfraImage = DefaultPauseImage()
 	}
@@ -286,6 +336,12 @@ func fromViper(v *viper.Viper) (*Config, error) {
 		return nil, fmt.Errorf("invalid configuration:\n  %s", strings.Join(p.errs, "\n  "))
 	}
 	return c, nil
+}
+
+// EtcdClient is the client configuration every etcd user of berth shares.
+func (c *Config) EtcdClient() etcdclient.Config {
+	return etcdclient.Config{Endpoints: c.EtcdEndpoints, CAFile: c.EtcdCAFile, CertFile: c.EtcdCertFile, KeyFile: c.EtcdKeyFile,
+		Username: c.EtcdUsername, Password: c.EtcdPassword, DialTimeout: 5 * time.Second}
 }
 
 // Loopback reports whether the API address only accepts local connections.

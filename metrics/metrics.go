@@ -17,6 +17,7 @@ type Metrics struct {
 	// (/metrics/probes), apart from Registry as in the kubelet.
 	ProbeRegistry *prometheus.Registry
 	probes        probeSeries
+	etcd          etcdSeries
 
 	reconcileTotal    *prometheus.CounterVec
 	reconcileDuration prometheus.Histogram
@@ -94,6 +95,7 @@ func New() *Metrics {
 		m.sourceUpdates, m.sourceErrors, m.sourceLastSync, m.manifestErrors,
 		m.dockerEvents, m.streamRestarts, m.probeResults,
 	)
+	m.etcd = newEtcdSeries(r)
 	m.ProbeRegistry = prometheus.NewRegistry()
 	m.probes = newProbeSeries(m.ProbeRegistry)
 	return m

@@ -12,11 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/berth-dev/berth/etcdclient"
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
-	"google.golang.org/grpc"
-	grpcbackoff "google.golang.org/grpc/backoff"
 	"sigs.k8s.io/yaml"
 )
 
@@ -26,23 +25,18 @@ const (
 	DefaultEtcdRetryInitial   = 500 * time.Millisecond
 	DefaultEtcdRetryMax       = 30 * time.Second
 	DefaultEtcdCheckInterval  = 30 * time.Second
-
-	// etcdReconnectMax caps gRPC's delay between connection attempts.
-	etcdReconnectMax = 3 * time.Second
 )
 
 // EtcdConfig says where an EtcdSource finds its pods.
 type EtcdConfig struct {
-	Endpoints []string
+	// Client is how to reach etcd (endpoints, TLS, auth, metrics).
+	Client etcdclient.Config
 	// Prefix holds one key per pod (/registry/hosts/<node>/pods/<ns>/<name>),
 	// each value a Pod manifest in YAML or JSON; the key is the origin.
 	Prefix string
 	// LegacyKey is the seed's single key holding a YAML/JSON list of
 	// ContainerManifests or Pods; the key is the origin.
 	LegacyKey string
-	// DialTimeout bounds connecting to an endpoint (the client's default
-	// when zero).
-	DialTimeout time.Duration
 }
 
 // EtcdSource declares the pods stored in etcd under a prefix (one key per
@@ -88,7 +82,12 @@ type EtcdSource struct {
 
 	entries map[string]*etcdEntry
 	lastErr string
-	warned  warnLog
+	// clusterID and revision are those of the last list or watch event:
+	// another cluster ID, or a lower revision, means etcd was replaced
+	// (restored from a backup, or wiped) and the watch must relist.
+	clusterID uint64
+	revision  int64
+	warned    warnLog
 }
 
 type etcdEntry struct {
@@ -99,7 +98,7 @@ type etcdEntry struct {
 
 // NewEtcdSource returns a source named name reading the etcd of cfg.
 func NewEtcdSource(name string, cfg EtcdConfig, opts Options) *EtcdSource {
-	cfg.Endpoints = slices.Clone(cfg.Endpoints)
+	cfg.Client.Endpoints = slices.Clone(cfg.Client.Endpoints)
 	return &EtcdSource{name: name, cfg: cfg, opts: opts}
 }
 
@@ -130,7 +129,7 @@ func (s *EtcdSource) backoff() *backoff {
 // Run lists and watches until ctx ends, then returns nil. It must not be
 // called more than once at a time.
 func (s *EtcdSource) Run(ctx context.Context, out chan<- Update) error {
-	log := s.opts.logger().With("source", s.name, "endpoints", strings.Join(s.cfg.Endpoints, ","))
+	log := s.opts.logger().With("source", s.name, "endpoints", strings.Join(s.cfg.Client.Endpoints, ","))
 	if s.cfg.Prefix == "" && s.cfg.LegacyKey == "" {
 		send(ctx, out, Update{Source: s.name, Err: errors.New("etcd: neither prefix nor legacy key is configured")})
 		<-ctx.Done()
@@ -145,20 +144,7 @@ func (s *EtcdSource) Run(ctx context.Context, out chan<- Update) error {
 	}()
 	for ctx.Err() == nil {
 		if cli == nil {
-			c, err := clientv3.New(clientv3.Config{
-				Endpoints:            s.cfg.Endpoints,
-				DialTimeout:          s.cfg.DialTimeout,
-				DialKeepAliveTime:    10 * time.Second,
-				DialKeepAliveTimeout: 5 * time.Second,
-				Logger:               zap.NewNop(),
-				// Reconnect soon after etcd comes back: gRPC's default
-				// backoff grows to two minutes.
-				DialOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
-					Backoff:           grpcbackoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: etcdReconnectMax},
-					MinConnectTimeout: 5 * time.Second,
-				})},
-				Context: ctx,
-			})
+			c, err := s.cfg.Client.New(ctx)
 			if err != nil {
 				if !s.failed(ctx, out, log, fmt.Errorf("etcd client: %w", err)) || !sleepCtx(ctx, bo.next()) {
 					return nil
@@ -182,12 +168,18 @@ func (s *EtcdSource) Run(ctx context.Context, out chan<- Update) error {
 			return nil
 		}
 		start := time.Now()
+		var replaced *replacedError
 		err = s.watch(ctx, cli, rev, out)
 		if ctx.Err() != nil {
 			return nil
 		}
 		if time.Since(start) > bo.max {
 			bo.reset()
+		}
+		if errors.As(err, &replaced) {
+			// Relist at once: the list decides what goes, never the change.
+			log.Warn("etcd cluster replaced; relisting, pods stay until the new list is read", "err", err)
+			continue
 		}
 		log.Warn("etcd watch ended; relisting", "err", err)
 		if !sleepCtx(ctx, bo.next()) {
@@ -230,6 +222,15 @@ func (s *EtcdSource) list(ctx context.Context, cli *clientv3.Client) (int64, err
 		}
 		return 0, fmt.Errorf("etcd: listing %s: %w", s.keysDesc(), err)
 	}
+	if s.clusterID != 0 && resp.Header.ClusterId != s.clusterID {
+		s.opts.logger().Warn("etcd cluster ID changed since the last list; its pods replace the old cluster's",
+			"source", s.name, "old_cluster_id", fmt.Sprintf("%x", s.clusterID), "cluster_id", fmt.Sprintf("%x", resp.Header.ClusterId),
+			"old_revision", s.revision, "revision", resp.Header.Revision)
+	} else if resp.Header.Revision < s.revision {
+		s.opts.logger().Warn("etcd revision went back since the last list (restored from a backup?); its pods replace the old ones",
+			"source", s.name, "old_revision", s.revision, "revision", resp.Header.Revision)
+	}
+	s.clusterID, s.revision = resp.Header.ClusterId, resp.Header.Revision
 	old := s.entries
 	s.entries = map[string]*etcdEntry{}
 	for _, r := range resp.Responses {
@@ -322,6 +323,32 @@ func (s *EtcdSource) watchKey() (string, []clientv3.OpOption) {
 
 var errWatchClosed = errors.New("etcd: watch channel closed")
 
+// replacedError says etcd answered as another cluster, or from an earlier
+// revision, than the one listed: it was restored or wiped.
+type replacedError struct {
+	clusterID, wasClusterID uint64
+	revision, wasRevision   int64
+}
+
+func (e *replacedError) Error() string {
+	if e.clusterID != e.wasClusterID {
+		return fmt.Sprintf("etcd: cluster ID is %x, was %x (revision %d, was %d)", e.clusterID, e.wasClusterID, e.revision, e.wasRevision)
+	}
+	return fmt.Sprintf("etcd: revision is %d, was %d: restored from an earlier state", e.revision, e.wasRevision)
+}
+
+// replaced returns a replacedError when h is not of the listed cluster or
+// went back in revisions.
+func (s *EtcdSource) replaced(h *etcdserverpb.ResponseHeader) error {
+	if h == nil || h.ClusterId == 0 {
+		return nil
+	}
+	if h.ClusterId != s.clusterID || h.Revision < s.revision {
+		return &replacedError{clusterID: h.ClusterId, wasClusterID: s.clusterID, revision: h.Revision, wasRevision: s.revision}
+	}
+	return nil
+}
+
 // watch follows changes after rev and sends a snapshot after each watch
 // response that changed a key; it returns why the watch ended (nil when ctx
 // ended).
@@ -342,7 +369,11 @@ func (s *EtcdSource) watch(ctx context.Context, cli *clientv3.Client, rev int64,
 		case <-ctx.Done():
 			return nil
 		case <-check:
-			if !send(ctx, out, s.check(ctx, cli)) {
+			u, err := s.check(ctx, cli)
+			if err != nil {
+				return err
+			}
+			if !send(ctx, out, u) {
 				return nil
 			}
 		case wr, ok := <-ch:
@@ -357,6 +388,9 @@ func (s *EtcdSource) watch(ctx context.Context, cli *clientv3.Client, rev int64,
 			}
 			if wr.Canceled {
 				return errors.New("etcd: watch canceled")
+			}
+			if err := s.replaced(&wr.Header); err != nil {
+				return err
 			}
 			changed := false
 			for _, ev := range wr.Events {
@@ -375,6 +409,7 @@ func (s *EtcdSource) watch(ctx context.Context, cli *clientv3.Client, rev int64,
 					delete(s.entries, k)
 				}
 				rev = ev.Kv.ModRevision
+				s.revision = max(s.revision, rev)
 			}
 			if changed && !send(ctx, out, s.snapshot()) {
 				return nil
@@ -394,12 +429,14 @@ func (s *EtcdSource) checkInterval() time.Duration {
 // so it needs a quorum): when that fails the source reports Update{Err},
 // keeping its pods, which shows the outage in its status while the client
 // waits to resume the watch; when it works the current snapshot is sent
-// again, which records the sync.
-func (s *EtcdSource) check(ctx context.Context, cli *clientv3.Client) Update {
+// again, which records the sync. An answer from a replaced cluster returns
+// a replacedError instead, for a relist.
+func (s *EtcdSource) check(ctx context.Context, cli *clientv3.Client) (Update, error) {
 	key, opts := s.watchKey()
 	cctx, cancel := context.WithTimeout(ctx, s.requestTimeout())
 	defer cancel()
-	if _, err := cli.Get(cctx, key, append(opts, clientv3.WithCountOnly())...); err != nil {
+	resp, err := cli.Get(cctx, key, append(opts, clientv3.WithCountOnly())...)
+	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = fmt.Errorf("timed out after %s: %w", s.requestTimeout(), err)
 		}
@@ -408,13 +445,16 @@ func (s *EtcdSource) check(ctx context.Context, cli *clientv3.Client) Update {
 			s.lastErr = msg
 			s.opts.logger().Warn("cannot reach etcd", "source", s.name, "err", err)
 		}
-		return Update{Source: s.name, Err: err}
+		return Update{Source: s.name, Err: err}, nil
+	}
+	if err := s.replaced(resp.Header); err != nil {
+		return Update{}, err
 	}
 	if s.lastErr != "" {
 		s.lastErr = ""
 		s.opts.logger().Info("etcd reachable again", "source", s.name)
 	}
-	return s.snapshot()
+	return s.snapshot(), nil
 }
 
 // snapshot builds the full Update of the current entries.

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/etcdclient"
+
 	"github.com/berth-dev/berth/internal/testutil"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -44,7 +46,7 @@ const (
 )
 
 func newTestEtcdSource(endpoint string) *EtcdSource {
-	s := NewEtcdSource("etcd", EtcdConfig{Endpoints: []string{endpoint}, Prefix: testPrefix, LegacyKey: testLegacyKey, DialTimeout: time.Second}, Options{})
+	s := NewEtcdSource("etcd", EtcdConfig{Client: etcdclient.Config{Endpoints: []string{endpoint}, DialTimeout: time.Second}, Prefix: testPrefix, LegacyKey: testLegacyKey}, Options{})
 	s.RequestTimeout = 500 * time.Millisecond
 	s.RetryInitial = 20 * time.Millisecond
 	s.RetryMax = 200 * time.Millisecond

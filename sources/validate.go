@@ -546,7 +546,15 @@ func validatePort(port intstr.IntOrString, p *field.Path) field.ErrorList {
 // and every manifest error, including pod keys declared by more than one
 // file; err joins the paths that do not exist or cannot be listed.
 func ValidateFiles(paths []string, opts Options) (npods int, warnings []string, errs []ManifestError, err error) {
-	var pods []Desired
+	pods, warnings, errs, err := LoadFiles(paths, "validate", opts)
+	return len(pods), warnings, errs, err
+}
+
+// LoadFiles decodes and validates the manifests at paths (files or
+// directories) as the file source would, as source source: the accepted
+// pods (deduplicated), warning lines, rejections, and the paths that could
+// not be read.
+func LoadFiles(paths []string, source string, opts Options) (pods []Desired, warnings []string, errs []ManifestError, err error) {
 	var pathErrs []error
 	for _, p := range paths {
 		files, lerr := listManifests(p)
@@ -559,7 +567,7 @@ func ValidateFiles(paths []string, opts Options) (npods int, warnings []string, 
 			continue
 		}
 		for _, f := range files {
-			fp, ferrs, _ := decodeFile("validate", f, opts)
+			fp, ferrs, _ := decodeFile(source, f, opts)
 			pods = append(pods, fp...)
 			errs = append(errs, ferrs...)
 		}
@@ -571,7 +579,7 @@ func ValidateFiles(paths []string, opts Options) (npods int, warnings []string, 
 			warnings = append(warnings, line)
 		}
 	}
-	return len(pods), warnings, errs, errors.Join(pathErrs...)
+	return pods, warnings, errs, errors.Join(pathErrs...)
 }
 
 // dockerDefaultCaps are the capabilities Docker grants every container;

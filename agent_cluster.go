@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	goruntime "runtime"
+	"strings"
+	"time"
+
+	cadvisorv1 "github.com/google/cadvisor/info/v1"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"golang.org/x/sys/unix"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/berth-dev/berth/cluster"
+	"github.com/berth-dev/berth/config"
+	"github.com/berth-dev/berth/controller"
+	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/server"
+	"github.com/berth-dev/berth/stats"
+)
+
+// maxPods is the node's pods capacity, the kubelet's default --max-pods.
+const maxPods = 110
+
+// clusterMember is the agent's part in a shared etcd: its lease and the
+// publisher of its node key and pod statuses.
+type clusterMember struct {
+	lease     *cluster.Lease
+	publisher *cluster.Publisher
+	reporter  *cluster.NodeReporter
+}
+
+// newClusterMember wires the lease and publisher of a; host is completed
+// at Run (machine info needs cAdvisor started).
+func newClusterMember(a *agent, cli *clientv3.Client, clk clock.Clock, host cluster.HostInfo, log *slog.Logger) *clusterMember {
+	cfg := a.cfg
+	lease := cluster.NewLease(cli, cfg.EtcdLeaseTTL, clk, a.metrics, log)
+	checks := []cluster.Check{
+		{Reason: "DockerUnreachable", Err: func(ctx context.Context) error {
+			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			defer cancel()
+			return a.dockerReady(ctx)
+		}},
+		{Reason: "SourcesNotSynced", Err: server.SourcesSynced(a.st)},
+	}
+	reporter := cluster.NewNodeReporter(host, checks, clk)
+	pub := cluster.NewPublisher(cluster.PublisherConfig{
+		Node:           cfg.NodeName,
+		NodeKey:        cfg.EtcdNodesPrefix + cfg.NodeName,
+		StatusPrefix:   cfg.EtcdStatusPrefix,
+		Interval:       cfg.EtcdStatusInterval,
+		RequestTimeout: cfg.EtcdRequestTimeout,
+		Clock:          clk,
+		Metrics:        a.metrics,
+		Log:            log,
+	}, cli, lease, a.st, reporter.Node, func(p *model.Pod) v1.PodStatus {
+		return server.PodObject(p, cfg.NodeName).Status
+	})
+	return &clusterMember{lease: lease, publisher: pub, reporter: reporter}
+}
+
+// hostInfo is what the node object reports of this host; the Docker
+// version is asked for when the node is rendered.
+func hostInfo(cfg *config.Config, node controller.NodeInfo, a *agent) cluster.HostInfo {
+	h := cluster.HostInfo{
+		Name: cfg.NodeName, Version: config.Version, CPUMilli: node.CPUMilli, Memory: node.Memory, MaxPods: maxPods,
+		OS: goruntime.GOOS, Arch: goruntime.GOARCH, Kernel: kernelRelease(), Started: time.Now(),
+		Addresses: []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: node.IP}, {Type: v1.NodeHostName, Address: cfg.NodeName}},
+		RuntimeVersion: func(ctx context.Context) (string, error) {
+			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			defer cancel()
+			v, err := a.rt.Client().ServerVersion(ctx)
+			if err != nil {
+				return "", err
+			}
+			return "docker://" + v.Version, nil
+		},
+	}
+	return h
+}
+
+// withMachineInfo takes cores and memory from cAdvisor's machine info when
+// it has it, as the kubelet's capacity does.
+func withMachineInfo(ctx context.Context, h cluster.HostInfo, p stats.Provider) (cluster.HostInfo, error) {
+	raw, err := p.MachineInfo(ctx)
+	if err != nil {
+		return h, err
+	}
+	mi, ok := raw.(*cadvisorv1.MachineInfo)
+	if !ok || mi == nil || mi.NumCores == 0 {
+		return h, errors.New("cAdvisor machine info is empty")
+	}
+	h.CPUMilli, h.Memory = int64(mi.NumCores)*1000, int64(mi.MemoryCapacity)
+	return h, nil
+}
+
+func kernelRelease() string {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return ""
+	}
+	return strings.TrimRight(string(u.Release[:]), "\x00")
+}
+
+// describeEtcd is the log text of how the agent reaches etcd.
+func describeEtcd(cfg *config.Config) string {
+	ec := cfg.EtcdClient()
+	s := strings.Join(ec.Endpoints, ",")
+	if ec.TLS() {
+		s += " (TLS)"
+	}
+	if ec.Username != "" {
+		s += fmt.Sprintf(" as %s", ec.Username)
+	}
+	return s
+}

@@ -1,0 +1,276 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/berth-dev/berth/cluster"
+	"github.com/berth-dev/berth/etcdclient"
+	"github.com/berth-dev/berth/sources"
+)
+
+// etcdFlags are the cluster commands' way to etcd, named like etcdctl's
+// (--endpoints, --cacert, --cert, --key, --user) with an etcd- prefix; each
+// defaults to the agent's BERTH_SOURCES_ETCD_* variable.
+type etcdFlags struct {
+	endpoints               string
+	cacert, cert, key, user string
+	timeout                 time.Duration
+}
+
+func (f *etcdFlags) addFlags(fs *pflag.FlagSet) {
+	env := func(k, def string) string {
+		if v := os.Getenv("BERTH_SOURCES_ETCD_" + k); v != "" {
+			return v
+		}
+		return def
+	}
+	fs.StringVar(&f.endpoints, "etcd-endpoints", env("ENDPOINTS", "http://127.0.0.1:2379"), "etcd endpoints, comma-separated")
+	fs.StringVar(&f.cacert, "etcd-cacert", env("TLS_CA_FILE", ""), "CA file verifying etcd's certificate")
+	fs.StringVar(&f.cert, "etcd-cert", env("TLS_CERT_FILE", ""), "client certificate file for etcd")
+	fs.StringVar(&f.key, "etcd-key", env("TLS_KEY_FILE", ""), "client key file for etcd")
+	fs.StringVar(&f.user, "etcd-user", env("USERNAME", ""), "etcd username, or username:password (else the password is $BERTH_SOURCES_ETCD_PASSWORD)")
+	fs.DurationVar(&f.timeout, "etcd-timeout", 10*time.Second, "time limit of the etcd requests")
+}
+
+func (f *etcdFlags) config() (etcdclient.Config, error) {
+	c := etcdclient.Config{CAFile: f.cacert, CertFile: f.cert, KeyFile: f.key, DialTimeout: 5 * time.Second}
+	for _, e := range strings.Split(f.endpoints, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			c.Endpoints = append(c.Endpoints, e)
+		}
+	}
+	if user, pass, ok := strings.Cut(f.user, ":"); ok {
+		c.Username, c.Password = user, pass
+	} else if f.user != "" {
+		c.Username, c.Password = f.user, os.Getenv("BERTH_SOURCES_ETCD_PASSWORD")
+	}
+	if err := c.Validate("--etcd-"); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// registry connects to etcd; the caller closes the client.
+func (f *etcdFlags) registry(ctx context.Context) (cluster.Registry, *clientv3.Client, error) {
+	c, err := f.config()
+	if err != nil {
+		return cluster.Registry{}, nil, err
+	}
+	cli, err := c.New(ctx)
+	if err != nil {
+		return cluster.Registry{}, nil, fmt.Errorf("etcd %s: %w", f.endpoints, err)
+	}
+	return cluster.Registry{Client: cli}, cli, nil
+}
+
+func (f *etcdFlags) wrap(err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("etcd %s did not answer within %s: %w", f.endpoints, f.timeout, err)
+	}
+	return err
+}
+
+func applyCmd() *cobra.Command {
+	var ef etcdFlags
+	var files []string
+	var node string
+	var allowHost bool
+	cmd := &cobra.Command{
+		Use:   "apply -f FILE... --node NODE",
+		Short: "Validate pod manifests and write them to a node's pods in etcd",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if node == "" {
+				return errors.New("--node is required")
+			}
+			if len(files) == 0 {
+				return errors.New("-f is required")
+			}
+			// Decoded as the node's etcd source decodes them, so the derived
+			// UIDs are the ones the agent derives.
+			pods, warns, errs, err := sources.LoadFiles(files, "etcd", sources.Options{Node: node, AllowHostAccess: allowHost})
+			for _, w := range warns {
+				fmt.Fprintln(cmd.ErrOrStderr(), w)
+			}
+			for _, e := range errs {
+				fmt.Fprintln(cmd.ErrOrStderr(), e.Error())
+			}
+			if err != nil {
+				return err
+			}
+			if len(errs) > 0 {
+				return fmt.Errorf("%d error(s) in manifests; nothing written", len(errs))
+			}
+			if len(pods) == 0 {
+				return errors.New("no pod in the manifests")
+			}
+			manifests := map[[2]string][]byte{}
+			for _, d := range pods {
+				b, err := json.Marshal(d.Pod)
+				if err != nil {
+					return err
+				}
+				manifests[[2]string{d.Pod.Namespace, d.Pod.Name}] = b
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), ef.timeout)
+			defer cancel()
+			reg, cli, err := ef.registry(ctx)
+			if err != nil {
+				return err
+			}
+			defer cli.Close()
+			if err := reg.Put(ctx, node, manifests); err != nil {
+				return ef.wrap(err)
+			}
+			for _, d := range pods {
+				fmt.Fprintf(cmd.OutOrStdout(), "pod/%s configured on node %s\n", d.Pod.Name, node)
+			}
+			return nil
+		},
+	}
+	ef.addFlags(cmd.Flags())
+	cmd.Flags().StringSliceVarP(&files, "filename", "f", nil, "manifest file or directory (repeatable)")
+	cmd.Flags().StringVar(&node, "node", "", "node whose pods to write (its /registry/hosts/<node>/pods/ prefix)")
+	cmd.Flags().BoolVar(&allowHost, "allow-host-access", false, "accept privileged, hostPath, hostNetwork and hostPID (the node must allow them: sources.etcd.allow_host_access)")
+	return cmd
+}
+
+func deleteCmd() *cobra.Command {
+	del := &cobra.Command{Use: "delete", Short: "Delete objects from etcd"}
+	var ef etcdFlags
+	var node, namespace string
+	pod := &cobra.Command{
+		Use:   "pod NAME... --node NODE",
+		Short: "Delete pods from a node's pods in etcd (the node stops them)",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if node == "" {
+				return errors.New("--node is required")
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), ef.timeout)
+			defer cancel()
+			reg, cli, err := ef.registry(ctx)
+			if err != nil {
+				return err
+			}
+			defer cli.Close()
+			var errs []error
+			for _, name := range args {
+				if err := reg.Delete(ctx, node, namespace, name); err != nil {
+					errs = append(errs, ef.wrap(err))
+					continue
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "pod %q deleted from node %s\n", name, node)
+			}
+			return errors.Join(errs...)
+		},
+	}
+	ef.addFlags(pod.Flags())
+	pod.Flags().StringVar(&node, "node", "", "node whose pod to delete")
+	pod.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace of the pods")
+	del.AddCommand(pod)
+	return del
+}
+
+func getNodesCmd() *cobra.Command {
+	var ef etcdFlags
+	var output string
+	cmd := &cobra.Command{
+		Use:   "nodes",
+		Short: "List the nodes registered in etcd (NAME STATUS PODS VERSION AGE)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), ef.timeout)
+			defer cancel()
+			reg, cli, err := ef.registry(ctx)
+			if err != nil {
+				return err
+			}
+			defer cli.Close()
+			nodes, err := reg.Nodes(ctx)
+			if err != nil {
+				return ef.wrap(err)
+			}
+			return printNodes(cmd.OutOrStdout(), nodes, output, time.Now())
+		},
+	}
+	ef.addFlags(cmd.Flags())
+	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: wide, json or yaml")
+	return cmd
+}
+
+func printNodes(w io.Writer, nodes []v1.Node, output string, now time.Time) error {
+	list := v1.NodeList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "NodeList"}, Items: nodes}
+	switch output {
+	case "json":
+		return printJSON(w, list)
+	case "yaml":
+		return printYAML(w, list)
+	}
+	h := []string{"NAME", "STATUS", "PODS", "VERSION", "AGE"}
+	if output == "wide" {
+		h = append(h, "INTERNAL-IP", "KERNEL-VERSION", "CONTAINER-RUNTIME")
+	}
+	rows := [][]string{h}
+	for i := range nodes {
+		n := &nodes[i]
+		row := []string{n.Name, nodeStatus(n), n.Annotations[cluster.PodsAnnotation], n.Status.NodeInfo.KubeletVersion,
+			age(now.Sub(n.CreationTimestamp.Time))}
+		if output == "wide" {
+			ip := "<none>"
+			for _, a := range n.Status.Addresses {
+				if a.Type == v1.NodeInternalIP {
+					ip = a.Address
+				}
+			}
+			row = append(row, ip, n.Status.NodeInfo.KernelVersion, n.Status.NodeInfo.ContainerRuntimeVersion)
+		}
+		rows = append(rows, row)
+	}
+	return (&table{w: w}).write(rows...)
+}
+
+// nodeStatus mirrors kubectl's STATUS column of nodes.
+func nodeStatus(n *v1.Node) string {
+	for _, c := range n.Status.Conditions {
+		if c.Type == v1.NodeReady {
+			if c.Status == v1.ConditionTrue {
+				return "Ready"
+			}
+			return "NotReady"
+		}
+	}
+	return "Unknown"
+}
+
+// allNodePods lists every node's pods from etcd (get pods --all-nodes).
+func allNodePods(ctx context.Context, ef *etcdFlags) (*v1.PodList, error) {
+	ctx, cancel := context.WithTimeout(ctx, ef.timeout)
+	defer cancel()
+	reg, cli, err := ef.registry(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cli.Close()
+	pods, err := reg.Pods(ctx)
+	if err != nil {
+		return nil, ef.wrap(err)
+	}
+	return &v1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PodList"}, Items: pods}, nil
+}
