@@ -113,7 +113,7 @@ func statusOf(p *model.Pod) v1.PodStatus { return p.Status }
 
 // member runs a lease and publisher for node until the test ends, or until
 // the returned stop is called.
-func member(t *testing.T, cli *clientv3.Client, node string, st PodLister, ttl, interval time.Duration, m Metrics) (*Lease, context.CancelFunc) {
+func member(t *testing.T, cli *clientv3.Client, node string, st StateReader, ttl, interval time.Duration, m Metrics) (*Lease, context.CancelFunc) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	lease := NewLease(cli, ttl, nil, m, nil)

@@ -18,14 +18,16 @@ import (
 // Defaults of a Publisher's Config.
 const (
 	DefaultStatusInterval = time.Second
-	DefaultNodeCheck      = 10 * time.Second
+	DefaultNodeCheck      = 5 * time.Second
 	// maxTxnOps is etcd's default --max-txn-ops.
 	maxTxnOps = 128
 )
 
-// PodLister is the store's read of desired pods with their status.
-type PodLister interface {
+// StateReader is the store's read of desired pods with their status, and
+// of the sources, whose sync the node's Ready condition reports.
+type StateReader interface {
 	Pods(ws memdb.WatchSet) ([]*model.Pod, error)
+	Sources(ws memdb.WatchSet) ([]*model.Source, error)
 }
 
 // NodeFunc renders the node's v1.Node for pods pods; it must be
@@ -64,7 +66,7 @@ type Publisher struct {
 	cfg    PublisherConfig
 	cli    *clientv3.Client
 	lease  *Lease
-	pods   PodLister
+	state  StateReader
 	node   NodeFunc
 	status StatusFunc
 
@@ -73,7 +75,7 @@ type Publisher struct {
 }
 
 // NewPublisher returns a publisher of pods' statuses and the node object.
-func NewPublisher(cfg PublisherConfig, cli *clientv3.Client, lease *Lease, pods PodLister, node NodeFunc, status StatusFunc) *Publisher {
+func NewPublisher(cfg PublisherConfig, cli *clientv3.Client, lease *Lease, state StateReader, node NodeFunc, status StatusFunc) *Publisher {
 	if cfg.Interval <= 0 {
 		cfg.Interval = DefaultStatusInterval
 	}
@@ -93,7 +95,7 @@ func NewPublisher(cfg PublisherConfig, cli *clientv3.Client, lease *Lease, pods 
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	cfg.Log = cfg.Log.With("component", "etcd-status")
-	return &Publisher{cfg: cfg, cli: cli, lease: lease, pods: pods, node: node, status: status, written: map[string]string{}}
+	return &Publisher{cfg: cfg, cli: cli, lease: lease, state: state, node: node, status: status, written: map[string]string{}}
 }
 
 // Run publishes until ctx ends.
@@ -109,7 +111,10 @@ func (p *Publisher) Run(ctx context.Context) {
 			lease, p.written, dirty = id, map[string]string{}, true
 		}
 		ws := memdb.NewWatchSet()
-		pods, err := p.pods.Pods(ws)
+		pods, err := p.state.Pods(ws)
+		if err == nil {
+			_, err = p.state.Sources(ws)
+		}
 		if err != nil {
 			p.cfg.Log.Error("cannot read pods", "err", err)
 		}

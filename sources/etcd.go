@@ -10,6 +10,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/berth-dev/berth/etcdclient"
@@ -87,7 +88,9 @@ type EtcdSource struct {
 	// (restored from a backup, or wiped) and the watch must relist.
 	clusterID uint64
 	revision  int64
-	warned    warnLog
+	// events counts the watch events received, for simulations.
+	events atomic.Int64
+	warned warnLog
 }
 
 type etcdEntry struct {
@@ -104,6 +107,9 @@ func NewEtcdSource(name string, cfg EtcdConfig, opts Options) *EtcdSource {
 
 // Name returns the source's name.
 func (s *EtcdSource) Name() string { return s.name }
+
+// WatchEvents returns how many watch events the source has received.
+func (s *EtcdSource) WatchEvents() int64 { return s.events.Load() }
 
 func (s *EtcdSource) requestTimeout() time.Duration {
 	if s.RequestTimeout > 0 {
@@ -393,6 +399,7 @@ func (s *EtcdSource) watch(ctx context.Context, cli *clientv3.Client, rev int64,
 				return err
 			}
 			changed := false
+			s.events.Add(int64(len(wr.Events)))
 			for _, ev := range wr.Events {
 				k := string(ev.Kv.Key)
 				if !s.relevant(k) {
