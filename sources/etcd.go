@@ -398,6 +398,7 @@ func (s *EtcdSource) watch(ctx context.Context, cli *clientv3.Client, rev int64,
 			if err := s.replaced(&wr.Header); err != nil {
 				return err
 			}
+			s.revision = max(s.revision, wr.Header.Revision)
 			changed := false
 			s.events.Add(int64(len(wr.Events)))
 			for _, ev := range wr.Events {
@@ -457,6 +458,9 @@ func (s *EtcdSource) check(ctx context.Context, cli *clientv3.Client) (Update, e
 	if err := s.replaced(resp.Header); err != nil {
 		return Update{}, err
 	}
+	// The cluster's revision, moved by any writer: a wipe then sends it
+	// back below this even when no key of the source changed.
+	s.revision = max(s.revision, resp.Header.Revision)
 	if s.lastErr != "" {
 		s.lastErr = ""
 		s.opts.logger().Info("etcd reachable again", "source", s.name)

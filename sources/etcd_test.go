@@ -15,6 +15,7 @@ import (
 
 	"github.com/berth-dev/berth/internal/testutil"
 
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -388,6 +389,82 @@ func TestEtcdWatchKey(t *testing.T) {
 		s := NewEtcdSource("e", EtcdConfig{Prefix: tc.prefix, LegacyKey: tc.legacy}, Options{})
 		if key, _ := s.watchKey(); key != tc.key {
 			t.Errorf("watchKey(%q, %q) = %q, want %q", tc.prefix, tc.legacy, key, tc.key)
+		}
+	}
+}
+
+// TestEtcdSourceRelistsReplacedCluster: etcd comes back as another cluster
+// (wiped, restored with one of the two pods, at a lower revision). The
+// resumed watch would wait for revisions the new cluster never had; the
+// periodic check sees the new cluster ID and the source relists. Until that
+// list, every update keeps both pods.
+func TestEtcdSourceRelistsReplacedCluster(t *testing.T) {
+	t.Parallel()
+	e := startEtcd(t)
+	c := e.Client()
+	mustPut(t, c, testPrefix+"default/a", podManifest("a", "busybox:1"))
+	mustPut(t, c, testPrefix+"default/b", podManifest("b", "busybox:1"))
+	for i := range 20 { // a revision the restored cluster does not reach
+		mustPut(t, c, "/other", fmt.Sprint(i))
+	}
+	s := newTestEtcdSource(e.ClientURL)
+	s.CheckInterval = 100 * time.Millisecond
+	updates := startSource(t, s)
+	await(t, updates, 10*time.Second, "initial list", exactly("a", "b"))
+	r := record(t, updates)
+
+	e.Wipe()
+	side := fmt.Sprintf("http://127.0.0.1:%d", testutil.FreePort(t))
+	e.StartOn(side)
+	sc, err := clientv3.New(clientv3.Config{Endpoints: []string{side}, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustPut(t, sc, testPrefix+"default/a", podManifest("a", "busybox:1"))
+	sc.Close()
+	e.Stop()
+	e.Start()
+
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		all := r.since(0)
+		i := slices.IndexFunc(all, exactly("a"))
+		if i >= 0 {
+			for _, u := range all[:i] {
+				if u.Err == nil && !exactly("a", "b")(u) {
+					t.Fatalf("an update before the relist changed the pods: %v (errors %v)", podNames(u), u.Errors)
+				}
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no relist of the replaced cluster within 15 s; %d updates since, last %v", len(all), lastNames(all))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func lastNames(us []Update) []string {
+	if len(us) == 0 {
+		return nil
+	}
+	return podNames(us[len(us)-1])
+}
+
+func TestEtcdSourceReplacedHeader(t *testing.T) {
+	s := &EtcdSource{clusterID: 0xa, revision: 100}
+	for _, tc := range []struct {
+		id   uint64
+		rev  int64
+		want string
+	}{
+		{0xa, 100, ""}, {0xa, 150, ""}, {0, 1, ""}, // same cluster; a header without an ID
+		{0xb, 500, "cluster ID is b, was a"},
+		{0xa, 99, "revision is 99, was 100"},
+	} {
+		err := s.replaced(&etcdserverpb.ResponseHeader{ClusterId: tc.id, Revision: tc.rev})
+		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("header %x@%d: %v, want %q", tc.id, tc.rev, err, tc.want)
 		}
 	}
 }
