@@ -254,3 +254,35 @@ func tail(s string, n int) string {
 	}
 	return s
 }
+
+// TestEtcdTLSAndAuth: a berth configured with the documented TLS and auth
+// keys runs a pod from an etcd that demands a client certificate and a
+// password, registers its node and writes the pod's status there.
+func TestEtcdTLSAndAuth(t *testing.T) {
+	need(t)
+	ca := testutil.NewTestCA(t, t.TempDir())
+	e := testutil.StartEtcdTLS(t, ca)
+	testutil.EnableAuth(t, e.TLSClient(ca, "", ""), "berth", "s3cret")
+	cli := e.TLSClient(ca, "berth", "s3cret")
+	node := "e2e-" + runID + "-" + randHex(3)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	_, err := cli.Put(ctx, "/registry/hosts/"+node+"/pods/default/secure", sleeper("secure"))
+	cancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := startBerth(t, Options{Node: node, Env: append(clusterEnv(e.ClientURL),
+		"BERTH_SOURCES_ETCD_TLS_CA_FILE="+ca.CAFile,
+		"BERTH_SOURCES_ETCD_TLS_CERT_FILE="+ca.ClientCert,
+		"BERTH_SOURCES_ETCD_TLS_KEY_FILE="+ca.ClientKey,
+		"BERTH_SOURCES_ETCD_USERNAME=berth",
+		"BERTH_SOURCES_ETCD_PASSWORD=s3cret",
+	)})
+	waitPodRunning(t, node, "secure", "app")
+	waitStatusRunning(t, cli, node, "secure", waitLong)
+	if !nodeKeyExists(t, cli, node) {
+		t.Fatal("no node key")
+	}
+	metricAtLeast(t, b, `berth_etcd_request_duration_seconds_count{operation="txn"}`, 1)
+	metricAtLeast(t, b, `berth_etcd_lease_renewals_total{result="success"}`, 1)
+}
