@@ -48,8 +48,8 @@ type EtcdConfig struct {
 //
 // Run lists the prefix and the legacy key in one transaction (one revision),
 // sends the full snapshot, then watches from the next revision: one watch on
-// the longest common prefix of Prefix and LegacyKey (keys outside both are
-// ignored), so that changes arrive in revision order even when a
+// the smallest key range holding Prefix and LegacyKey (keys in it outside
+// both are ignored), so that changes arrive in revision order even when a
 // transaction touches both. Each watch response that changes a relevant key
 // sends a new full snapshot. Values are decoded again only when they change.
 //
@@ -311,20 +311,27 @@ func podSequenceAsList(data []byte) []byte {
 }
 
 // watchKey returns the key and options of the one watch that covers the
-// prefix and the legacy key.
+// prefix and the legacy key: the smallest range holding both, so that the
+// node's other keys beside them (its status keys, /registry/hosts/<node>/
+// status/, sort after pods/) are not watched.
 func (s *EtcdSource) watchKey() (string, []clientv3.OpOption) {
-	switch {
-	case s.cfg.Prefix == "":
-		return s.cfg.LegacyKey, nil
-	case s.cfg.LegacyKey == "":
-		return s.cfg.Prefix, []clientv3.OpOption{clientv3.WithPrefix()}
+	key, end := s.watchRange()
+	if end == "" {
+		return key, nil
 	}
+	return key, []clientv3.OpOption{clientv3.WithRange(end)}
+}
+
+// watchRange is watchKey's [key, end); end is "" for the legacy key alone.
+func (s *EtcdSource) watchRange() (key, end string) {
 	p, l := s.cfg.Prefix, s.cfg.LegacyKey
-	n := 0
-	for n < len(p) && n < len(l) && p[n] == l[n] {
-		n++
+	switch {
+	case p == "":
+		return l, ""
+	case l == "" || strings.HasPrefix(l, p):
+		return p, clientv3.GetPrefixRangeEnd(p)
 	}
-	return p[:n], []clientv3.OpOption{clientv3.WithPrefix()}
+	return min(p, l), max(clientv3.GetPrefixRangeEnd(p), l+"\x00")
 }
 
 var errWatchClosed = errors.New("etcd: watch channel closed")

@@ -379,16 +379,22 @@ func TestEtcdSourceStopsWhileSending(t *testing.T) {
 }
 
 func TestEtcdWatchKey(t *testing.T) {
-	cases := []struct{ prefix, legacy, key string }{
-		{"/registry/hosts/n1/pods/", "/registry/hosts/n1/kubelet", "/registry/hosts/n1/"},
-		{"/p/", "", "/p/"},
-		{"", "/k", "/k"},
-		{"/a/", "/b", "/"},
+	cases := []struct{ prefix, legacy, key, end string }{
+		// The node's status keys (.../status/...) sort after pods/: outside.
+		{"/registry/hosts/n1/pods/", "/registry/hosts/n1/kubelet", "/registry/hosts/n1/kubelet", "/registry/hosts/n1/pods0"},
+		{"/p/", "", "/p/", "/p0"},
+		{"", "/k", "/k", ""},
+		{"/a/", "/b", "/a/", "/b\x00"},
+		{"/a/", "/a/list", "/a/", "/a0"},
 	}
 	for _, tc := range cases {
 		s := NewEtcdSource("e", EtcdConfig{Prefix: tc.prefix, LegacyKey: tc.legacy}, Options{})
-		if key, _ := s.watchKey(); key != tc.key {
-			t.Errorf("watchKey(%q, %q) = %q, want %q", tc.prefix, tc.legacy, key, tc.key)
+		if key, end := s.watchRange(); key != tc.key || end != tc.end {
+			t.Errorf("watchRange(%q, %q) = %q, %q, want %q, %q", tc.prefix, tc.legacy, key, end, tc.key, tc.end)
+		}
+		status := "/registry/hosts/n1/status/default/x"
+		if key, end := s.watchRange(); tc.prefix == "/registry/hosts/n1/pods/" && status >= key && status < end {
+			t.Errorf("the watch range covers the status key %s", status)
 		}
 	}
 }
