@@ -76,6 +76,18 @@ func (f *etcdFlags) registry(ctx context.Context) (cluster.Registry, *clientv3.C
 	return cluster.Registry{Client: cli}, cli, nil
 }
 
+// do runs fn with a registry on a fresh client, within --etcd-timeout.
+func (f *etcdFlags) do(ctx context.Context, fn func(ctx context.Context, reg cluster.Registry) error) error {
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	reg, cli, err := f.registry(ctx)
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	return f.wrap(fn(ctx, reg))
+}
+
 func (f *etcdFlags) wrap(err error) error {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("etcd %s did not answer within %s: %w", f.endpoints, f.timeout, err)
@@ -125,15 +137,10 @@ func applyCmd() *cobra.Command {
 				}
 				manifests[[2]string{d.Pod.Namespace, d.Pod.Name}] = b
 			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), ef.timeout)
-			defer cancel()
-			reg, cli, err := ef.registry(ctx)
-			if err != nil {
+			if err := ef.do(cmd.Context(), func(ctx context.Context, reg cluster.Registry) error {
+				return reg.Put(ctx, node, manifests)
+			}); err != nil {
 				return err
-			}
-			defer cli.Close()
-			if err := reg.Put(ctx, node, manifests); err != nil {
-				return ef.wrap(err)
 			}
 			for _, d := range pods {
 				fmt.Fprintf(cmd.OutOrStdout(), "pod/%s configured on node %s\n", d.Pod.Name, node)
@@ -160,22 +167,17 @@ func deleteCmd() *cobra.Command {
 			if node == "" {
 				return errors.New("--node is required")
 			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), ef.timeout)
-			defer cancel()
-			reg, cli, err := ef.registry(ctx)
-			if err != nil {
-				return err
-			}
-			defer cli.Close()
-			var errs []error
-			for _, name := range args {
-				if err := reg.Delete(ctx, node, namespace, name); err != nil {
-					errs = append(errs, ef.wrap(err))
-					continue
+			return ef.do(cmd.Context(), func(ctx context.Context, reg cluster.Registry) error {
+				var errs []error
+				for _, name := range args {
+					if err := reg.Delete(ctx, node, namespace, name); err != nil {
+						errs = append(errs, err)
+						continue
+					}
+					fmt.Fprintf(cmd.OutOrStdout(), "pod %q deleted from node %s\n", name, node)
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "pod %q deleted from node %s\n", name, node)
-			}
-			return errors.Join(errs...)
+				return errors.Join(errs...)
+			})
 		},
 	}
 	ef.addFlags(pod.Flags())
@@ -196,16 +198,12 @@ func getNodesCmd() *cobra.Command {
 			if err := checkOutput(output); err != nil {
 				return err
 			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), ef.timeout)
-			defer cancel()
-			reg, cli, err := ef.registry(ctx)
-			if err != nil {
+			var nodes []v1.Node
+			if err := ef.do(cmd.Context(), func(ctx context.Context, reg cluster.Registry) (err error) {
+				nodes, err = reg.Nodes(ctx)
 				return err
-			}
-			defer cli.Close()
-			nodes, err := reg.Nodes(ctx)
-			if err != nil {
-				return ef.wrap(err)
+			}); err != nil {
+				return err
 			}
 			return printNodes(cmd.OutOrStdout(), nodes, output, time.Now())
 		},
@@ -261,16 +259,12 @@ func nodeStatus(n *v1.Node) string {
 
 // allNodePods lists every node's pods from etcd (get pods --all-nodes).
 func allNodePods(ctx context.Context, ef *etcdFlags) (*v1.PodList, error) {
-	ctx, cancel := context.WithTimeout(ctx, ef.timeout)
-	defer cancel()
-	reg, cli, err := ef.registry(ctx)
-	if err != nil {
+	var pods []v1.Pod
+	if err := ef.do(ctx, func(ctx context.Context, reg cluster.Registry) (err error) {
+		pods, err = reg.Pods(ctx)
+		return err
+	}); err != nil {
 		return nil, err
-	}
-	defer cli.Close()
-	pods, err := reg.Pods(ctx)
-	if err != nil {
-		return nil, ef.wrap(err)
 	}
 	return &v1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PodList"}, Items: pods}, nil
 }
