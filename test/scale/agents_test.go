@@ -7,14 +7,18 @@
 //	go test -run '^$' -bench HundredAgents -benchtime 1x -timeout 30m ./test/scale/
 //
 // BERTH_SIM_AGENTS (100), BERTH_SIM_PODS (pods per agent, 100) and
-// BERTH_SIM_STEADY (the idle window, 60s) size the run.
+// BERTH_SIM_STEADY (the idle window, 60s) size the run; BERTH_SIM_EVENTS=0
+// keeps the agents' events out of etcd, BERTH_SIM_BASELINE=0 skips timing
+// the same puts on an etcd without agents first.
 package scale
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
@@ -26,6 +30,7 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 
@@ -64,6 +69,8 @@ type simConfig struct {
 	// Agent timings: controller.resync, sources.etcd.check_interval, the
 	// publisher's node check, sources.etcd.status_interval and lease_ttl.
 	resync, check, nodeCheck, statusInterval, leaseTTL time.Duration
+	// baseline first times the same puts on a fresh cluster without agents.
+	baseline bool
 	// etcdEvents writes the agents' events to etcd, as an agent with etcd
 	// configured does.
 	etcdEvents bool
@@ -393,6 +400,10 @@ type simResult struct {
 	revsSteady                   int64            // revisions in the steady window
 	steady                       time.Duration
 	steadyOps                    map[string]int64 // etcd requests in the steady window
+	revsPerSec                   float64          // revisions per second, first put to quiet
+	fsyncMean                    time.Duration    // largest mean WAL fsync of a member, same time
+	fsyncs                       int64            // WAL fsyncs of all members, same time
+	baselineTook                 time.Duration    // the puts alone, no agent (0: not run)
 	dbEmpty, dbBefore, dbAfter   int64            // max DbSize over the members
 	dbInUseBefore, dbInUseAfter  int64            // max DbSizeInUse
 	watchEvents, watchEventsMax  int64            // total and max per agent
@@ -402,6 +413,124 @@ type simResult struct {
 	goroutinesAgents             int
 	eventsDropped                int
 	perAgentRunning, wrongEngine int
+}
+
+// applyPods puts the manifests of pods pods over agents nodes from
+// putters goroutines, pod j to node j%agents, telling mark when each put
+// starts; it returns how long all the puts took.
+func applyPods(ctx context.Context, tb testing.TB, cli *clientv3.Client, agents, pods int, mark func(id string, t time.Time)) time.Duration {
+	tb.Helper()
+	start := time.Now()
+	jobs := make(chan int)
+	errs := make(chan error, putters)
+	var pw sync.WaitGroup
+	for range putters {
+		pw.Add(1)
+		go func() {
+			defer pw.Done()
+			for j := range jobs {
+				node, i := nodeName(j%agents), j/agents
+				key := cluster.PodKey(cluster.PodsPrefix(node), "default", podName(i))
+				mark(node+"/"+podName(i), time.Now())
+				pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+				_, err := cli.Put(pctx, key, manifest(podName(i), baseHostPort+i))
+				cancel()
+				if err != nil {
+					select {
+					case errs <- fmt.Errorf("put %s: %w", key, err):
+					default:
+					}
+				}
+			}
+		}()
+	}
+	for j := range pods {
+		jobs <- j
+	}
+	close(jobs)
+	pw.Wait()
+	took := time.Since(start)
+	select {
+	case err := <-errs:
+		tb.Fatal(err)
+	default:
+	}
+	return took
+}
+
+// baseline is the same apply on a fresh cluster with no agent: what this
+// machine's etcd takes for the puts alone. The cluster is stopped after.
+func baseline(ctx context.Context, tb testing.TB, cfg simConfig) time.Duration {
+	tb.Helper()
+	c := testutil.StartEtcdCluster(tb, 3)
+	defer func() {
+		for i := range c.Endpoints() {
+			c.StopMember(i)
+		}
+	}()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer cli.Close()
+	return applyPods(ctx, tb, cli, cfg.agents, cfg.agents*cfg.pods, func(string, time.Time) {})
+}
+
+// fsyncStat is one member's WAL fsync count and total seconds.
+type fsyncStat struct {
+	count, sum float64
+}
+
+// metricsClient keeps no idle connection (and so no goroutine) between
+// scrapes.
+var metricsClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+
+// etcdFsyncs reads each member's etcd_disk_wal_fsync_duration_seconds.
+func etcdFsyncs(ctx context.Context, tb testing.TB, eps []string) []fsyncStat {
+	tb.Helper()
+	out := make([]fsyncStat, len(eps))
+	for i, ep := range eps {
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		req, _ := http.NewRequestWithContext(rctx, http.MethodGet, ep+"/metrics", nil)
+		resp, err := metricsClient.Do(req)
+		if err != nil {
+			cancel()
+			tb.Fatalf("etcd metrics of %s: %v", ep, err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		cancel()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Fields(line)
+			if len(f) != 2 {
+				continue
+			}
+			v, _ := strconv.ParseFloat(f[1], 64)
+			switch f[0] {
+			case "etcd_disk_wal_fsync_duration_seconds_count":
+				out[i].count = v
+			case "etcd_disk_wal_fsync_duration_seconds_sum":
+				out[i].sum = v
+			}
+		}
+	}
+	return out
+}
+
+// fsyncDelta returns the largest mean WAL fsync of the members between a
+// and b, and their fsyncs in all.
+func fsyncDelta(a, b []fsyncStat) (mean time.Duration, n int64) {
+	for i := range a {
+		c, s := b[i].count-a[i].count, b[i].sum-a[i].sum
+		n += int64(c)
+		if c > 0 {
+			mean = max(mean, time.Duration(s/c*float64(time.Second)))
+		}
+	}
+	return mean, n
 }
 
 // revision is etcd's current revision.
@@ -503,6 +632,9 @@ func simulate(tb testing.TB, cfg simConfig, timer func(on bool)) simResult {
 	cli := c.Client()
 	r := simResult{agents: cfg.agents, pods: cfg.agents * cfg.pods, steady: cfg.steady, revsByKind: map[string]int64{}}
 	r.dbEmpty, _ = dbSize(ctx, tb, cli, eps)
+	if cfg.baseline {
+		r.baselineTook = baseline(ctx, tb, cfg)
+	}
 
 	ops := &opCounter{ops: map[string]int64{}}
 	goroutines := goruntime.NumGoroutine()
@@ -549,41 +681,9 @@ func simulate(tb testing.TB, cfg simConfig, timer func(on bool)) simResult {
 	// Apply: pod j of the run goes to node j%agents, so every agent works
 	// at once; each manifest with a plain put.
 	timer(true)
+	fsync0 := etcdFsyncs(ctx, tb, eps)
 	applyStart := time.Now()
-	jobs := make(chan int)
-	errs := make(chan error, putters)
-	var pw sync.WaitGroup
-	for range putters {
-		pw.Add(1)
-		go func() {
-			defer pw.Done()
-			for j := range jobs {
-				node, i := nodeName(j%cfg.agents), j/cfg.agents
-				key := cluster.PodKey(cluster.PodsPrefix(node), "default", podName(i))
-				w.markPut(node+"/"+podName(i), time.Now())
-				pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-				_, err := cli.Put(pctx, key, manifest(podName(i), baseHostPort+i))
-				cancel()
-				if err != nil {
-					select {
-					case errs <- fmt.Errorf("put %s: %w", key, err):
-					default:
-					}
-				}
-			}
-		}()
-	}
-	for j := range r.pods {
-		jobs <- j
-	}
-	close(jobs)
-	pw.Wait()
-	r.applyTook = time.Since(applyStart)
-	select {
-	case err := <-errs:
-		tb.Fatal(err)
-	default:
-	}
+	r.applyTook = applyPods(ctx, tb, cli, cfg.agents, r.pods, w.markPut)
 
 	select {
 	case <-w.done:
@@ -606,6 +706,8 @@ func simulate(tb testing.TB, cfg simConfig, timer func(on bool)) simResult {
 	rev1 := waitQuiet(ctx, tb, cli, cfg.quiet, 5*time.Minute)
 	r.quietTook = time.Since(quietStart)
 	r.revsApply = rev1 - rev0
+	r.revsPerSec = float64(r.revsApply) / (r.allRunning + r.quietTook - cfg.quiet).Seconds()
+	r.fsyncMean, r.fsyncs = fsyncDelta(fsync0, etcdFsyncs(ctx, tb, eps))
 	r.dbAfter, r.dbInUseAfter = dbSize(ctx, tb, cli, eps)
 	ops.take()
 
@@ -684,6 +786,9 @@ func (r simResult) table() string {
 	row := func(k, f string, a ...any) { fmt.Fprintf(&b, "| %s | "+f+" |\n", append([]any{k}, a...)...) }
 	row("agents started, every node key Ready", "%s", r.startupTook.Round(time.Millisecond))
 	row("apply (all puts, 8 writers)", "%s (%.0f puts/s)", r.applyTook.Round(time.Millisecond), pods/r.applyTook.Seconds())
+	if r.baselineTook > 0 {
+		row("same puts, fresh etcd, no agent", "%s (%.0f puts/s)", r.baselineTook.Round(time.Millisecond), pods/r.baselineTook.Seconds())
+	}
 	row("first put → every status key Running", "%s", r.allRunning.Round(time.Millisecond))
 	row("pod put → status Running p50 / p90 / p99 / max", "%s / %s / %s / %s", r.p50.Round(time.Millisecond),
 		r.p90.Round(time.Millisecond), r.p99.Round(time.Millisecond), r.pmax.Round(time.Millisecond))
@@ -691,6 +796,8 @@ func (r simResult) table() string {
 	row("  of which manifest puts / status txns / event puts / other", "%.2f / %.2f / %.2f / %.2f",
 		float64(r.revsByKind["manifest"])/pods, float64(r.revsByKind["status"])/pods, float64(r.revsByKind["event"])/pods,
 		float64(r.revsByKind["other"])/pods)
+	row("etcd revisions/s, first put to quiet", "%.0f (member WAL fsync mean ≤ %s, %d fsyncs on 3 members)",
+		r.revsPerSec, r.fsyncMean.Round(10*time.Microsecond), r.fsyncs)
 	row("status key puts per pod", "%.2f", float64(r.statusPuts)/pods)
 	row("last writes landed after all Running", "%s", r.quietTook.Round(time.Millisecond))
 	row("etcd db size before → after (max of members)", "%.2f → %.2f MiB (in use %.2f → %.2f MiB; empty cluster %.2f MiB)",
@@ -703,6 +810,9 @@ func (r simResult) table() string {
 	var ops []string
 	for _, k := range slices.Sorted(maps.Keys(r.steadyOps)) {
 		ops = append(ops, fmt.Sprintf("%s %.2f", k, float64(r.steadyOps[k])/float64(r.agents)/r.steady.Minutes()))
+	}
+	if len(ops) == 0 {
+		ops = []string{"none"}
 	}
 	row("steady: etcd requests per agent per minute", "%s", strings.Join(ops, ", "))
 	row("events dropped (sink queue full)", "%d", r.eventsDropped)
@@ -727,6 +837,7 @@ func BenchmarkHundredAgents(b *testing.B) {
 		statusInterval: cluster.DefaultStatusInterval,
 		leaseTTL:       cluster.DefaultLeaseTTL,
 		etcdEvents:     os.Getenv("BERTH_SIM_EVENTS") != "0",
+		baseline:       os.Getenv("BERTH_SIM_BASELINE") != "0",
 		timeout:        20 * time.Minute,
 	}
 	b.StopTimer()
