@@ -18,7 +18,6 @@ import (
 	"github.com/berth-dev/berth/cluster"
 	"github.com/berth-dev/berth/config"
 	"github.com/berth-dev/berth/controller"
-	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/server"
 	"github.com/berth-dev/berth/stats"
 )
@@ -57,9 +56,7 @@ func newClusterMember(a *agent, cli *clientv3.Client, clk clock.Clock, host clus
 		Clock:          clk,
 		Metrics:        a.metrics,
 		Log:            log,
-	}, cli, lease, a.st, reporter.Node, func(p *model.Pod) v1.PodStatus {
-		return server.PodObject(p, cfg.NodeName).Status
-	})
+	}, cli, lease, a.st, reporter.Node, server.PodStatus)
 	return &clusterMember{lease: lease, publisher: pub, reporter: reporter}
 }
 

@@ -141,6 +141,7 @@ func PodObject(p *model.Pod, node string) v1.Pod {
 	}
 	out.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
 	out.Status = *p.Status.DeepCopy()
+	out.Status.Phase = PodStatus(p).Phase
 	if out.Annotations == nil {
 		out.Annotations = map[string]string{}
 	}
@@ -149,11 +150,18 @@ func PodObject(p *model.Pod, node string) v1.Pod {
 	if p.Error != "" {
 		out.Annotations["berth.io/rejected-update"] = p.Error
 	}
-	if out.Status.Phase == "" {
-		out.Status.Phase = v1.PodPending
-	}
 	out.CreationTimestamp = metav1.Time{Time: p.SeenAt}
 	return out
+}
+
+// PodStatus is the status PodObject gives p, shared with the stored pod
+// (not copied): for reading and encoding only, never to be modified.
+func PodStatus(p *model.Pod) v1.PodStatus {
+	s := p.Status
+	if s.Phase == "" {
+		s.Phase = v1.PodPending
+	}
+	return s
 }
 
 func writeJSON(w http.ResponseWriter, v interface{}) {

@@ -40,7 +40,6 @@ import (
 	"github.com/berth-dev/berth/events"
 	"github.com/berth-dev/berth/informer"
 	"github.com/berth-dev/berth/internal/testutil"
-	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/server"
 	"github.com/berth-dev/berth/sources"
@@ -212,9 +211,7 @@ func newSimAgent(ctx context.Context, tb testing.TB, cfg simConfig, node, rootDi
 		Interval:     cfg.statusInterval,
 		NodeCheck:    cfg.nodeCheck,
 		Clock:        clk,
-	}, cli, a.lease, st, reporter.Node, func(p *model.Pod) v1.PodStatus {
-		return server.PodObject(p, node).Status
-	})
+	}, cli, a.lease, st, reporter.Node, server.PodStatus)
 	return a
 }
 
