@@ -197,26 +197,28 @@ func newAgent(cfg *config.Config, log *slog.Logger) (_ *agent, err error) {
 // buildSources returns the configured sources, file first; push is also
 // returned on its own (nil when disabled) for its API routes.
 func buildSources(cfg *config.Config, obs etcdclient.Observer, log *slog.Logger) (srcs []sources.Source, push *sources.PushSource) {
-	opts := func(hostAccess bool) sources.Options {
-		return sources.Options{AllowHostAccess: hostAccess, Node: cfg.NodeName, Log: log}
+	opts := func(src string) sources.Options {
+		return sources.Options{Level: cfg.PodSecurity[src], HostPorts: cfg.HostPorts[src],
+			AllowedUnsafeSysctls: cfg.AllowedUnsafeSysctls, MaxContainers: cfg.MaxContainersPerPod,
+			DeriveUIDs: src != "file", Node: cfg.NodeName, Log: log}
 	}
 	if cfg.FilePath != "" {
-		srcs = append(srcs, sources.NewFileSource("file", cfg.FilePath, cfg.FileRescan, opts(true)))
+		srcs = append(srcs, sources.NewFileSource("file", cfg.FilePath, cfg.FileRescan, opts("file")))
 	}
 	if cfg.HTTPURL != "" {
 		srcs = append(srcs, sources.NewHTTPSource("http", cfg.HTTPURL, cfg.HTTPInterval, cfg.HTTPHeaders,
-			opts(cfg.AllowHostAccess["http"])))
+			opts("http")))
 	}
 	if len(cfg.EtcdEndpoints) > 0 {
 		ec := cfg.EtcdClient()
 		ec.Observer = obs
 		es := sources.NewEtcdSource("etcd", sources.EtcdConfig{Client: ec, Prefix: cfg.EtcdPrefix, LegacyKey: cfg.EtcdLegacyKey},
-			opts(cfg.AllowHostAccess["etcd"]))
+			opts("etcd"))
 		es.CheckInterval, es.RequestTimeout = cfg.EtcdCheckInterval, cfg.EtcdRequestTimeout
 		srcs = append(srcs, es)
 	}
 	if cfg.PushEnabled {
-		push = sources.NewPushSource("push", filepath.Join(cfg.RootDir, "push"), opts(cfg.AllowHostAccess["push"]))
+		push = sources.NewPushSource("push", filepath.Join(cfg.RootDir, "push"), opts("push"))
 		srcs = append(srcs, push)
 	}
 	return srcs, push
@@ -286,7 +288,7 @@ func (a *agent) Run(ctx context.Context) error {
 		g.Go(func() error { a.etcdEvents.Run(ctx); return nil })
 	}
 	if a.etcd != nil {
-		host := hostInfo(cfg, a.node, a)
+		host := hostInfo(a)
 		if h, err := withMachineInfo(ctx, host, a.stats); err == nil {
 			host = h
 		} else {

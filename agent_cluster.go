@@ -17,7 +17,6 @@ import (
 
 	"github.com/berth-dev/berth/cluster"
 	"github.com/berth-dev/berth/config"
-	"github.com/berth-dev/berth/controller"
 	"github.com/berth-dev/berth/server"
 	"github.com/berth-dev/berth/stats"
 )
@@ -30,7 +29,6 @@ const maxPods = 110
 type clusterMember struct {
 	lease     *cluster.Lease
 	publisher *cluster.Publisher
-	reporter  *cluster.NodeReporter
 }
 
 // newClusterMember wires the lease and publisher of a; host is completed
@@ -48,7 +46,6 @@ func newClusterMember(a *agent, cli *clientv3.Client, clk clock.Clock, host clus
 	}
 	reporter := cluster.NewNodeReporter(host, checks, clk)
 	pub := cluster.NewPublisher(cluster.PublisherConfig{
-		Node:           cfg.NodeName,
 		NodeKey:        cfg.EtcdNodesPrefix + cfg.NodeName,
 		StatusPrefix:   cfg.EtcdStatusPrefix,
 		Interval:       cfg.EtcdStatusInterval,
@@ -57,13 +54,14 @@ func newClusterMember(a *agent, cli *clientv3.Client, clk clock.Clock, host clus
 		Metrics:        a.metrics,
 		Log:            log,
 	}, cli, lease, a.st, reporter.Node, server.PodStatus)
-	return &clusterMember{lease: lease, publisher: pub, reporter: reporter}
+	return &clusterMember{lease: lease, publisher: pub}
 }
 
 // hostInfo is what the node object reports of this host; the Docker
 // version is asked for when the node is rendered.
-func hostInfo(cfg *config.Config, node controller.NodeInfo, a *agent) cluster.HostInfo {
-	h := cluster.HostInfo{
+func hostInfo(a *agent) cluster.HostInfo {
+	cfg, node := a.cfg, a.node
+	return cluster.HostInfo{
 		Name: cfg.NodeName, Version: config.Version, CPUMilli: node.CPUMilli, Memory: node.Memory, MaxPods: maxPods,
 		OS: goruntime.GOOS, Arch: goruntime.GOARCH, Kernel: kernelRelease(), Started: time.Now(),
 		Addresses: []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: node.IP}, {Type: v1.NodeHostName, Address: cfg.NodeName}},
@@ -77,7 +75,6 @@ func hostInfo(cfg *config.Config, node controller.NodeInfo, a *agent) cluster.Ho
 			return "docker://" + v.Version, nil
 		},
 	}
-	return h
 }
 
 // withMachineInfo takes cores and memory from cAdvisor's machine info when

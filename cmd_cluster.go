@@ -18,6 +18,7 @@ import (
 
 	"github.com/berth-dev/berth/cluster"
 	"github.com/berth-dev/berth/etcdclient"
+	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/sources"
 )
 
@@ -46,22 +47,19 @@ func (f *etcdFlags) addFlags(fs *pflag.FlagSet) {
 }
 
 func (f *etcdFlags) config() (etcdclient.Config, error) {
-	c := etcdclient.Config{CAFile: f.cacert, CertFile: f.cert, KeyFile: f.key, DialTimeout: 5 * time.Second}
-	for _, e := range strings.Split(f.endpoints, ",") {
-		if e = strings.TrimSpace(e); e != "" {
-			c.Endpoints = append(c.Endpoints, e)
-		}
-	}
+	c := etcdclient.Config{Endpoints: etcdclient.SplitEndpoints(f.endpoints), CAFile: f.cacert, CertFile: f.cert, KeyFile: f.key,
+		DialTimeout: 5 * time.Second}
 	if user, pass, ok := strings.Cut(f.user, ":"); ok {
 		c.Username, c.Password = user, pass
 	} else if f.user != "" {
 		c.Username, c.Password = f.user, os.Getenv("BERTH_SOURCES_ETCD_PASSWORD")
 	}
-	if err := c.Validate("--etcd-"); err != nil {
-		return c, err
-	}
-	return c, nil
+	return c, c.Validate(func(field string) string { return etcdFlagOf[field] })
 }
+
+// etcdFlagOf names the flag of each etcdclient.Config field, for Validate.
+var etcdFlagOf = map[string]string{"endpoints": "--etcd-endpoints", "tls.cert_file": "--etcd-cert", "tls.key_file": "--etcd-key",
+	"username": "--etcd-user", "password": "the password"}
 
 // registry connects to etcd; the caller closes the client.
 func (f *etcdFlags) registry(ctx context.Context) (cluster.Registry, *clientv3.Client, error) {
@@ -113,7 +111,7 @@ func applyCmd() *cobra.Command {
 			}
 			// Decoded as the node's etcd source decodes them, so the derived
 			// UIDs are the ones the agent derives.
-			pods, warns, errs, err := sources.LoadFiles(files, "etcd", sources.Options{Node: node, AllowHostAccess: allowHost})
+			pods, warns, errs, err := sources.LoadFiles(files, "etcd", applyOptions(node, allowHost))
 			for _, w := range warns {
 				fmt.Fprintln(cmd.ErrOrStderr(), w)
 			}
@@ -267,4 +265,13 @@ func allNodePods(ctx context.Context, ef *etcdFlags) (*v1.PodList, error) {
 		return nil, err
 	}
 	return &v1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PodList"}, Items: pods}, nil
+}
+
+// applyOptions decode as a node's etcd source does.
+func applyOptions(node string, allowHost bool) sources.Options {
+	o := sources.Options{Node: node, DeriveUIDs: true, Level: model.LevelBaseline}
+	if allowHost {
+		o.Level = model.LevelPrivileged
+	}
+	return o
 }

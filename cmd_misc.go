@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/berth-dev/berth/config"
+	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/sources"
 )
 
@@ -67,7 +68,7 @@ func validateCmd() *cobra.Command {
 		Short: "Check pod manifests; print one file: pod: field: error line per problem",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			n, warns, errs, err := sources.ValidateFiles(args, sources.Options{AllowHostAccess: !strict})
+			n, warns, errs, err := sources.ValidateFiles(args, validateOptions(strict))
 			if err != nil {
 				return err
 			}
@@ -86,4 +87,11 @@ func validateCmd() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&strict, "network-source", false, "apply the host-access policy of network sources (no privileged, hostPath, hostNetwork, hostPID)")
 	return cmd
+}
+
+func validateOptions(strict bool) sources.Options {
+	if strict {
+		return sources.Options{Level: model.LevelBaseline}
+	}
+	return sources.Options{Level: model.LevelPrivileged}
 }

@@ -117,7 +117,7 @@ func member(t *testing.T, cli *clientv3.Client, node string, st StateReader, ttl
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	lease := NewLease(cli, ttl, nil, m, nil)
-	pub := NewPublisher(PublisherConfig{Node: node, NodeKey: DefaultNodesPrefix + node, StatusPrefix: StatusPrefix(node),
+	pub := NewPublisher(PublisherConfig{NodeKey: DefaultNodesPrefix + node, StatusPrefix: StatusPrefix(node),
 		Interval: interval, Metrics: m}, cli, lease, st, staticNode(node), statusOf)
 	var wg sync.WaitGroup
 	wg.Add(2)

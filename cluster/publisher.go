@@ -40,7 +40,6 @@ type StatusFunc func(p *model.Pod) v1.PodStatus
 
 // PublisherConfig configures a Publisher; zero durations take the defaults.
 type PublisherConfig struct {
-	Node string
 	// NodeKey is the node's key (<nodes prefix><node>); StatusPrefix holds
 	// <ns>/<name> per pod.
 	NodeKey      string

@@ -13,7 +13,9 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
+	"github.com/berth-dev/berth/cluster"
 	"github.com/berth-dev/berth/etcdclient"
+	"github.com/berth-dev/berth/model"
 )
 
 // Version is berth's release, also the default pause image tag.
@@ -76,9 +78,25 @@ type Config struct {
 	LogLevel  string
 	LogFormat string
 
-	// AllowHostAccess by source name (http, etcd, push).
-	AllowHostAccess map[string]bool
+	// PodSecurity is the Pod Security level of each source (file, http,
+	// etcd, push); HostPorts the host ports the source's baseline or
+	// restricted pods may claim.
+	PodSecurity map[string]model.PodSecurityLevel
+	HostPorts   map[string]model.PortRanges
+	// AllowedUnsafeSysctls are the sysctls (or prefix globs "net.core.*")
+	// beyond the kubelet's safe set that any source's pods may set.
+	AllowedUnsafeSysctls []string
+	// MaxContainersPerPod caps init, app and sidecar containers together.
+	MaxContainersPerPod int
+	// PushTokenFile holds the tokens of push clients: they may create,
+	// update, delete and read the push source's pods only.
+	PushTokenFile string
+	// EtcdAllowInsecureAuth permits an etcd password over http://.
+	EtcdAllowInsecureAuth bool
 }
+
+// Sources whose pods come over the network: untrusted by default.
+var networkSources = []string{"http", "etcd", "push"}
 
 // DefaultPauseImage is the pod infra image berth builds itself when absent.
 func DefaultPauseImage() string { return "berth/pause:" + Version }
@@ -110,7 +128,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("sources.etcd.tls.key_file", "")
 	v.SetDefault("sources.etcd.username", "")
 	v.SetDefault("sources.etcd.password", "")
-	v.SetDefault("sources.etcd.nodes_prefix", "/registry/nodes/")
+	v.SetDefault("sources.etcd.nodes_prefix", cluster.DefaultNodesPrefix)
 	v.SetDefault("sources.etcd.status_prefix", "")
 	v.SetDefault("sources.etcd.lease_ttl", "40s")
 	v.SetDefault("sources.etcd.status_interval", "1s")
@@ -118,6 +136,14 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("sources.etcd.request_timeout", "10s")
 	v.SetDefault("sources.push.enabled", false)
 	v.SetDefault("sources.push.allow_host_access", false)
+	v.SetDefault("sources.push.token_file", "")
+	v.SetDefault("sources.etcd.allow_insecure_auth", false)
+	for _, src := range append([]string{"file"}, networkSources...) {
+		v.SetDefault("sources."+src+".pod_security", "")
+		v.SetDefault("sources."+src+".host_ports", model.DefaultHostPorts.String())
+	}
+	v.SetDefault("allowed_unsafe_sysctls", []string{})
+	v.SetDefault("max_containers_per_pod", 100)
 	v.SetDefault("controller.workers", 4)
 	v.SetDefault("controller.resync", "60s")
 	v.SetDefault("backoff.initial", "10s")
@@ -230,64 +256,97 @@ func (p *parser) oneOf(key string, allowed ...string) string {
 	return raw
 }
 
+// podSecurity reads each source's pod_security (file: privileged, network
+// sources: baseline), its alias allow_host_access: true (= privileged; a
+// contradicting explicit level is an error) and host_ports.
+func (p *parser) podSecurity(c *Config) {
+	for _, src := range append([]string{"file"}, networkSources...) {
+		key := "sources." + src + ".pod_security"
+		level := model.LevelBaseline
+		if src == "file" {
+			level = model.LevelPrivileged
+		}
+		raw := p.v.GetString(key)
+		if raw != "" {
+			l, err := model.ParsePodSecurityLevel(raw)
+			if err != nil {
+				p.errs = append(p.errs, key+": "+err.Error())
+			}
+			level = l
+		}
+		if src != "file" && p.boolean("sources."+src+".allow_host_access") {
+			if raw != "" && level != model.LevelPrivileged {
+				p.errs = append(p.errs, fmt.Sprintf("sources.%s.allow_host_access: true means pod_security privileged, but %s is %q", src, key, raw))
+			}
+			level = model.LevelPrivileged
+		}
+		c.PodSecurity[src] = level
+		hk := "sources." + src + ".host_ports"
+		ports, err := model.ParsePortRanges(p.v.GetString(hk))
+		if err != nil {
+			p.errs = append(p.errs, hk+": "+err.Error())
+		}
+		c.HostPorts[src] = ports
+	}
+	for _, s := range c.AllowedUnsafeSysctls {
+		if s == "" || strings.Contains(strings.TrimSuffix(s, "*"), "*") {
+			p.errs = append(p.errs, fmt.Sprintf("allowed_unsafe_sysctls: %q must be a sysctl name or a prefix ending in *", s))
+		}
+	}
+}
+
 func fromViper(v *viper.Viper) (*Config, error) {
 	p := &parser{v: v}
 	c := &Config{
-		NodeName:             strings.TrimSpace(v.GetString("node_name")),
-		NodeIP:               strings.TrimSpace(v.GetString("node_ip")),
-		RootDir:              v.GetString("root_dir"),
-		DockerHost:           v.GetString("docker.host"),
-		DockerConfig:         v.GetString("docker.config"),
-		DockerRelist:         p.duration("docker.relist", time.Second),
-		FilePath:             v.GetString("sources.file.path"),
-		FileRescan:           p.duration("sources.file.rescan", 100*time.Millisecond),
-		HTTPURL:              v.GetString("sources.http.url"),
-		HTTPInterval:         p.duration("sources.http.interval", 100*time.Millisecond),
-		HTTPHeaders:          v.GetStringMapString("sources.http.headers"),
-		EtcdEndpoints:        v.GetStringSlice("sources.etcd.endpoints"),
-		EtcdPrefix:           v.GetString("sources.etcd.prefix"),
-		EtcdLegacyKey:        v.GetString("sources.etcd.legacy_key"),
-		EtcdCAFile:           v.GetString("sources.etcd.tls.ca_file"),
-		EtcdCertFile:         v.GetString("sources.etcd.tls.cert_file"),
-		EtcdKeyFile:          v.GetString("sources.etcd.tls.key_file"),
-		EtcdUsername:         v.GetString("sources.etcd.username"),
-		EtcdPassword:         v.GetString("sources.etcd.password"),
-		EtcdNodesPrefix:      v.GetString("sources.etcd.nodes_prefix"),
-		EtcdStatusPrefix:     v.GetString("sources.etcd.status_prefix"),
-		EtcdLeaseTTL:         p.duration("sources.etcd.lease_ttl", 2*time.Second),
-		EtcdStatusInterval:   p.duration("sources.etcd.status_interval", 10*time.Millisecond),
-		EtcdCheckInterval:    p.duration("sources.etcd.check_interval", 100*time.Millisecond),
-		EtcdRequestTimeout:   p.duration("sources.etcd.request_timeout", 100*time.Millisecond),
-		PushEnabled:          p.boolean("sources.push.enabled"),
-		Workers:              p.integer("controller.workers", 1, 256),
-		Resync:               p.duration("controller.resync", time.Second),
-		BackoffInitial:       p.duration("backoff.initial", time.Millisecond),
-		BackoffMax:           p.duration("backoff.max", time.Millisecond),
-		PodInfraImage:        v.GetString("pod_infra_image"),
-		ServerAddress:        v.GetString("server.address"),
-		ServerPort:           p.integer("server.port", 0, 65535),
-		TokenFile:            v.GetString("server.token_file"),
-		TLSCertFile:          v.GetString("server.tls.cert_file"),
-		TLSKeyFile:           v.GetString("server.tls.key_file"),
-		CadvisorEnabled:      p.boolean("cadvisor.enabled"),
-		CadvisorHousekeeping: p.duration("cadvisor.housekeeping", time.Second),
-		LogLevel:             p.oneOf("log.level", "debug", "info", "warn", "error"),
-		LogFormat:            p.oneOf("log.format", "text", "json"),
-		AllowHostAccess: map[string]bool{
-			"http": p.boolean("sources.http.allow_host_access"),
-			"etcd": p.boolean("sources.etcd.allow_host_access"),
-			"push": p.boolean("sources.push.allow_host_access"),
-		},
+		NodeName:              strings.TrimSpace(v.GetString("node_name")),
+		NodeIP:                strings.TrimSpace(v.GetString("node_ip")),
+		RootDir:               v.GetString("root_dir"),
+		DockerHost:            v.GetString("docker.host"),
+		DockerConfig:          v.GetString("docker.config"),
+		DockerRelist:          p.duration("docker.relist", time.Second),
+		FilePath:              v.GetString("sources.file.path"),
+		FileRescan:            p.duration("sources.file.rescan", 100*time.Millisecond),
+		HTTPURL:               v.GetString("sources.http.url"),
+		HTTPInterval:          p.duration("sources.http.interval", 100*time.Millisecond),
+		HTTPHeaders:           v.GetStringMapString("sources.http.headers"),
+		EtcdEndpoints:         v.GetStringSlice("sources.etcd.endpoints"),
+		EtcdPrefix:            v.GetString("sources.etcd.prefix"),
+		EtcdLegacyKey:         v.GetString("sources.etcd.legacy_key"),
+		EtcdCAFile:            v.GetString("sources.etcd.tls.ca_file"),
+		EtcdCertFile:          v.GetString("sources.etcd.tls.cert_file"),
+		EtcdKeyFile:           v.GetString("sources.etcd.tls.key_file"),
+		EtcdUsername:          v.GetString("sources.etcd.username"),
+		EtcdPassword:          v.GetString("sources.etcd.password"),
+		EtcdNodesPrefix:       v.GetString("sources.etcd.nodes_prefix"),
+		EtcdStatusPrefix:      v.GetString("sources.etcd.status_prefix"),
+		EtcdLeaseTTL:          p.duration("sources.etcd.lease_ttl", 2*time.Second),
+		EtcdStatusInterval:    p.duration("sources.etcd.status_interval", 10*time.Millisecond),
+		EtcdCheckInterval:     p.duration("sources.etcd.check_interval", 100*time.Millisecond),
+		EtcdRequestTimeout:    p.duration("sources.etcd.request_timeout", 100*time.Millisecond),
+		PushEnabled:           p.boolean("sources.push.enabled"),
+		Workers:               p.integer("controller.workers", 1, 256),
+		Resync:                p.duration("controller.resync", time.Second),
+		BackoffInitial:        p.duration("backoff.initial", time.Millisecond),
+		BackoffMax:            p.duration("backoff.max", time.Millisecond),
+		PodInfraImage:         v.GetString("pod_infra_image"),
+		ServerAddress:         v.GetString("server.address"),
+		ServerPort:            p.integer("server.port", 0, 65535),
+		TokenFile:             v.GetString("server.token_file"),
+		TLSCertFile:           v.GetString("server.tls.cert_file"),
+		TLSKeyFile:            v.GetString("server.tls.key_file"),
+		CadvisorEnabled:       p.boolean("cadvisor.enabled"),
+		CadvisorHousekeeping:  p.duration("cadvisor.housekeeping", time.Second),
+		LogLevel:              p.oneOf("log.level", "debug", "info", "warn", "error"),
+		LogFormat:             p.oneOf("log.format", "text", "json"),
+		AllowedUnsafeSysctls:  v.GetStringSlice("allowed_unsafe_sysctls"),
+		MaxContainersPerPod:   p.integer("max_containers_per_pod", 1, 10000),
+		PushTokenFile:         v.GetString("sources.push.token_file"),
+		EtcdAllowInsecureAuth: p.boolean("sources.etcd.allow_insecure_auth"),
+		PodSecurity:           map[string]model.PodSecurityLevel{},
+		HostPorts:             map[string]model.PortRanges{},
 	}
-	var eps []string
-	for _, e := range c.EtcdEndpoints {
-		for _, part := range strings.Split(e, ",") {
-			if part = strings.TrimSpace(part); part != "" {
-				eps = append(eps, part)
-			}
-		}
-	}
-	c.EtcdEndpoints = eps
+	p.podSecurity(c)
+	c.EtcdEndpoints = etcdclient.SplitEndpoints(c.EtcdEndpoints...)
 	if c.NodeName == "" {
 		p.errs = append(p.errs, "node_name: must not be empty")
 	}
@@ -295,13 +354,13 @@ func fromViper(v *viper.Viper) (*Config, error) {
 		p.errs = append(p.errs, fmt.Sprintf("node_ip: %q is not an IP address", c.NodeIP))
 	}
 	if c.EtcdPrefix == "" {
-		c.EtcdPrefix = "/registry/hosts/" + c.NodeName + "/pods/"
+		c.EtcdPrefix = cluster.PodsPrefix(c.NodeName)
 	}
 	if c.EtcdLegacyKey == "" {
 		c.EtcdLegacyKey = "/registry/hosts/" + c.NodeName + "/kubelet"
 	}
 	if c.EtcdStatusPrefix == "" {
-		c.EtcdStatusPrefix = "/registry/hosts/" + c.NodeName + "/status/"
+		c.EtcdStatusPrefix = cluster.StatusPrefix(c.NodeName)
 	}
 	for key, prefix := range map[string]string{"sources.etcd.nodes_prefix": c.EtcdNodesPrefix, "sources.etcd.status_prefix": c.EtcdStatusPrefix} {
 		if !strings.HasPrefix(prefix, "/") || !strings.HasSuffix(prefix, "/") {
@@ -311,7 +370,7 @@ func fromViper(v *viper.Viper) (*Config, error) {
 	if strings.HasPrefix(c.EtcdStatusPrefix, c.EtcdPrefix) || strings.HasPrefix(c.EtcdPrefix, c.EtcdStatusPrefix) {
 		p.errs = append(p.errs, fmt.Sprintf("sources.etcd.status_prefix: %q overlaps sources.etcd.prefix %q", c.EtcdStatusPrefix, c.EtcdPrefix))
 	}
-	if err := c.EtcdClient().Validate("sources.etcd."); err != nil {
+	if err := c.EtcdClient().Validate(func(field string) string { return "sources.etcd." + field }); err != nil {
 		p.errs = append(p.errs, err.Error())
 	}
 	if c.PodInfraImage == "" {
@@ -332,6 +391,9 @@ func fromViper(v *viper.Viper) (*Config, error) {
 	if c.HTTPURL != "" && !strings.HasPrefix(c.HTTPURL, "http://") && !strings.HasPrefix(c.HTTPURL, "https://") {
 		p.errs = append(p.errs, fmt.Sprintf("sources.http.url: %q must be an http:// or https:// URL", c.HTTPURL))
 	}
+	if c.PushEnabled && c.PushTokenFile == "" && c.TokenFile == "" {
+		p.errs = append(p.errs, "sources.push.token_file: the push source needs a token file (or server.token_file): an untokened push would be anonymous")
+	}
 	if len(p.errs) > 0 {
 		return nil, fmt.Errorf("invalid configuration:\n  %s", strings.Join(p.errs, "\n  "))
 	}
@@ -341,7 +403,7 @@ func fromViper(v *viper.Viper) (*Config, error) {
 // EtcdClient is the client configuration every etcd user of berth shares.
 func (c *Config) EtcdClient() etcdclient.Config {
 	return etcdclient.Config{Endpoints: c.EtcdEndpoints, CAFile: c.EtcdCAFile, CertFile: c.EtcdCertFile, KeyFile: c.EtcdKeyFile,
-		Username: c.EtcdUsername, Password: c.EtcdPassword, DialTimeout: 5 * time.Second}
+		Username: c.EtcdUsername, Password: c.EtcdPassword, AllowInsecureAuth: c.EtcdAllowInsecureAuth, DialTimeout: 5 * time.Second}
 }
 
 // Loopback reports whether the API address only accepts local connections.

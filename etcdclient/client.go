@@ -38,7 +38,10 @@ type Config struct {
 	// Username and Password log in to etcd's auth (off when Username is
 	// empty).
 	Username, Password string
-	DialTimeout        time.Duration
+	// AllowInsecureAuth permits Username and Password without TLS, where
+	// anyone on the path reads them.
+	AllowInsecureAuth bool
+	DialTimeout       time.Duration
 	// Observer receives every request's operation, duration and error; nil
 	// reports nothing.
 	Observer Observer
@@ -59,21 +62,40 @@ func (c Config) TLS() bool {
 	return slices.ContainsFunc(c.Endpoints, func(e string) bool { return strings.HasPrefix(e, "https://") })
 }
 
-// Validate reports the first wrong setting, naming it as keyPrefix+field
-// (e.g. "sources.etcd.tls.cert_file").
-func (c Config) Validate(keyPrefix string) error {
+// Validate reports the first wrong setting, naming each field (endpoints,
+// tls.cert_file, tls.key_file, username, password) as name returns it: the
+// configuration key or the flag the user set.
+func (c Config) Validate(name func(field string) string) error {
 	if (c.CertFile == "") != (c.KeyFile == "") {
-		return fmt.Errorf("%stls.cert_file and %stls.key_file must be set together", keyPrefix, keyPrefix)
+		return fmt.Errorf("%s and %s must be set together", name("tls.cert_file"), name("tls.key_file"))
 	}
 	if c.Password != "" && c.Username == "" {
-		return fmt.Errorf("%spassword is set without %susername", keyPrefix, keyPrefix)
+		return fmt.Errorf("%s is set without %s", name("password"), name("username"))
 	}
 	for _, e := range c.Endpoints {
 		if strings.HasPrefix(e, "http://") && c.TLS() {
-			return fmt.Errorf("%sendpoints: %s is plain http but TLS is configured", keyPrefix, e)
+			return fmt.Errorf("%s: %s is plain http but TLS is configured", name("endpoints"), e)
 		}
 	}
+	if c.Username != "" && !c.TLS() && !c.AllowInsecureAuth && len(c.Endpoints) > 0 {
+		return fmt.Errorf("%s: the etcd password would cross plain http (%s); use https:// and %s, or set %s: true",
+			name("username"), strings.Join(c.Endpoints, ","), name("tls.ca_file"), name("allow_insecure_auth"))
+	}
 	return nil
+}
+
+// SplitEndpoints splits comma-separated lists of endpoints, dropping
+// blanks.
+func SplitEndpoints(lists ...string) []string {
+	var eps []string
+	for _, l := range lists {
+		for _, e := range strings.Split(l, ",") {
+			if e = strings.TrimSpace(e); e != "" {
+				eps = append(eps, e)
+			}
+		}
+	}
+	return eps
 }
 
 // tlsConfig reads the CA and key pair; nil without TLS.
@@ -131,9 +153,6 @@ func (c Config) New(ctx context.Context) (*clientv3.Client, error) {
 	if c.Observer != nil {
 		opts = append(opts, grpc.WithChainUnaryInterceptor(unaryObserver(c.Observer)),
 			grpc.WithChainStreamInterceptor(streamObserver(c.Observer)))
-	}
-	if ctx == nil {
-		ctx = context.Background()
 	}
 	return clientv3.New(clientv3.Config{
 		Endpoints:            eps,

@@ -31,7 +31,7 @@ func TestTLSAndAuth(t *testing.T) {
 	obs := &ops{n: map[string]int{}}
 	cfg := Config{Endpoints: []string{e.ClientURL}, CAFile: ca.CAFile, CertFile: ca.ClientCert, KeyFile: ca.ClientKey,
 		Username: "berth", Password: "s3cret", DialTimeout: 3 * time.Second, Observer: obs}
-	if err := cfg.Validate("sources.etcd."); err != nil {
+	if err := cfg.Validate(configKey); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -77,6 +77,8 @@ func TestTLSAndAuth(t *testing.T) {
 	}
 }
 
+func configKey(field string) string { return "sources.etcd." + field }
+
 func TestValidate(t *testing.T) {
 	for _, tc := range []struct {
 		cfg  Config
@@ -88,7 +90,7 @@ func TestValidate(t *testing.T) {
 		{Config{Password: "p"}, "sources.etcd.password is set without sources.etcd.username"},
 		{Config{Endpoints: []string{"http://a:2379"}, CAFile: "ca"}, "plain http but TLS is configured"},
 	} {
-		err := tc.cfg.Validate("sources.etcd.")
+		err := tc.cfg.Validate(configKey)
 		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%+v: %v, want %q", tc.cfg, err, tc.want)
 		}

@@ -13,11 +13,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/berth-dev/berth/etcdclient"
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"sigs.k8s.io/yaml"
+
+	"github.com/berth-dev/berth/etcdclient"
 )
 
 // Defaults of an EtcdSource's timing fields.
@@ -228,13 +229,10 @@ func (s *EtcdSource) list(ctx context.Context, cli *clientv3.Client) (int64, err
 		}
 		return 0, fmt.Errorf("etcd: listing %s: %w", s.keysDesc(), err)
 	}
-	if s.clusterID != 0 && resp.Header.ClusterId != s.clusterID {
-		s.opts.logger().Warn("etcd cluster ID changed since the last list; its pods replace the old cluster's",
-			"source", s.name, "old_cluster_id", fmt.Sprintf("%x", s.clusterID), "cluster_id", fmt.Sprintf("%x", resp.Header.ClusterId),
-			"old_revision", s.revision, "revision", resp.Header.Revision)
-	} else if resp.Header.Revision < s.revision {
-		s.opts.logger().Warn("etcd revision went back since the last list (restored from a backup?); its pods replace the old ones",
-			"source", s.name, "old_revision", s.revision, "revision", resp.Header.Revision)
+	if s.clusterID != 0 {
+		if err := s.replaced(resp.Header); err != nil {
+			s.opts.logger().Warn("etcd cluster replaced since the last list; its pods replace the old ones", "source", s.name, "err", err)
+		}
 	}
 	s.clusterID, s.revision = resp.Header.ClusterId, resp.Header.Revision
 	old := s.entries
@@ -345,9 +343,9 @@ type replacedError struct {
 
 func (e *replacedError) Error() string {
 	if e.clusterID != e.wasClusterID {
-		return fmt.Sprintf("etcd: cluster ID is %x, was %x (revision %d, was %d)", e.clusterID, e.wasClusterID, e.revision, e.wasRevision)
+		return fmt.Sprintf("etcd: cluster ID changed to %x from %x (revision %d, was %d)", e.clusterID, e.wasClusterID, e.revision, e.wasRevision)
 	}
-	return fmt.Sprintf("etcd: revision is %d, was %d: restored from an earlier state", e.revision, e.wasRevision)
+	return fmt.Sprintf("etcd: revision went back to %d from %d: restored from an earlier state?", e.revision, e.wasRevision)
 }
 
 // replaced returns a replacedError when h is not of the listed cluster or

@@ -11,12 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/berth-dev/berth/etcdclient"
-
-	"github.com/berth-dev/berth/internal/testutil"
-
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/berth-dev/berth/etcdclient"
+	"github.com/berth-dev/berth/internal/testutil"
 )
 
 // startEtcd and newEtcd give a test its own real etcd (internal/testutil).
@@ -465,8 +464,8 @@ func TestEtcdSourceReplacedHeader(t *testing.T) {
 		want string
 	}{
 		{0xa, 100, ""}, {0xa, 150, ""}, {0, 1, ""}, // same cluster; a header without an ID
-		{0xb, 500, "cluster ID is b, was a"},
-		{0xa, 99, "revision is 99, was 100"},
+		{0xb, 500, "cluster ID changed to b from a"},
+		{0xa, 99, "revision went back to 99 from 100"},
 	} {
 		err := s.replaced(&etcdserverpb.ResponseHeader{ClusterId: tc.id, Revision: tc.rev})
 		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {

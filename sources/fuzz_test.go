@@ -2,6 +2,8 @@ package sources
 
 import (
 	"testing"
+
+	"github.com/berth-dev/berth/model"
 )
 
 // FuzzDecode checks that Decode never panics and that what it accepts is
@@ -15,7 +17,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte("a: &a [*a, *a]\n"))
 	f.Add([]byte("--- !tag\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, opts := range []Options{{}, {AllowHostAccess: true}} {
+		for _, opts := range []Options{{}, {Level: model.LevelPrivileged}} {
 			pods, errs := Decode("fuzz", "f", data, opts)
 			seen := map[string]bool{}
 			for _, d := range pods {

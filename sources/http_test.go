@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/berth-dev/berth/model"
 )
 
 const pollEvery = 20 * time.Millisecond
@@ -316,7 +318,7 @@ func TestHTTPSourceHostAccess(t *testing.T) {
 			if e.Field != tc.field || !strings.Contains(e.Err, "host access is not allowed") || e.PodKey == "" {
 				t.Errorf("error %q, want field %s", e.Error(), tc.field)
 			}
-			u = <-startSource(t, newTestHTTPSource(srv.URL, nil, Options{AllowHostAccess: true}))
+			u = <-startSource(t, newTestHTTPSource(srv.URL, nil, Options{Level: model.LevelPrivileged}))
 			if len(u.Pods) != 1 || len(u.Errors) != 0 {
 				t.Errorf("allowed: %s", describeFull(u))
 			}

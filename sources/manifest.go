@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/berth-dev/berth/model"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -20,9 +21,23 @@ import (
 
 // Options say what the pods of a source may do.
 type Options struct {
-	// AllowHostAccess permits privileged containers, procMount Unmasked,
-	// hostPath volumes, hostNetwork, hostPID and hostIPC.
-	AllowHostAccess bool
+	// Level is the Pod Security Standards profile the source's pods must
+	// meet (see podsecurity.go); "" is baseline, so a forgotten level
+	// fails closed.
+	Level model.PodSecurityLevel
+	// HostPorts are the host ports baseline and restricted pods may claim;
+	// nil is model.DefaultHostPorts.
+	HostPorts model.PortRanges
+	// AllowedUnsafeSysctls are sysctls (or "prefix.*" globs) beyond the
+	// kubelet's safe set that pods of any level may set.
+	AllowedUnsafeSysctls []string
+	// MaxContainers caps init and app containers of one pod; 0 is
+	// DefaultMaxContainers.
+	MaxContainers int
+	// DeriveUIDs is set for sources reached over the network: a pod's UID,
+	// which names its host directories, is then derived from the source and
+	// the manifest, so no client can choose or take another pod's.
+	DeriveUIDs bool
 	// Node, when set, is part of the UID derived for pods without
 	// metadata.uid, so berths of different nodes sharing one engine never
 	// name containers alike.
@@ -452,3 +467,5 @@ func (d *decoder) unmarshalStrict(j []byte, v interface{}, key, prefix string) b
 	}
 	return len(strict) == 0
 }
+
+func (o Options) privileged() bool { return o.Level == model.LevelPrivileged }

@@ -10,6 +10,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/berth-dev/berth/model"
 )
 
 const podYAML = `apiVersion: v1
@@ -267,7 +269,7 @@ restartPolicy:
 `
 
 func TestDecodeLegacySeed(t *testing.T) {
-	pods := decodeOK(t, seedManifest, Options{AllowHostAccess: true})
+	pods := decodeOK(t, seedManifest, Options{Level: model.LevelPrivileged})
 	if len(pods) != 1 {
 		t.Fatalf("got %d pods", len(pods))
 	}
@@ -384,7 +386,7 @@ spec:
 status:
   phase: Running
 `
-	pods := decodeOK(t, data, Options{AllowHostAccess: true})
+	pods := decodeOK(t, data, Options{Level: model.LevelPrivileged})
 	if len(pods) != 1 {
 		t.Fatal("no pod")
 	}
@@ -426,7 +428,7 @@ status:
 func TestDefaultHostNetworkHostPort(t *testing.T) {
 	data := strings.Replace(podYAML, "      hostPort: 18080\n", "", 1)
 	data = strings.Replace(data, "spec:\n", "spec:\n  hostNetwork: true\n", 1)
-	pods := decodeOK(t, data, Options{AllowHostAccess: true})
+	pods := decodeOK(t, data, Options{Level: model.LevelPrivileged})
 	if len(pods) != 1 || pods[0].Pod.Spec.Containers[0].Ports[0].HostPort != 8080 {
 		t.Errorf("hostPort not defaulted: %+v", pods)
 	}
@@ -464,7 +466,7 @@ func TestDeterministicUID(t *testing.T) {
 }
 
 func TestDefaultIdempotent(t *testing.T) {
-	pods := decodeOK(t, seedManifest, Options{AllowHostAccess: true})
+	pods := decodeOK(t, seedManifest, Options{Level: model.LevelPrivileged})
 	p := pods[0].Pod.DeepCopy()
 	Default("test", p)
 	if !reflect.DeepEqual(p, pods[0].Pod) {

@@ -1,6 +1,10 @@
 package sources
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/berth-dev/berth/model"
+)
 
 func TestDerivedUIDDependsOnNode(t *testing.T) {
 	m := []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: same}\nspec:\n  containers: [{name: a, image: 'img:1'}]\n")
@@ -54,7 +58,7 @@ spec:
 		errs[1].Field != "spec.containers[0].securityContext.capabilities.add[2]" {
 		t.Fatalf("errors %v", errs)
 	}
-	if _, errs := Decode("http", "u", m, Options{AllowHostAccess: true}); len(errs) != 0 {
+	if _, errs := Decode("http", "u", m, Options{Level: model.LevelPrivileged}); len(errs) != 0 {
 		t.Fatalf("with host access: %v", errs)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/berth-dev/berth/model"
 )
 
 func pushRequest(t *testing.T, srv *httptest.Server, method, path, body string) (int, string) {
@@ -137,7 +139,7 @@ func TestPushSourceHostAccess(t *testing.T) {
 			if code != http.StatusUnprocessableEntity || !strings.Contains(body, tc.field+": Forbidden: host access is not allowed") {
 				t.Errorf("denied: %d %q", code, body)
 			}
-			allowed := newPushServer(t, NewPushSource("push", t.TempDir(), Options{AllowHostAccess: true}))
+			allowed := newPushServer(t, NewPushSource("push", t.TempDir(), Options{Level: model.LevelPrivileged}))
 			if code, body := pushRequest(t, allowed, "PUT", path, tc.manifest); code != http.StatusCreated {
 				t.Errorf("allowed: %d %q", code, body)
 			}

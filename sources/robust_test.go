@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/internal/testutil"
+	"github.com/berth-dev/berth/model"
 )
 
 // hostileCase is one hostile input; gen builds it lazily (some are large).
@@ -292,7 +293,7 @@ func TestRobustDecodeTruncated(t *testing.T) {
 	start := time.Now()
 	n := 0
 	for name, in := range inputs {
-		opts := Options{AllowHostAccess: true} // the seed manifest has a hostDir
+		opts := Options{Level: model.LevelPrivileged} // the seed manifest has a hostDir
 		full, ferrs := Decode("robust", "t.yaml", []byte(in), opts)
 		if len(full) == 0 || len(ferrs) != 0 {
 			t.Fatalf("%s: the untruncated input gives %d pods, errors %v", name, len(full), ferrs)

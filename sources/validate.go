@@ -84,7 +84,7 @@ func Validate(pod *v1.Pod, opts Options) field.ErrorList {
 	if g := spec.TerminationGracePeriodSeconds; g != nil && *g < 0 {
 		errs = append(errs, field.Invalid(sp.Child("terminationGracePeriodSeconds"), *g, "must be greater than or equal to 0"))
 	}
-	if !opts.AllowHostAccess {
+	if !opts.privileged() {
 		if spec.HostNetwork {
 			errs = append(errs, field.Forbidden(sp.Child("hostNetwork"), hostAccessDenied))
 		}
@@ -137,7 +137,7 @@ func validateVolumes(vols []v1.Volume, vp *field.Path, opts Options) (map[string
 		}
 		if hp := vol.HostPath; hp != nil {
 			hpp := p.Child("hostPath")
-			if !opts.AllowHostAccess {
+			if !opts.privileged() {
 				errs = append(errs, field.Forbidden(hpp, hostAccessDenied))
 			}
 			errs = append(errs, absolutePath(hp.Path, hpp.Child("path"))...)
@@ -263,14 +263,14 @@ func (v *podValidator) container(c *v1.Container, p *field.Path, init bool) fiel
 		}
 	}
 
-	if sc := c.SecurityContext; sc != nil && sc.Capabilities != nil && !v.opts.AllowHostAccess {
+	if sc := c.SecurityContext; sc != nil && sc.Capabilities != nil && !v.opts.privileged() {
 		for i, cp := range sc.Capabilities.Add {
 			if !dockerDefaultCaps[strings.TrimPrefix(strings.ToUpper(string(cp)), "CAP_")] {
 				errs = append(errs, field.Forbidden(p.Child("securityContext", "capabilities", "add").Index(i), hostAccessDenied))
 			}
 		}
 	}
-	if sc := c.SecurityContext; sc != nil && sc.Privileged != nil && *sc.Privileged && !v.opts.AllowHostAccess {
+	if sc := c.SecurityContext; sc != nil && sc.Privileged != nil && *sc.Privileged && !v.opts.privileged() {
 		errs = append(errs, field.Forbidden(p.Child("securityContext", "privileged"), hostAccessDenied))
 	}
 	if sc := c.SecurityContext; sc != nil {

@@ -141,7 +141,7 @@ func (v *podValidator) containerSecurity(sc *v1.SecurityContext, p *field.Path) 
 		switch *pm {
 		case v1.DefaultProcMount:
 		case v1.UnmaskedProcMount:
-			if !v.opts.AllowHostAccess {
+			if !v.opts.privileged() {
 				errs = append(errs, field.Forbidden(p.Child("procMount"), hostAccessDenied))
 			}
 		default:

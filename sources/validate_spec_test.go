@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	"github.com/berth-dev/berth/model"
 )
 
 // specErrs defaults and validates validPod after mutate, returning
@@ -110,7 +112,7 @@ func TestIssue12Accepted(t *testing.T) {
 	}
 	for name, mutate := range cases {
 		t.Run(name, func(t *testing.T) {
-			if errs := specErrs(t, mutate, Options{AllowHostAccess: true}); len(errs) > 0 {
+			if errs := specErrs(t, mutate, Options{Level: model.LevelPrivileged}); len(errs) > 0 {
 				t.Errorf("refused: %q", errs)
 			}
 		})

@@ -11,6 +11,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/berth-dev/berth/model"
 )
 
 func validPod() *v1.Pod {
@@ -173,7 +175,7 @@ func TestHostAccessAllowed(t *testing.T) {
 	p.Spec.Containers[0].SecurityContext = &v1.SecurityContext{Privileged: &yes}
 	p.Spec.Volumes = append(p.Spec.Volumes, v1.Volume{Name: "sock", VolumeSource: v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/var/run/docker.sock"}}})
 	data, _ := json.Marshal(p)
-	decodeOK(t, string(data), Options{AllowHostAccess: true})
+	decodeOK(t, string(data), Options{Level: model.LevelPrivileged})
 
 	_, errs := Decode("test", "o", data, Options{})
 	var fields []string

@@ -205,7 +205,6 @@ func newSimAgent(ctx context.Context, tb testing.TB, cfg simConfig, node, rootDi
 	}
 	reporter := cluster.NewNodeReporter(host, checks, clk)
 	a.pub = cluster.NewPublisher(cluster.PublisherConfig{
-		Node:         node,
 		NodeKey:      cluster.DefaultNodesPrefix + node,
 		StatusPrefix: cluster.StatusPrefix(node),
 		Interval:     cfg.statusInterval,
