@@ -153,7 +153,7 @@ func newAgent(cfg *config.Config, log *slog.Logger) (_ *agent, err error) {
 
 	a.srcInf = informer.NewSourceInformer(st, clk, m, log)
 	var push *sources.PushSource
-	a.srcs, push = buildSources(cfg, m, log)
+	a.srcs, push = buildSources(cfg, node.IP, m, log)
 	for _, s := range a.srcs {
 		if err := a.srcInf.Register(s.Name()); err != nil {
 			return nil, err
@@ -196,11 +196,11 @@ func newAgent(cfg *config.Config, log *slog.Logger) (_ *agent, err error) {
 
 // buildSources returns the configured sources, file first; push is also
 // returned on its own (nil when disabled) for its API routes.
-func buildSources(cfg *config.Config, obs etcdclient.Observer, log *slog.Logger) (srcs []sources.Source, push *sources.PushSource) {
+func buildSources(cfg *config.Config, nodeIP string, obs etcdclient.Observer, log *slog.Logger) (srcs []sources.Source, push *sources.PushSource) {
 	opts := func(src string) sources.Options {
 		return sources.Options{Level: cfg.PodSecurity[src], HostPorts: cfg.HostPorts[src],
 			AllowedUnsafeSysctls: cfg.AllowedUnsafeSysctls, MaxContainers: cfg.MaxContainersPerPod,
-			DeriveUIDs: src != "file", Node: cfg.NodeName, Log: log}
+			DeriveUIDs: src != "file", NodeIP: nodeIP, Node: cfg.NodeName, Log: log}
 	}
 	if cfg.FilePath != "" {
 		srcs = append(srcs, sources.NewFileSource("file", cfg.FilePath, cfg.FileRescan, opts("file")))

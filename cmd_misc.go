@@ -63,12 +63,18 @@ func reapChildren() {
 
 func validateCmd() *cobra.Command {
 	var strict bool
+	var level, hostPorts string
+	var sysctls []string
 	cmd := &cobra.Command{
 		Use:   "validate PATH...",
 		Short: "Check pod manifests; print one file: pod: field: error line per problem",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			n, warns, errs, err := sources.ValidateFiles(args, validateOptions(strict))
+			opts, err := validateOptions(level, strict, hostPorts, sysctls)
+			if err != nil {
+				return err
+			}
+			n, warns, errs, err := sources.ValidateFiles(args, opts)
 			if err != nil {
 				return err
 			}
@@ -85,13 +91,34 @@ func validateCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&strict, "network-source", false, "apply the host-access policy of network sources (no privileged, hostPath, hostNetwork, hostPID)")
+	cmd.Flags().StringVar(&level, "pod-security", "", "Pod Security level to check against: privileged (the file source's default), baseline (network sources') or restricted")
+	cmd.Flags().BoolVar(&strict, "network-source", false, "check as a network source does by default (--pod-security baseline)")
+	cmd.Flags().StringVar(&hostPorts, "host-ports", model.DefaultHostPorts.String(), "host ports baseline and restricted pods may claim (sources.<name>.host_ports)")
+	cmd.Flags().StringSliceVar(&sysctls, "allowed-unsafe-sysctls", nil, "sysctls beyond the safe set that pods may set (allowed_unsafe_sysctls)")
 	return cmd
 }
 
-func validateOptions(strict bool) sources.Options {
-	if strict {
-		return sources.Options{Level: model.LevelBaseline}
+// validateOptions are the checks of `berth validate`: the file source's
+// (privileged) unless a level or --network-source says otherwise.
+func validateOptions(level string, network bool, hostPorts string, sysctls []string) (sources.Options, error) {
+	opts := sources.Options{Level: model.LevelPrivileged, AllowedUnsafeSysctls: sysctls}
+	if network {
+		opts.Level = model.LevelBaseline
 	}
-	return sources.Options{Level: model.LevelPrivileged}
+	if level != "" {
+		l, err := model.ParsePodSecurityLevel(level)
+		if err != nil {
+			return opts, fmt.Errorf("--pod-security: %w", err)
+		}
+		if network && l != model.LevelBaseline {
+			return opts, fmt.Errorf("--network-source means --pod-security baseline, not %s", l)
+		}
+		opts.Level = l
+	}
+	ports, err := model.ParsePortRanges(hostPorts)
+	if err != nil {
+		return opts, fmt.Errorf("--host-ports: %w", err)
+	}
+	opts.HostPorts = ports
+	return opts, nil
 }

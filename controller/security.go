@@ -160,8 +160,13 @@ func (c *Controller) seccompOpt(p *v1.SeccompProfile) (string, error) {
 		if p.LocalhostProfile == nil {
 			return "", fmt.Errorf("seccomp profile Localhost without localhostProfile")
 		}
-		path := filepath.Join(c.cfg.RootDir, "seccomp", filepath.Clean("/"+*p.LocalhostProfile))
-		b, err := os.ReadFile(path)
+		// os.Root confines the read to the seccomp root, symlinks included.
+		root, err := os.OpenRoot(filepath.Join(c.cfg.RootDir, "seccomp"))
+		if err != nil {
+			return "", fmt.Errorf("seccomp profile: %w", err)
+		}
+		defer root.Close()
+		b, err := root.ReadFile(*p.LocalhostProfile)
 		if err != nil {
 			return "", fmt.Errorf("seccomp profile: %w", err)
 		}

@@ -13,3 +13,6 @@ go vet ./...
 # -p 1: packages run one at a time, since some tests restart dockerd or load
 # the engine, and the machine has two cores.
 go test -count=1 -p 1 -timeout 30m "$@" ./...
+# Pod Security levels against Kubernetes' own evaluator: a module of its own,
+# so the evaluator's dependencies stay out of berth's go.mod.
+(cd test/psa && go vet ./... && go test -count=1 "$@" ./...)

@@ -22,22 +22,38 @@ func PodUID(source, namespace, name string) types.UID {
 	return types.UID(h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32])
 }
 
+// DerivedUID is the UID of a pod from a source reached over the network:
+// derived from the source scope, the pod's key and the UID its manifest
+// declares (so a new manifest UID is still a new incarnation), and never the
+// manifest's own, so no client chooses a host path or takes another pod's.
+// Without a manifest UID it equals PodUID.
+func DerivedUID(source, namespace, name string, declared types.UID) types.UID {
+	if declared == "" {
+		return PodUID(source, namespace, name)
+	}
+	return PodUID(source, namespace, name+"/uid:"+string(declared))
+}
+
 // Default fills in, in place, what a manifest may leave out, as the
 // Kubernetes API server would: kind and apiVersion, namespace "default", the
-// UID (PodUID), restartPolicy Always, terminationGracePeriodSeconds 30,
+// UID (PodUID; with derive, DerivedUID replaces any manifest UID), restartPolicy Always, terminationGracePeriodSeconds 30,
 // emptyDir for a volume without a type, hostPath type "", container
 // imagePullPolicy (Always for a ":latest" or untagged image without digest,
 // else IfNotPresent), port protocol TCP, hostPort = containerPort under
 // hostNetwork, and probe and HTTP handler defaults. Status is cleared: a
 // manifest declares desired state only. Default is idempotent.
-func Default(source string, pod *v1.Pod) {
+func Default(source string, pod *v1.Pod, derive bool) {
 	pod.APIVersion = "v1"
 	pod.Kind = "Pod"
 	pod.Status = v1.PodStatus{}
 	if pod.Namespace == "" {
 		pod.Namespace = v1.NamespaceDefault
 	}
-	if pod.UID == "" && pod.Name != "" {
+	switch {
+	case pod.Name == "":
+	case derive:
+		pod.UID = DerivedUID(source, pod.Namespace, pod.Name, pod.UID)
+	case pod.UID == "":
 		pod.UID = PodUID(source, pod.Namespace, pod.Name)
 	}
 	spec := &pod.Spec

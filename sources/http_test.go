@@ -315,7 +315,7 @@ func TestHTTPSourceHostAccess(t *testing.T) {
 				t.Fatalf("refused: %s", describeFull(u))
 			}
 			e := u.Errors[0]
-			if e.Field != tc.field || !strings.Contains(e.Err, "host access is not allowed") || e.PodKey == "" {
+			if e.Field != tc.field || !strings.Contains(e.Err, `violates PodSecurity "baseline"`) || e.PodKey == "" {
 				t.Errorf("error %q, want field %s", e.Error(), tc.field)
 			}
 			u = <-startSource(t, newTestHTTPSource(srv.URL, nil, Options{Level: model.LevelPrivileged}))

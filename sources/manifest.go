@@ -34,6 +34,8 @@ type Options struct {
 	// MaxContainers caps init and app containers of one pod; 0 is
 	// DefaultMaxContainers.
 	MaxContainers int
+	// NodeIP is the node's address, a hostIP that baseline pods may bind.
+	NodeIP string
 	// DeriveUIDs is set for sources reached over the network: a pod's UID,
 	// which names its host directories, is then derived from the source and
 	// the manifest, so no client can choose or take another pod's.
@@ -44,6 +46,16 @@ type Options struct {
 	Node string
 	// Log receives the source's own log lines (nil: discarded).
 	Log *slog.Logger
+}
+
+// DefaultMaxContainers caps a pod's init and app containers together.
+const DefaultMaxContainers = 100
+
+func (o Options) maxContainers() int {
+	if o.MaxContainers <= 0 {
+		return DefaultMaxContainers
+	}
+	return o.MaxContainers
 }
 
 func (o Options) logger() *slog.Logger {
@@ -391,12 +403,18 @@ func (d *decoder) pod(j []byte, prefix string) {
 // accept defaults and validates a decoded pod and adds it unless its key was
 // already taken in this call.
 func (d *decoder) accept(pod *v1.Pod, prefix string) {
-	Default(uidScope(d.opts.Node, d.source), pod)
 	key := ""
 	if pod.Name != "" {
 		key = podKey(pod.Namespace, pod.Name)
 	}
-	if errs := Validate(pod, d.opts); len(errs) > 0 {
+	var errs field.ErrorList
+	if d.opts.DeriveUIDs {
+		// The declared UID is checked before the derived one replaces it.
+		errs = validateUID(pod.UID, field.NewPath("metadata", "uid"))
+	}
+	Default(uidScope(d.opts.Node, d.source), pod, d.opts.DeriveUIDs)
+	errs = append(errs, Validate(pod, d.opts)...)
+	if len(errs) > 0 {
 		for _, e := range errs {
 			d.failField(key, prefix, e)
 		}
@@ -467,5 +485,3 @@ func (d *decoder) unmarshalStrict(j []byte, v interface{}, key, prefix string) b
 	}
 	return len(strict) == 0
 }
-
-func (o Options) privileged() bool { return o.Level == model.LevelPrivileged }

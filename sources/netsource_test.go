@@ -79,8 +79,8 @@ func podImage(u Update, name string) string {
 	return ""
 }
 
-// hostAccessCases are manifests a network source may only run with
-// AllowHostAccess, and the field their error names.
+// hostAccessCases are manifests a network source may only run at
+// pod_security privileged, and the field their error names.
 var hostAccessCases = []struct{ name, manifest, field, pod string }{
 	{"privileged", "apiVersion: v1\nkind: Pod\nmetadata: {name: priv}\nspec:\n  containers:\n  - name: c\n    image: busybox\n    securityContext: {privileged: true}\n",
 		"spec.containers[0].securityContext.privileged", "priv"},

@@ -136,7 +136,7 @@ func TestPushSourceHostAccess(t *testing.T) {
 			path := "/pods/default/" + tc.pod
 			denied := newPushServer(t, NewPushSource("push", t.TempDir(), Options{}))
 			code, body := pushRequest(t, denied, "PUT", path, tc.manifest)
-			if code != http.StatusUnprocessableEntity || !strings.Contains(body, tc.field+": Forbidden: host access is not allowed") {
+			if code != http.StatusUnprocessableEntity || !strings.Contains(body, tc.field+`: Forbidden: violates PodSecurity "baseline"`) {
 				t.Errorf("denied: %d %q", code, body)
 			}
 			allowed := newPushServer(t, NewPushSource("push", t.TempDir(), Options{Level: model.LevelPrivileged}))

@@ -7,16 +7,16 @@ import (
 	"net"
 	"path"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
-
-const hostAccessDenied = "host access is not allowed for this source (allow_host_access is false)"
 
 // Validate checks a defaulted pod against what berth can run and what opts
 // allow, and returns every problem with its JSON field path. It does not
@@ -32,10 +32,10 @@ const hostAccessDenied = "host access is not allowed for this source (allow_host
 // are nonnegative with requests not above limits; the grace period is not
 // negative; each probe and lifecycle hook has exactly one handler. Every set
 // field that podFields classes refused is Forbidden by name; the values of
-// the mapped fields of issue 12 are checked in validate_spec.go. Without
-// opts.AllowHostAccess, privileged containers, capabilities beyond Docker's
-// defaults, procMount Unmasked, hostPath volumes, hostNetwork, hostPID and
-// hostIPC are forbidden.
+// the mapped fields of issue 12 are checked in validate_spec.go. metadata.uid
+// is a UUID or a DNS-1123 label (it names the pod's directory on the host);
+// at most opts.MaxContainers containers. opts.Level's Pod Security profile
+// is enforced by podSecurity, the sysctl rules by validateSysctls.
 func Validate(pod *v1.Pod, opts Options) field.ErrorList {
 	var errs field.ErrorList
 	meta := field.NewPath("metadata")
@@ -50,6 +50,7 @@ func Validate(pod *v1.Pod, opts Options) field.ErrorList {
 	if pod.Namespace == "" {
 		errs = append(errs, field.Required(meta.Child("namespace"), ""))
 	}
+	errs = append(errs, validateUID(pod.UID, meta.Child("uid"))...)
 	for _, msg := range validation.IsDNS1123Label(pod.Namespace) {
 		if pod.Namespace != "" {
 			errs = append(errs, field.Invalid(meta.Child("namespace"), pod.Namespace, msg))
@@ -71,6 +72,9 @@ func Validate(pod *v1.Pod, opts Options) field.ErrorList {
 	if len(spec.Containers) == 0 {
 		errs = append(errs, field.Required(sp.Child("containers"), "must have at least one container"))
 	}
+	if n, limit := len(spec.InitContainers)+len(spec.Containers), opts.maxContainers(); n > limit {
+		errs = append(errs, field.TooMany(sp.Child("containers"), n, limit))
+	}
 	for i := range spec.Containers {
 		errs = append(errs, v.container(&spec.Containers[i], sp.Child("containers").Index(i), false)...)
 	}
@@ -84,18 +88,21 @@ func Validate(pod *v1.Pod, opts Options) field.ErrorList {
 	if g := spec.TerminationGracePeriodSeconds; g != nil && *g < 0 {
 		errs = append(errs, field.Invalid(sp.Child("terminationGracePeriodSeconds"), *g, "must be greater than or equal to 0"))
 	}
-	if !opts.privileged() {
-		if spec.HostNetwork {
-			errs = append(errs, field.Forbidden(sp.Child("hostNetwork"), hostAccessDenied))
-		}
-		if spec.HostPID {
-			errs = append(errs, field.Forbidden(sp.Child("hostPID"), hostAccessDenied))
-		}
-		if spec.HostIPC {
-			errs = append(errs, field.Forbidden(sp.Child("hostIPC"), hostAccessDenied))
-		}
-	}
+	errs = append(errs, validateSysctls(spec, opts)...)
+	errs = append(errs, podSecurity(pod, opts)...)
 	return errs
+}
+
+// uidPattern is a UUID, any case; a UID is otherwise a DNS-1123 label.
+var uidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// validateUID accepts an empty UID (defaulted later), a UUID or a DNS-1123
+// label: one path element, as the pod's directory root_dir/pods/<uid>.
+func validateUID(uid types.UID, p *field.Path) field.ErrorList {
+	if uid == "" || uidPattern.MatchString(string(uid)) || len(validation.IsDNS1123Label(string(uid))) == 0 {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(p, string(uid), "must be a UUID or a DNS-1123 label: it names the pod's directory on the host")}
 }
 
 // volumeTypes are the volume sources berth supports.
@@ -137,9 +144,6 @@ func validateVolumes(vols []v1.Volume, vp *field.Path, opts Options) (map[string
 		}
 		if hp := vol.HostPath; hp != nil {
 			hpp := p.Child("hostPath")
-			if !opts.privileged() {
-				errs = append(errs, field.Forbidden(hpp, hostAccessDenied))
-			}
 			errs = append(errs, absolutePath(hp.Path, hpp.Child("path"))...)
 			if hp.Type != nil && !slices.Contains(hostPathTypes, *hp.Type) {
 				errs = append(errs, field.NotSupported(hpp.Child("type"), *hp.Type, hostPathTypes))
@@ -263,16 +267,6 @@ func (v *podValidator) container(c *v1.Container, p *field.Path, init bool) fiel
 		}
 	}
 
-	if sc := c.SecurityContext; sc != nil && sc.Capabilities != nil && !v.opts.privileged() {
-		for i, cp := range sc.Capabilities.Add {
-			if !dockerDefaultCaps[strings.TrimPrefix(strings.ToUpper(string(cp)), "CAP_")] {
-				errs = append(errs, field.Forbidden(p.Child("securityContext", "capabilities", "add").Index(i), hostAccessDenied))
-			}
-		}
-	}
-	if sc := c.SecurityContext; sc != nil && sc.Privileged != nil && *sc.Privileged && !v.opts.privileged() {
-		errs = append(errs, field.Forbidden(p.Child("securityContext", "privileged"), hostAccessDenied))
-	}
 	if sc := c.SecurityContext; sc != nil {
 		errs = append(errs, v.containerSecurity(sc, p.Child("securityContext"))...)
 	}
@@ -580,13 +574,4 @@ func LoadFiles(paths []string, source string, opts Options) (pods []Desired, war
 		}
 	}
 	return pods, warnings, errs, errors.Join(pathErrs...)
-}
-
-// dockerDefaultCaps are the capabilities Docker grants every container;
-// adding one of them gives nothing more, adding any other (SYS_ADMIN,
-// SYS_MODULE, NET_ADMIN, ALL, ...) is host access.
-var dockerDefaultCaps = map[string]bool{
-	"CHOWN": true, "DAC_OVERRIDE": true, "FSETID": true, "FOWNER": true, "MKNOD": true, "NET_RAW": true,
-	"SETGID": true, "SETUID": true, "SETFCAP": true, "SETPCAP": true, "NET_BIND_SERVICE": true,
-	"SYS_CHROOT": true, "KILL": true, "AUDIT_WRITE": true,
 }

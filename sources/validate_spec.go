@@ -3,6 +3,7 @@ package sources
 import (
 	"net"
 	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -141,9 +142,6 @@ func (v *podValidator) containerSecurity(sc *v1.SecurityContext, p *field.Path) 
 		switch *pm {
 		case v1.DefaultProcMount:
 		case v1.UnmaskedProcMount:
-			if !v.opts.privileged() {
-				errs = append(errs, field.Forbidden(p.Child("procMount"), hostAccessDenied))
-			}
 		default:
 			errs = append(errs, field.NotSupported(p.Child("procMount"), *pm, []v1.ProcMountType{v1.DefaultProcMount, v1.UnmaskedProcMount}))
 		}
@@ -176,6 +174,8 @@ func validateProfile[T ~string](typ string, localhost *string, types []T, p *fie
 		return field.ErrorList{field.Required(p.Child("localhostProfile"), "must be set when the type is Localhost")}
 	case typ != "Localhost" && localhost != nil:
 		return field.ErrorList{field.Invalid(p.Child("localhostProfile"), *localhost, "can only be set when the type is Localhost")}
+	case typ == "Localhost" && !filepath.IsLocal(*localhost):
+		return field.ErrorList{field.Invalid(p.Child("localhostProfile"), *localhost, "must be a relative path without '..' (under root_dir/seccomp for seccomp)")}
 	}
 	return nil
 }

@@ -18,7 +18,7 @@ func specErrs(t *testing.T, mutate func(p *v1.Pod), opts Options) []string {
 	t.Helper()
 	p := validPod()
 	mutate(p)
-	Default("t", p)
+	Default("t", p, false)
 	var got []string
 	for _, e := range Validate(p, opts) {
 		got = append(got, e.Field+": "+e.ErrorBody())
@@ -225,7 +225,7 @@ func TestIssue12Refused(t *testing.T) {
 		{"pod resources", func(p *v1.Pod) { p.Spec.Resources = &v1.ResourceRequirements{} }, "spec.resources: Forbidden: not supported by berth"},
 		{"procMount Unmasked", func(p *v1.Pod) {
 			p.Spec.Containers[0].SecurityContext = &v1.SecurityContext{ProcMount: ptr.To(v1.UnmaskedProcMount)}
-		}, "spec.containers[0].securityContext.procMount: Forbidden: " + hostAccessDenied},
+		}, `spec.containers[0].securityContext.procMount: Forbidden: violates PodSecurity "baseline": procMount`},
 		{"seccomp Localhost without profile", func(p *v1.Pod) {
 			p.Spec.SecurityContext = &v1.PodSecurityContext{SeccompProfile: &v1.SeccompProfile{Type: v1.SeccompProfileTypeLocalhost}}
 		}, "spec.securityContext.seccompProfile.localhostProfile: Required value"},

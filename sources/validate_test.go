@@ -128,15 +128,15 @@ func TestValidationRules(t *testing.T) {
 		{"privileged", func(p *v1.Pod) {
 			yes := true
 			p.Spec.Containers[1].SecurityContext = &v1.SecurityContext{Privileged: &yes}
-		}, "spec.containers[1].securityContext.privileged", "Forbidden: " + hostAccessDenied},
+		}, "spec.containers[1].securityContext.privileged", `Forbidden: violates PodSecurity "baseline"`},
 		{"hostPath", func(p *v1.Pod) {
 			p.Spec.Volumes[0].VolumeSource = v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/srv"}}
-		}, "spec.volumes[0].hostPath", "Forbidden: " + hostAccessDenied},
+		}, "spec.volumes[0].hostPath", `Forbidden: violates PodSecurity "baseline"`},
 		{"hostNetwork", func(p *v1.Pod) {
 			p.Spec.HostNetwork = true
 			p.Spec.Containers[0].Ports[0].HostPort = 8080
-		}, "spec.hostNetwork", "Forbidden: " + hostAccessDenied},
-		{"hostPID", func(p *v1.Pod) { p.Spec.HostPID = true }, "spec.hostPID", "Forbidden: " + hostAccessDenied},
+		}, "spec.hostNetwork", `Forbidden: violates PodSecurity "baseline"`},
+		{"hostPID", func(p *v1.Pod) { p.Spec.HostPID = true }, "spec.hostPID", `Forbidden: violates PodSecurity "baseline"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -182,7 +182,7 @@ func TestHostAccessAllowed(t *testing.T) {
 	for _, e := range errs {
 		fields = append(fields, e.Field)
 	}
-	want := []string{"spec.volumes[1].hostPath", "spec.containers[0].securityContext.privileged", "spec.hostNetwork", "spec.hostPID"}
+	want := []string{"spec.hostNetwork", "spec.hostPID", "spec.volumes[1].hostPath", "spec.containers[0].securityContext.privileged"}
 	if !reflect.DeepEqual(fields, want) {
 		t.Errorf("fields %v, want %v", fields, want)
 	}
@@ -202,8 +202,8 @@ func TestHostPortConflicts(t *testing.T) {
 		p := validPod()
 		p.Spec.Containers[0].Ports = []v1.ContainerPort{set[0]}
 		p.Spec.Containers[1].Ports = []v1.ContainerPort{set[1]}
-		Default("t", p)
-		errs := Validate(p, Options{})
+		Default("t", p, false)
+		errs := Validate(p, Options{Level: model.LevelPrivileged})
 		if want := i >= len(ok); (len(errs) > 0) != want {
 			t.Errorf("%d: %v: errs %v", i, set, errs)
 		}

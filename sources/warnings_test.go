@@ -24,7 +24,7 @@ func TestWarnings(t *testing.T) {
 	p.Spec.Containers[1].SecurityContext = &v1.SecurityContext{WindowsOptions: &v1.WindowsSecurityContextOptions{}}
 	p.Spec.Containers[1].ResizePolicy = []v1.ContainerResizePolicy{{ResourceName: "cpu", RestartPolicy: "NotRequired"}}
 	p.Spec.Containers[0].Resources.Limits = v1.ResourceList{"ephemeral-storage": resource.MustParse("1Gi"), "cpu": resource.MustParse("1")}
-	Default("t", p)
+	Default("t", p, false)
 	if errs := Validate(p, Options{}); len(errs) > 0 {
 		t.Fatalf("refused: %v", errs)
 	}

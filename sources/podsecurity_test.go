@@ -1,0 +1,223 @@
+package sources
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/berth-dev/berth/model"
+)
+
+// The audit's attacks (issue 20): each manifest was accepted from a network
+// source before; now each is refused by the named field, and the level (or
+// the kubelet rule) is named.
+func TestAuditedAttacksAreRefused(t *testing.T) {
+	baseline := Options{Level: model.LevelBaseline}
+	privileged := Options{Level: model.LevelPrivileged}
+	restricted := Options{Level: model.LevelRestricted}
+	c0 := func(p *v1.Pod) *v1.Container { return &p.Spec.Containers[0] }
+	csc := func(p *v1.Pod) *v1.SecurityContext {
+		if c0(p).SecurityContext == nil {
+			c0(p).SecurityContext = &v1.SecurityContext{}
+		}
+		return c0(p).SecurityContext
+	}
+	psc := func(p *v1.Pod) *v1.PodSecurityContext {
+		if p.Spec.SecurityContext == nil {
+			p.Spec.SecurityContext = &v1.PodSecurityContext{}
+		}
+		return p.Spec.SecurityContext
+	}
+	cases := []struct {
+		name   string
+		opts   Options
+		mutate func(p *v1.Pod)
+		field  string
+		detail string
+	}{
+		{"uid escaping root_dir", privileged, func(p *v1.Pod) { p.UID = "aaaaaaaa/../../../../etc" }, "metadata.uid", "must be a UUID or a DNS-1123 label"},
+		{"uid dot-dot", privileged, func(p *v1.Pod) { p.UID = ".." }, "metadata.uid", "must be a UUID"},
+		{"uid aimed at docker volumes", privileged, func(p *v1.Pod) { p.UID = "../../docker/volumes/x" }, "metadata.uid", "must be a UUID"},
+		{"seccomp Unconfined", baseline, func(p *v1.Pod) {
+			psc(p).SeccompProfile = &v1.SeccompProfile{Type: v1.SeccompProfileTypeUnconfined}
+		}, "spec.securityContext.seccompProfile.type", `violates PodSecurity "baseline": seccompProfile`},
+		{"container seccomp Unconfined", baseline, func(p *v1.Pod) {
+			csc(p).SeccompProfile = &v1.SeccompProfile{Type: v1.SeccompProfileTypeUnconfined}
+		}, "spec.containers[0].securityContext.seccompProfile.type", "seccompProfile"},
+		{"seccomp Localhost outside the seccomp root", privileged, func(p *v1.Pod) {
+			psc(p).SeccompProfile = &v1.SeccompProfile{Type: v1.SeccompProfileTypeLocalhost, LocalhostProfile: ptr.To("../../../etc/shadow")}
+		}, "spec.securityContext.seccompProfile.localhostProfile", "relative path without '..'"},
+		{"AppArmor Unconfined", baseline, func(p *v1.Pod) {
+			csc(p).AppArmorProfile = &v1.AppArmorProfile{Type: v1.AppArmorProfileTypeUnconfined}
+		}, "spec.containers[0].securityContext.appArmorProfile.type", "appArmorProfile"},
+		{"AppArmor Localhost named unconfined", baseline, func(p *v1.Pod) {
+			csc(p).AppArmorProfile = &v1.AppArmorProfile{Type: v1.AppArmorProfileTypeLocalhost, LocalhostProfile: ptr.To("unconfined")}
+		}, "spec.containers[0].securityContext.appArmorProfile.localhostProfile", "unconfined"},
+		{"AppArmor annotation unconfined", baseline, func(p *v1.Pod) {
+			p.Annotations = map[string]string{"container.apparmor.security.beta.kubernetes.io/web": "unconfined"}
+		}, "metadata.annotations[container.apparmor.security.beta.kubernetes.io/web]", "appArmorProfile"},
+		{"SELinux spc_t", baseline, func(p *v1.Pod) { psc(p).SELinuxOptions = &v1.SELinuxOptions{Type: "spc_t"} },
+			"spec.securityContext.seLinuxOptions.type", "seLinuxOptions"},
+		{"SELinux user", baseline, func(p *v1.Pod) { csc(p).SELinuxOptions = &v1.SELinuxOptions{User: "system_u"} },
+			"spec.containers[0].securityContext.seLinuxOptions.user", "seLinuxOptions"},
+		{"SELinux role", baseline, func(p *v1.Pod) { csc(p).SELinuxOptions = &v1.SELinuxOptions{Role: "system_r"} },
+			"spec.containers[0].securityContext.seLinuxOptions.role", "seLinuxOptions"},
+		{"hostPort below 1024", baseline, func(p *v1.Pod) { c0(p).Ports[0].HostPort = 80 },
+			"spec.containers[0].ports[0].hostPort", "80 is outside the source's host_ports 1024-65535"},
+		{"hostPort outside configured range", Options{HostPorts: model.PortRanges{{Min: 30000, Max: 32767}}}, func(p *v1.Pod) {},
+			"spec.containers[0].ports[0].hostPort", "18080 is outside the source's host_ports 30000-32767"},
+		{"hostPort on host loopback", baseline, func(p *v1.Pod) { c0(p).Ports[0].HostIP = "127.0.0.1" },
+			"spec.containers[0].ports[0].hostIP", "not the node's address"},
+		{"unsafe sysctl at baseline", baseline, func(p *v1.Pod) { psc(p).Sysctls = []v1.Sysctl{{Name: "kernel.core_pattern", Value: "|/tmp/x"}} },
+			"spec.securityContext.sysctls[0].name", `violates PodSecurity "baseline": forbidden sysctls`},
+		{"unsafe sysctl from the file source", privileged, func(p *v1.Pod) { psc(p).Sysctls = []v1.Sysctl{{Name: "net.core.somaxconn", Value: "1024"}} },
+			"spec.securityContext.sysctls[0].name", "SysctlForbidden: net.core.somaxconn is not in the kubelet's safe set nor in allowed_unsafe_sysctls"},
+		{"allowed but host-wide sysctl", Options{Level: model.LevelPrivileged, AllowedUnsafeSysctls: []string{"kernel.*"}}, func(p *v1.Pod) {
+			psc(p).Sysctls = []v1.Sysctl{{Name: "kernel.core_pattern", Value: "|/tmp/x"}}
+		}, "spec.securityContext.sysctls[0].name", "is not namespaced"},
+		{"net sysctl with hostNetwork", Options{Level: model.LevelPrivileged}, func(p *v1.Pod) {
+			p.Spec.HostNetwork = true
+			c0(p).Ports[0].HostPort = 8080
+			psc(p).Sysctls = []v1.Sysctl{{Name: "net.ipv4.tcp_syncookies", Value: "1"}}
+		}, "spec.securityContext.sysctls[0].name", "not allowed with hostNetwork"},
+		{"hostProcess", baseline, func(p *v1.Pod) {
+			csc(p).WindowsOptions = &v1.WindowsSecurityContextOptions{HostProcess: ptr.To(true)}
+		}, "spec.containers[0].securityContext.windowsOptions.hostProcess", "hostProcess"},
+		{"capability NET_RAW", baseline, func(p *v1.Pod) { csc(p).Capabilities = &v1.Capabilities{Add: []v1.Capability{"NET_RAW"}} },
+			"spec.containers[0].securityContext.capabilities.add[0]", "non-default capabilities"},
+		{"capability SYS_ADMIN in an init container", baseline, func(p *v1.Pod) {
+			p.Spec.InitContainers = []v1.Container{{Name: "init", Image: "i", SecurityContext: &v1.SecurityContext{Capabilities: &v1.Capabilities{Add: []v1.Capability{"SYS_ADMIN"}}}}}
+		}, "spec.initContainers[0].securityContext.capabilities.add[0]", "non-default capabilities"},
+		{"procMount Unmasked", baseline, func(p *v1.Pod) { csc(p).ProcMount = ptr.To(v1.UnmaskedProcMount) },
+			"spec.containers[0].securityContext.procMount", "procMount"},
+		{"probe of a host port", baseline, func(p *v1.Pod) {
+			c0(p).ReadinessProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{TCPSocket: &v1.TCPSocketAction{Port: intstr.FromInt(22), Host: "127.0.0.1"}}}
+		}, "spec.containers[0].readinessProbe.tcpSocket.host", "probe or lifecycle host"},
+		{"hook to another host", baseline, func(p *v1.Pod) {
+			c0(p).Lifecycle = &v1.Lifecycle{PostStart: &v1.LifecycleHandler{HTTPGet: &v1.HTTPGetAction{Port: intstr.FromInt(80), Host: "169.254.169.254"}}}
+		}, "spec.containers[0].lifecycle.postStart.httpGet.host", "probe or lifecycle host"},
+		{"probe Host header", baseline, func(p *v1.Pod) {
+			c0(p).LivenessProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Port: intstr.FromInt(80), HTTPHeaders: []v1.HTTPHeader{{Name: "Host", Value: "127.0.0.1"}}}}}
+		}, "spec.containers[0].livenessProbe.httpGet.httpHeaders[0].name", "must not set a Host header"},
+		{"too many containers", privileged, func(p *v1.Pod) {
+			for i := range 100 {
+				p.Spec.InitContainers = append(p.Spec.InitContainers, v1.Container{Name: fmt.Sprintf("i%d", i), Image: "i"})
+			}
+		}, "spec.containers", "must have at most 100 items"},
+		{"restricted: root", restricted, func(p *v1.Pod) {}, "spec.containers[0].securityContext.runAsNonRoot", `violates PodSecurity "restricted"`},
+		{"restricted: hostPath", restricted, func(p *v1.Pod) {
+			p.Spec.Volumes[0] = v1.Volume{Name: "data", VolumeSource: v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/"}}}
+		}, "spec.volumes[0].hostPath", `violates PodSecurity "baseline": hostPath volumes`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := validPod()
+			tc.mutate(p)
+			Default("t", p, false)
+			var got []string
+			found := false
+			for _, e := range Validate(p, tc.opts) {
+				got = append(got, e.Error())
+				if e.Field == tc.field && strings.Contains(e.Error(), tc.detail) {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("want %s: ...%s...; got %q", tc.field, tc.detail, got)
+			}
+		})
+	}
+}
+
+// What baseline and restricted still allow: a pod as users write it, with
+// unprivileged host ports, safe sysctls, RuntimeDefault and Localhost
+// profiles, and a restricted pod meeting every control.
+func TestLevelsAllowOrdinaryPods(t *testing.T) {
+	p := validPod()
+	p.Spec.SecurityContext = &v1.PodSecurityContext{
+		Sysctls:        []v1.Sysctl{{Name: "net.ipv4.tcp_syncookies", Value: "1"}, {Name: "net/ipv4/ip_local_port_range", Value: "1024 65000"}},
+		SeccompProfile: &v1.SeccompProfile{Type: v1.SeccompProfileTypeRuntimeDefault},
+	}
+	p.Spec.Containers[0].SecurityContext = &v1.SecurityContext{
+		AppArmorProfile: &v1.AppArmorProfile{Type: v1.AppArmorProfileTypeLocalhost, LocalhostProfile: ptr.To("berth-web")},
+		SELinuxOptions:  &v1.SELinuxOptions{Type: "container_t", Level: "s0:c1,c2"},
+		Capabilities:    &v1.Capabilities{Add: []v1.Capability{"NET_BIND_SERVICE"}},
+	}
+	p.Spec.Containers[0].Ports[0].HostIP = "0.0.0.0"
+	p.Spec.Containers[0].LivenessProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Port: intstr.FromInt(8080)}}}
+	data, _ := json.Marshal(p)
+	decodeOK(t, string(data), Options{Level: model.LevelBaseline})
+	decodeOK(t, string(data), Options{Level: model.LevelBaseline, NodeIP: "192.0.2.7"})
+
+	p.Spec.Containers[0].Ports[0].HostIP = "192.0.2.7"
+	data, _ = json.Marshal(p)
+	decodeOK(t, string(data), Options{Level: model.LevelBaseline, NodeIP: "192.0.2.7"})
+
+	p.Spec.Containers[0].Ports[0].HostIP = ""
+	p.Spec.SecurityContext.RunAsNonRoot = ptr.To(true)
+	for i := range p.Spec.Containers {
+		c := &p.Spec.Containers[i]
+		if c.SecurityContext == nil {
+			c.SecurityContext = &v1.SecurityContext{}
+		}
+		c.SecurityContext.AllowPrivilegeEscalation = ptr.To(false)
+		c.SecurityContext.Capabilities = &v1.Capabilities{Drop: []v1.Capability{"ALL"}, Add: []v1.Capability{"NET_BIND_SERVICE"}}
+	}
+	data, _ = json.Marshal(p)
+	decodeOK(t, string(data), Options{Level: model.LevelRestricted})
+
+	unsafe := validPod()
+	unsafe.Spec.SecurityContext = &v1.PodSecurityContext{Sysctls: []v1.Sysctl{{Name: "net.core.somaxconn", Value: "1024"}, {Name: "kernel.msgmax", Value: "8192"}}}
+	data, _ = json.Marshal(unsafe)
+	decodeOK(t, string(data), Options{Level: model.LevelPrivileged, AllowedUnsafeSysctls: []string{"net.core.*", "kernel.msgmax"}})
+}
+
+// A network source never lets a manifest choose a pod's UID: a pushed pod
+// naming a file-source pod's UID gets its own, and two sources never share
+// one (so never a pod directory).
+func TestNetworkSourcesDeriveUIDs(t *testing.T) {
+	const fileUID = "0b7e5a3c-1111-4222-8333-944445555666"
+	m := fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata: {name: web, uid: %s}\nspec:\n  containers: [{name: c, image: busybox}]\n", fileUID)
+	file := decodeOK(t, m, Options{Level: model.LevelPrivileged, Node: "n1"})
+	if len(file) != 1 || file[0].Pod.UID != fileUID {
+		t.Fatalf("file source: %v", file)
+	}
+	pushA, errs := Decode("push", "o", []byte(m), Options{DeriveUIDs: true, Node: "n1"})
+	pushB, _ := Decode("http", "o", []byte(m), Options{DeriveUIDs: true, Node: "n1"})
+	if len(errs) != 0 || len(pushA) != 1 || len(pushB) != 1 {
+		t.Fatalf("network decode: %v %v", pushA, errs)
+	}
+	a, b := pushA[0].Pod.UID, pushB[0].Pod.UID
+	if a == fileUID || b == fileUID || a == b {
+		t.Errorf("uids file %s push %s http %s: a network pod took another's", fileUID, a, b)
+	}
+	if len(validateUID(a, nil)) != 0 {
+		t.Errorf("derived uid %q is not one path element", a)
+	}
+	// Stable across decodes, and a new declared UID is a new incarnation.
+	again, _ := Decode("push", "o", []byte(m), Options{DeriveUIDs: true, Node: "n1"})
+	other, _ := Decode("push", "o", []byte(strings.Replace(m, fileUID, "another-uid", 1)), Options{DeriveUIDs: true, Node: "n1"})
+	if again[0].Pod.UID != a || other[0].Pod.UID == a {
+		t.Errorf("derived uids: again %s, other %s, first %s", again[0].Pod.UID, other[0].Pod.UID, a)
+	}
+	// Without a declared UID, the derived one is the same as before issue 20.
+	plain, _ := Decode("push", "o", []byte(strings.Replace(m, ", uid: "+fileUID, "", 1)), Options{DeriveUIDs: true, Node: "n1"})
+	if want := PodUID(uidScope("n1", "push"), "default", "web"); plain[0].Pod.UID != want {
+		t.Errorf("undeclared uid %s, want %s", plain[0].Pod.UID, want)
+	}
+	// A hostile declared UID is still refused by name, not silently replaced.
+	bad := strings.Replace(m, fileUID, "x/../../etc", 1)
+	if errs := decodeErrs(t, bad, Options{DeriveUIDs: true}); len(errs) != 1 || !strings.Contains(errs[0], "metadata.uid: Invalid value") {
+		t.Errorf("hostile uid: %q", errs)
+	}
+	// The legacy format's uuid takes the same check.
+	legacy := "version: v1beta1\nid: seed\nuuid: ../../../tmp\ncontainers: [{name: c, image: busybox}]\n"
+	if errs := decodeErrs(t, legacy, Options{Level: model.LevelPrivileged}); len(errs) != 1 || !strings.Contains(errs[0], "metadata.uid") {
+		t.Errorf("legacy uuid: %q", errs)
+	}
+}
