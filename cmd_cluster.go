@@ -129,6 +129,9 @@ func applyCmd() *cobra.Command {
 			}
 			manifests := map[[2]string][]byte{}
 			for _, d := range pods {
+				// The node derives the UID itself (from a declared one, if
+				// any), so the one this decode derived is not written.
+				d.Pod.UID = ""
 				b, err := json.Marshal(d.Pod)
 				if err != nil {
 					return err
@@ -269,7 +272,7 @@ func allNodePods(ctx context.Context, ef *etcdFlags) (*v1.PodList, error) {
 
 // applyOptions decode as a node's etcd source does.
 func applyOptions(node string, allowHost bool) sources.Options {
-	o := sources.Options{Node: node, DeriveUIDs: true, Level: model.LevelBaseline}
+	o := sources.Options{Node: node, Level: model.LevelBaseline}
 	if allowHost {
 		o.Level = model.LevelPrivileged
 	}
