@@ -318,7 +318,6 @@ func TestDecodeLegacySeed(t *testing.T) {
 	errs := decodeErrs(t, seedManifest, Options{})
 	want := []string{
 		`pods/web.yaml: default/nginx: spec.volumes[0].hostPath: Forbidden: violates PodSecurity "baseline": hostPath volumes (must not use a hostPath volume)`,
-		`pods/web.yaml: default/nginx: spec.containers[0].ports[0].hostIP: Forbidden: violates PodSecurity "baseline": hostPort (hostIP 127.0.0.1 is not the node's address; leave it empty)`,
 		`pods/web.yaml: default/nginx: spec.containers[0].livenessProbe.httpGet.host: Forbidden: violates PodSecurity "baseline": probe or lifecycle host (must not set host "localhost": probes reach the pod's own IP)`,
 	}
 	if !slices.Equal(errs, want) {

@@ -150,8 +150,9 @@ func (v *psViolation) baselineContainer(c *v1.Container, p *field.Path) {
 	v.appArmor(sc.AppArmorProfile, scp.Child("appArmorProfile"))
 }
 
-// hostPort allows a baseline pod the source's host ports on an unspecified
-// address or the node's own.
+// hostPort allows a baseline pod the source's host ports on an unspecified,
+// a loopback (less exposed than unspecified, which covers loopback too) or
+// the node's own address.
 func (v *psViolation) hostPort(port v1.ContainerPort, p *field.Path) {
 	if port.HostPort == 0 {
 		return
@@ -163,14 +164,14 @@ func (v *psViolation) hostPort(port v1.ContainerPort, p *field.Path) {
 		}
 		v.forbid(p.Child("hostPort"), "hostPort", fmt.Sprintf("%d is outside the source's host_ports %s", port.HostPort, allowed))
 	}
-	if ip := port.HostIP; ip != "" && !unspecifiedIP(ip) && (v.opts.NodeIP == "" || ip != v.opts.NodeIP) {
+	if ip := port.HostIP; ip != "" && !localIP(ip) && (v.opts.NodeIP == "" || ip != v.opts.NodeIP) {
 		v.forbid(p.Child("hostIP"), "hostPort", fmt.Sprintf("hostIP %s is not the node's address; leave it empty", ip))
 	}
 }
 
-func unspecifiedIP(s string) bool {
+func localIP(s string) bool {
 	ip := net.ParseIP(s)
-	return ip != nil && ip.IsUnspecified()
+	return ip != nil && (ip.IsUnspecified() || ip.IsLoopback())
 }
 
 // probeHosts forbids probes and hooks aimed at another host than the pod:

@@ -71,7 +71,7 @@ func TestAuditedAttacksAreRefused(t *testing.T) {
 			"spec.containers[0].ports[0].hostPort", "80 is outside the source's host_ports 1024-65535"},
 		{"hostPort outside configured range", Options{HostPorts: model.PortRanges{{Min: 30000, Max: 32767}}}, func(p *v1.Pod) {},
 			"spec.containers[0].ports[0].hostPort", "18080 is outside the source's host_ports 30000-32767"},
-		{"hostPort on host loopback", baseline, func(p *v1.Pod) { c0(p).Ports[0].HostIP = "127.0.0.1" },
+		{"hostPort on another host address", baseline, func(p *v1.Pod) { c0(p).Ports[0].HostIP = "10.1.2.3" },
 			"spec.containers[0].ports[0].hostIP", "not the node's address"},
 		{"unsafe sysctl at baseline", baseline, func(p *v1.Pod) { psc(p).Sysctls = []v1.Sysctl{{Name: "kernel.core_pattern", Value: "|/tmp/x"}} },
 			"spec.securityContext.sysctls[0].name", `violates PodSecurity "baseline": forbidden sysctls`},
@@ -149,6 +149,7 @@ func TestLevelsAllowOrdinaryPods(t *testing.T) {
 		Capabilities:    &v1.Capabilities{Add: []v1.Capability{"NET_BIND_SERVICE"}},
 	}
 	p.Spec.Containers[0].Ports[0].HostIP = "0.0.0.0"
+	p.Spec.Containers = append(p.Spec.Containers, v1.Container{Name: "local", Image: "i", Ports: []v1.ContainerPort{{ContainerPort: 9, HostPort: 9090, HostIP: "127.0.0.1"}}})
 	p.Spec.Containers[0].LivenessProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Port: intstr.FromInt(8080)}}}
 	data, _ := json.Marshal(p)
 	decodeOK(t, string(data), Options{Level: model.LevelBaseline})
