@@ -22,7 +22,8 @@ type Executor interface {
 	ExecStream(ctx context.Context, id string, o runtime.ExecOptions) (int, error)
 }
 
-// ErrAnonymousExec is the 403 answer of /exec on a server without tokens.
+// ErrAnonymousExec is the 403 answer of /exec, without an admin token, on a
+// server that has none (server.token_file unset).
 const ErrAnonymousExec = "exec needs server.token_file: berth refuses anonymous exec"
 
 // execDrain bounds how long the server waits, after the status frame, for
