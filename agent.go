@@ -66,13 +66,9 @@ func newAgent(cfg *config.Config, log *slog.Logger) (_ *agent, err error) {
 			a.close()
 		}
 	}()
-	var tokens []string
-	if cfg.TokenFile != "" {
-		if tokens, err = server.LoadTokens(cfg.TokenFile); err != nil {
-			return nil, err
-		}
-	} else if !cfg.Loopback() {
-		return nil, fmt.Errorf("server.address %s is not loopback: set server.token_file to protect the API", cfg.ServerAddress)
+	tokens, pushTokens, err := loadTokens(cfg)
+	if err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(cfg.RootDir, 0o755); err != nil {
 		return nil, fmt.Errorf("root_dir: %w", err)
@@ -163,12 +159,13 @@ func newAgent(cfg *config.Config, log *slog.Logger) (_ *agent, err error) {
 	a.dockerInf.Relist = cfg.DockerRelist
 
 	api := server.New(server.Options{
-		Store:    st,
-		Node:     cfg.NodeName,
-		Registry: m.Registry,
-		Tokens:   tokens,
-		Events:   recent.List,
-		Ready:    []server.Checker{server.SourcesSynced(st), a.dockerReady},
+		Store:      st,
+		Node:       cfg.NodeName,
+		Registry:   m.Registry,
+		Tokens:     tokens,
+		PushTokens: pushTokens,
+		Events:     recent.List,
+		Ready:      []server.Checker{server.SourcesSynced(st), a.dockerReady},
 	})
 	a.api = api
 	server.RegisterLogs(api, rt)
@@ -189,9 +186,29 @@ func newAgent(cfg *config.Config, log *slog.Logger) (_ *agent, err error) {
 	server.RegisterStats(api, a.stats)
 	server.RegisterResource(api, a.stats)
 	if push != nil {
-		server.RegisterPush(api, push.Routes())
+		server.RegisterPush(api, push.Name(), push.Routes())
 	}
 	return a, nil
+}
+
+// loadTokens reads the admin (server.token_file) and push
+// (sources.push.token_file) tokens. Without admin tokens the API must listen
+// on loopback only, and pushing needs a push token: config.Load refuses
+// the push source without either file.
+func loadTokens(cfg *config.Config) (admin, push []string, err error) {
+	if cfg.TokenFile != "" {
+		if admin, err = server.LoadTokens("server.token_file", cfg.TokenFile); err != nil {
+			return nil, nil, err
+		}
+	} else if !cfg.Loopback() {
+		return nil, nil, fmt.Errorf("server.address %s is not loopback: set server.token_file to protect the API", cfg.ServerAddress)
+	}
+	if cfg.PushTokenFile != "" {
+		if push, err = server.LoadTokens("sources.push.token_file", cfg.PushTokenFile); err != nil {
+			return nil, nil, err
+		}
+	}
+	return admin, push, nil
 }
 
 // buildSources returns the configured sources, file first; push is also

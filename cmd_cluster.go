@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,15 +20,20 @@ import (
 	"github.com/berth-dev/berth/cluster"
 	"github.com/berth-dev/berth/etcdclient"
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/server"
 	"github.com/berth-dev/berth/sources"
 )
 
 // etcdFlags are the cluster commands' way to etcd, named like etcdctl's
 // (--endpoints, --cacert, --cert, --key, --user) with an etcd- prefix; each
-// defaults to the agent's BERTH_SOURCES_ETCD_* variable.
+// defaults to the agent's BERTH_SOURCES_ETCD_* variable. The password never
+// comes from the command line, which every user of the host can read: it
+// is read from --etcd-password-file, else $BERTH_SOURCES_ETCD_PASSWORD.
 type etcdFlags struct {
 	endpoints               string
 	cacert, cert, key, user string
+	passwordFile            string
+	allowInsecureAuth       bool
 	timeout                 time.Duration
 }
 
@@ -38,28 +44,42 @@ func (f *etcdFlags) addFlags(fs *pflag.FlagSet) {
 		}
 		return def
 	}
+	insecure, _ := strconv.ParseBool(env("ALLOW_INSECURE_AUTH", "false"))
 	fs.StringVar(&f.endpoints, "etcd-endpoints", env("ENDPOINTS", "http://127.0.0.1:2379"), "etcd endpoints, comma-separated")
 	fs.StringVar(&f.cacert, "etcd-cacert", env("TLS_CA_FILE", ""), "CA file verifying etcd's certificate")
 	fs.StringVar(&f.cert, "etcd-cert", env("TLS_CERT_FILE", ""), "client certificate file for etcd")
 	fs.StringVar(&f.key, "etcd-key", env("TLS_KEY_FILE", ""), "client key file for etcd")
-	fs.StringVar(&f.user, "etcd-user", env("USERNAME", ""), "etcd username, or username:password (else the password is $BERTH_SOURCES_ETCD_PASSWORD)")
+	fs.StringVar(&f.user, "etcd-user", env("USERNAME", ""), "etcd username (the password comes from --etcd-password-file or $BERTH_SOURCES_ETCD_PASSWORD)")
+	fs.StringVar(&f.passwordFile, "etcd-password-file", env("PASSWORD_FILE", ""), "file holding the etcd password (mode 0600 or stricter)")
+	fs.BoolVar(&f.allowInsecureAuth, "etcd-allow-insecure-auth", insecure, "allow the etcd password over plain http://")
 	fs.DurationVar(&f.timeout, "etcd-timeout", 10*time.Second, "time limit of the etcd requests")
 }
 
+// errPasswordInArgv refuses --etcd-user NAME:PASSWORD.
+var errPasswordInArgv = errors.New("--etcd-user: a password on the command line is readable by every user of the host; " +
+	"put it in --etcd-password-file (mode 0600) or $BERTH_SOURCES_ETCD_PASSWORD")
+
 func (f *etcdFlags) config() (etcdclient.Config, error) {
 	c := etcdclient.Config{Endpoints: etcdclient.SplitEndpoints(f.endpoints), CAFile: f.cacert, CertFile: f.cert, KeyFile: f.key,
-		DialTimeout: 5 * time.Second}
-	if user, pass, ok := strings.Cut(f.user, ":"); ok {
-		c.Username, c.Password = user, pass
+		Username: f.user, AllowInsecureAuth: f.allowInsecureAuth, DialTimeout: 5 * time.Second}
+	if strings.Contains(f.user, ":") {
+		return c, errPasswordInArgv
+	}
+	if f.passwordFile != "" {
+		b, err := server.ReadSecret("--etcd-password-file", f.passwordFile)
+		if err != nil {
+			return c, err
+		}
+		c.Password = strings.TrimRight(string(b), "\r\n")
 	} else if f.user != "" {
-		c.Username, c.Password = f.user, os.Getenv("BERTH_SOURCES_ETCD_PASSWORD")
+		c.Password = os.Getenv("BERTH_SOURCES_ETCD_PASSWORD")
 	}
 	return c, c.Validate(func(field string) string { return etcdFlagOf[field] })
 }
 
 // etcdFlagOf names the flag of each etcdclient.Config field, for Validate.
-var etcdFlagOf = map[string]string{"endpoints": "--etcd-endpoints", "tls.cert_file": "--etcd-cert", "tls.key_file": "--etcd-key",
-	"username": "--etcd-user", "password": "the password"}
+var etcdFlagOf = map[string]string{"endpoints": "--etcd-endpoints", "tls.ca_file": "--etcd-cacert", "tls.cert_file": "--etcd-cert",
+	"tls.key_file": "--etcd-key", "username": "--etcd-user", "password": "the password", "allow_insecure_auth": "--etcd-allow-insecure-auth"}
 
 // registry connects to etcd; the caller closes the client.
 func (f *etcdFlags) registry(ctx context.Context) (cluster.Registry, *clientv3.Client, error) {

@@ -86,3 +86,47 @@ func TestEtcdEndpointsFromEnv(t *testing.T) {
 		t.Fatalf("endpoints %q", c.EtcdEndpoints)
 	}
 }
+
+// The push source is never anonymous: it needs sources.push.token_file or
+// server.token_file.
+func TestPushNeedsATokenFile(t *testing.T) {
+	t.Setenv("BERTH_SOURCES_PUSH_ENABLED", "true")
+	if _, err := Load(flags(t)); err == nil || !strings.Contains(err.Error(), "sources.push.token_file") {
+		t.Fatalf("push without a token file: %v, want an error naming sources.push.token_file", err)
+	}
+	for _, env := range []string{"BERTH_SOURCES_PUSH_TOKEN_FILE", "BERTH_SERVER_TOKEN_FILE"} {
+		t.Run(env, func(t *testing.T) {
+			t.Setenv(env, "/etc/berth/token")
+			c, err := Load(flags(t))
+			if err != nil || !c.PushEnabled {
+				t.Fatalf("push with %s: %v", env, err)
+			}
+		})
+	}
+}
+
+// An etcd password over plain http is refused unless
+// sources.etcd.allow_insecure_auth says so; TLS needs no such consent.
+func TestEtcdPasswordOverHTTPNeedsConsent(t *testing.T) {
+	t.Setenv("BERTH_SOURCES_ETCD_ENDPOINTS", "http://127.0.0.1:2379")
+	t.Setenv("BERTH_SOURCES_ETCD_USERNAME", "berth")
+	t.Setenv("BERTH_SOURCES_ETCD_PASSWORD", "s3cret")
+	_, err := Load(flags(t))
+	if err == nil || !strings.Contains(err.Error(), "sources.etcd.username") || !strings.Contains(err.Error(), "sources.etcd.allow_insecure_auth") {
+		t.Fatalf("password over http: %v, want an error naming the keys", err)
+	}
+	t.Run("allowed", func(t *testing.T) {
+		t.Setenv("BERTH_SOURCES_ETCD_ALLOW_INSECURE_AUTH", "true")
+		c, err := Load(flags(t))
+		if err != nil || !c.EtcdClient().AllowInsecureAuth {
+			t.Fatalf("allowed insecure auth: %v", err)
+		}
+	})
+	t.Run("tls", func(t *testing.T) {
+		t.Setenv("BERTH_SOURCES_ETCD_ENDPOINTS", "https://127.0.0.1:2379")
+		t.Setenv("BERTH_SOURCES_ETCD_TLS_CA_FILE", "/etc/berth/etcd-ca.pem")
+		if _, err := Load(flags(t)); err != nil {
+			t.Fatalf("password over TLS: %v", err)
+		}
+	})
+}

@@ -63,8 +63,10 @@ func (c Config) TLS() bool {
 }
 
 // Validate reports the first wrong setting, naming each field (endpoints,
-// tls.cert_file, tls.key_file, username, password) as name returns it: the
-// configuration key or the flag the user set.
+// tls.ca_file, tls.cert_file, tls.key_file, username, password,
+// allow_insecure_auth) as name returns it: the configuration key or the
+// flag the user set. A username (hence a password) over plain http is
+// refused unless AllowInsecureAuth.
 func (c Config) Validate(name func(field string) string) error {
 	if (c.CertFile == "") != (c.KeyFile == "") {
 		return fmt.Errorf("%s and %s must be set together", name("tls.cert_file"), name("tls.key_file"))
@@ -78,7 +80,7 @@ func (c Config) Validate(name func(field string) string) error {
 		}
 	}
 	if c.Username != "" && !c.TLS() && !c.AllowInsecureAuth && len(c.Endpoints) > 0 {
-		return fmt.Errorf("%s: the etcd password would cross plain http (%s); use https:// and %s, or set %s: true",
+		return fmt.Errorf("%s: the etcd password would cross plain http (%s); use https:// and %s, or accept the risk with %s",
 			name("username"), strings.Join(c.Endpoints, ","), name("tls.ca_file"), name("allow_insecure_auth"))
 	}
 	return nil

@@ -89,6 +89,10 @@ func TestValidate(t *testing.T) {
 		{Config{CertFile: "c"}, "sources.etcd.tls.cert_file and sources.etcd.tls.key_file must be set together"},
 		{Config{Password: "p"}, "sources.etcd.password is set without sources.etcd.username"},
 		{Config{Endpoints: []string{"http://a:2379"}, CAFile: "ca"}, "plain http but TLS is configured"},
+		{Config{Endpoints: []string{"http://a:2379"}, Username: "u", Password: "p"},
+			"sources.etcd.username: the etcd password would cross plain http (http://a:2379); use https:// and sources.etcd.tls.ca_file, or accept the risk with sources.etcd.allow_insecure_auth"},
+		{Config{Endpoints: []string{"http://a:2379"}, Username: "u", Password: "p", AllowInsecureAuth: true}, ""},
+		{Config{Endpoints: []string{"https://a:2379"}, CAFile: "ca", Username: "u", Password: "p"}, ""},
 	} {
 		err := tc.cfg.Validate(configKey)
 		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {

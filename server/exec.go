@@ -22,7 +22,8 @@ type Executor interface {
 	ExecStream(ctx context.Context, id string, o runtime.ExecOptions) (int, error)
 }
 
-// ErrAnonymousExec is the 403 answer of /exec on a server without tokens.
+// ErrAnonymousExec is the 403 answer of /exec, without an admin token, on a
+// server that has none (server.token_file unset).
 const ErrAnonymousExec = "exec needs server.token_file: berth refuses anonymous exec"
 
 // execDrain bounds how long the server waits, after the status frame, for
@@ -36,14 +37,10 @@ var (
 
 // RegisterExec serves POST /exec/{ns}/{pod}/{container} with the kubelet's
 // query parameters command (repeated), stdin and tty, speaking ExecProtocol
-// after the upgrade. It is authenticated, and answers 403 when the server
-// has no tokens: exec is never anonymous.
+// after the upgrade. It needs an admin token: 403 with a push token, and
+// with none when the server has no admin tokens (exec is never anonymous).
 func RegisterExec(s *Server, ex Executor) {
-	s.Handle("POST /exec/{ns}/{pod}/{container}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if len(s.opts.Tokens) == 0 {
-			http.Error(w, ErrAnonymousExec, http.StatusForbidden)
-			return
-		}
+	s.handle("POST /exec/{ns}/{pod}/{container}", accessExec, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		serveExec(w, r, s.opts.Store, ex)
 	}))
 }

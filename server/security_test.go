@@ -28,7 +28,7 @@ func fullAPI(t *testing.T, l Limits) string {
 	RegisterLogs(s, runtime.NewFake(nil))
 	RegisterStats(s, stats.Unavailable{Reason: "test"})
 	push := sources.NewPushSource("push", t.TempDir(), sources.Options{})
-	RegisterPush(s, push.Routes())
+	RegisterPush(s, "push", push.Routes())
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -1,16 +1,14 @@
 // Package server is berth's HTTP API: health, metrics and the pod list, on
 // one port, with bearer-token protection for everything but health and
-// metrics.
+// metrics: admin tokens open everything, push tokens the push source's
+// pods only (see scope).
 package server
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -34,8 +32,13 @@ type Options struct {
 	Registry *prometheus.Registry
 	// Ready checks are all run by /readyz.
 	Ready []Checker
-	// Tokens accepted as "Authorization: Bearer <token>"; empty: no auth.
+	// Tokens are the admin tokens (server.token_file), accepted as
+	// "Authorization: Bearer <token>" on every route. Empty: the routes
+	// other than the push source's and exec need no token (see scope).
 	Tokens []string
+	// PushTokens (sources.push.token_file) may only create, update, delete
+	// and read the push source's pods; a token in both lists is an admin's.
+	PushTokens []string
 	// Events lists recent events, oldest first (nil: /events is empty).
 	Events func() []events.Event
 	// Node is the node's name, the spec.nodeName of every served pod.
@@ -46,6 +49,9 @@ type Options struct {
 type Server struct {
 	opts Options
 	mux  *http.ServeMux
+	// pushSource names the source whose pods push tokens see (set by
+	// RegisterPush; empty: they see none).
+	pushSource string
 }
 
 // New returns the API handler.
@@ -56,65 +62,34 @@ func New(o Options) *Server {
 	if o.Registry != nil {
 		s.mux.Handle("GET /metrics", promhttp.HandlerFor(o.Registry, promhttp.HandlerOpts{Registry: o.Registry}))
 	}
-	s.mux.Handle("GET /pods", s.auth(http.HandlerFunc(s.listPods)))
-	s.mux.Handle("GET /pods/{ns}/{name}", s.auth(http.HandlerFunc(s.getPod)))
-	s.mux.Handle("GET /events", s.auth(http.HandlerFunc(s.listEvents)))
+	s.handle("GET /pods", accessPods, http.HandlerFunc(s.listPods))
+	s.handle("GET /pods/{ns}/{name}", accessPods, http.HandlerFunc(s.getPod))
+	s.Handle("GET /events", http.HandlerFunc(s.listEvents))
 	return s
 }
 
-// Handle registers an extra authenticated handler (e.g. the push source).
-func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, s.auth(h)) }
+// Handle registers an extra handler that needs the admin scope.
+func (s *Server) Handle(pattern string, h http.Handler) { s.handle(pattern, accessAdmin, h) }
+
+func (s *Server) handle(pattern string, a access, h http.Handler) {
+	s.mux.Handle(pattern, s.guard(a, h))
+}
 
 // MaxPushBody caps request bodies of the push routes at the server, beside
 // the push source's own, smaller limit.
 const MaxPushBody = 2 << 20
 
-// RegisterPush serves the push source's routes (ServeMux pattern → handler),
-// authenticated and with bodies capped at MaxPushBody.
-func RegisterPush(s *Server, routes map[string]http.Handler) {
+// RegisterPush serves the routes (ServeMux pattern → handler) of the push
+// source named source, with bodies capped at MaxPushBody. They need a push
+// or an admin token, never none; push tokens read source's pods only.
+func RegisterPush(s *Server, source string, routes map[string]http.Handler) {
+	s.pushSource = source
 	for pattern, h := range routes {
-		s.Handle(pattern, http.MaxBytesHandler(h, MaxPushBody))
+		s.handle(pattern, accessPush, http.MaxBytesHandler(h, MaxPushBody))
 	}
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
-
-// LoadTokens reads one token per non-empty line of path.
-func LoadTokens(path string) ([]string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("server.token_file: %w", err)
-	}
-	var out []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			out = append(out, l)
-		}
-	}
-	if len(out) == 0 {
-		return nil, errors.New("server.token_file: no token in file")
-	}
-	return out, nil
-}
-
-func (s *Server) auth(h http.Handler) http.Handler {
-	if len(s.opts.Tokens) == 0 {
-		return h
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if ok {
-			for _, t := range s.opts.Tokens {
-				if subtle.ConstantTimeCompare([]byte(got), []byte(t)) == 1 {
-					h.ServeHTTP(w, r)
-					return
-				}
-			}
-		}
-		w.Header().Set("WWW-Authenticate", `Bearer realm="berth"`)
-		http.Error(w, "unauthorized", http.StatusUnauthorized)
-	})
-}
 
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
@@ -182,7 +157,9 @@ func (s *Server) listPods(w http.ResponseWriter, r *http.Request) {
 	}
 	list := v1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PodList"}, Items: []v1.Pod{}}
 	for _, p := range pods {
-		list.Items = append(list.Items, PodObject(p, s.opts.Node))
+		if s.visible(r, p) {
+			list.Items = append(list.Items, PodObject(p, s.opts.Node))
+		}
 	}
 	sort.Slice(list.Items, func(i, j int) bool {
 		a, b := list.Items[i], list.Items[j]
@@ -198,7 +175,7 @@ func (s *Server) getPod(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	if p == nil {
+	if p == nil || !s.visible(r, p) {
 		http.Error(w, fmt.Sprintf("pod %s not found", key), http.StatusNotFound)
 		return
 	}

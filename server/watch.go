@@ -90,6 +90,9 @@ func (s *Server) watchPods(w http.ResponseWriter, r *http.Request) {
 		cur := make(map[string]watched, len(pods))
 		var out bytes.Buffer
 		for _, p := range pods {
+			if !s.visible(r, p) {
+				continue
+			}
 			obj := PodObject(p, s.opts.Node)
 			raw, err := json.Marshal(obj)
 			if err != nil {

@@ -47,9 +47,14 @@ func metricAtLeast(tb testing.TB, b *Berth, series string, min float64) {
 	})
 }
 
-func request(tb testing.TB, method, url, body string, want int) {
+// request sends method url with body and a bearer token (none if empty)
+// and fails unless the answer is want.
+func request(tb testing.TB, method, url, token, body string, want int) {
 	tb.Helper()
 	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		tb.Fatal(err)
@@ -74,15 +79,17 @@ func TestAllSourcesMerge(t *testing.T) {
 	node := "e2e-" + runID + "-" + randHex(3)
 	prefix := "/registry/hosts/" + node + "/pods/"
 	etcd.Put(prefix+"default/frometcd", sleeper("frometcd"))
+	pushFile, push := writeToken(t, "push")
 
 	b := startBerth(t, Options{Node: node, Env: []string{
 		"BERTH_SOURCES_ETCD_ENDPOINTS=" + etcd.ClientURL,
 		"BERTH_SOURCES_HTTP_URL=" + hs.URL,
 		"BERTH_SOURCES_HTTP_INTERVAL=300ms",
 		"BERTH_SOURCES_PUSH_ENABLED=true",
+		"BERTH_SOURCES_PUSH_TOKEN_FILE=" + pushFile,
 	}})
 	writeFile(t, b.Pods, "fromfile.yaml", sleeper("fromfile"))
-	request(t, http.MethodPost, b.URL("/pods/default/pushed"), sleeper("pushed"), http.StatusCreated)
+	request(t, http.MethodPost, b.URL("/pods/default/pushed"), push, sleeper("pushed"), http.StatusCreated)
 
 	ids := map[string]map[string]string{}
 	for _, pod := range []string{"fromfile", "frometcd", "fromhttp", "pushed"} {
@@ -112,7 +119,7 @@ func TestAllSourcesMerge(t *testing.T) {
 
 	etcd.Delete(prefix + "default/frometcd")
 	waitPodGone(t, node, "frometcd")
-	request(t, http.MethodDelete, b.URL("/pods/default/pushed"), "", http.StatusOK)
+	request(t, http.MethodDelete, b.URL("/pods/default/pushed"), push, "", http.StatusOK)
 	waitPodGone(t, node, "pushed")
 	assertStable(t, node, "fromfile", ids["fromfile"], time.Second)
 

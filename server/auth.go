@@ -1,0 +1,110 @@
+package server
+
+import (
+	"context"
+	"crypto/subtle"
+	"net/http"
+	"strings"
+
+	"github.com/berth-dev/berth/model"
+)
+
+// scope is what a request may do, resolved once per request from its
+// bearer token by guard:
+//
+//   - scopeAdmin: a token of Options.Tokens (server.token_file): everything.
+//   - scopePush: a token of Options.PushTokens (sources.push.token_file):
+//     the push routes, and GET /pods (list, watch, one pod) showing only the
+//     push source's pods; 403 anywhere else.
+//   - scopeOpen: no admin token is configured and the request brings none
+//     of the tokens: what berth always served without server.token_file
+//     (on loopback only), i.e. everything but exec (403) and the push routes
+//     (401: pushing is never anonymous).
+//
+// With admin tokens configured, a request with no known token is a 401.
+type scope int
+
+const (
+	scopeOpen scope = iota
+	scopePush
+	scopeAdmin
+)
+
+// access is what a route requires.
+type access int
+
+const (
+	accessPods  access = iota // GET /pods, /pods/{ns}/{name}: any scope, push filtered
+	accessPush                // the push routes: push or admin
+	accessAdmin               // the rest: admin, or open without admin tokens
+	accessExec                // exec: admin only
+)
+
+// Answers of guard.
+const (
+	errPushNeedsToken = "unauthorized: pushing pods needs a bearer token from sources.push.token_file or server.token_file"
+	errPushScope      = "forbidden: a push token (sources.push.token_file) may only create, update, delete and read the push source's pods; this needs a token from server.token_file"
+)
+
+type scopeKey struct{}
+
+// guard serves h to the requests whose scope grants a, with the scope in
+// the request's context; it answers the others 401 or 403.
+func (s *Server) guard(a access, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sc, known := s.scopeOf(r)
+		if !known {
+			unauthorized(w, "unauthorized")
+			return
+		}
+		switch {
+		case sc == scopeAdmin, a == accessPods:
+		case sc == scopePush && a != accessPush:
+			http.Error(w, errPushScope, http.StatusForbidden)
+			return
+		case sc == scopeOpen && a == accessPush:
+			unauthorized(w, errPushNeedsToken)
+			return
+		case sc == scopeOpen && a == accessExec:
+			http.Error(w, ErrAnonymousExec, http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), scopeKey{}, sc)))
+	})
+}
+
+// scopeOf resolves r's bearer token; known is false when admin tokens are
+// configured and r has none of the tokens.
+func (s *Server) scopeOf(r *http.Request) (sc scope, known bool) {
+	if got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		if matches(got, s.opts.Tokens) {
+			return scopeAdmin, true
+		}
+		if matches(got, s.opts.PushTokens) {
+			return scopePush, true
+		}
+	}
+	return scopeOpen, len(s.opts.Tokens) == 0
+}
+
+func matches(got string, tokens []string) bool {
+	found := false
+	for _, t := range tokens {
+		if subtle.ConstantTimeCompare([]byte(got), []byte(t)) == 1 {
+			found = true
+		}
+	}
+	return found
+}
+
+func unauthorized(w http.ResponseWriter, msg string) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="berth"`)
+	http.Error(w, msg, http.StatusUnauthorized)
+}
+
+// visible reports whether the request may see p: push-scoped requests see
+// the push source's pods only.
+func (s *Server) visible(r *http.Request, p *model.Pod) bool {
+	sc, _ := r.Context().Value(scopeKey{}).(scope)
+	return sc != scopePush || (s.pushSource != "" && p.Source == s.pushSource)
+}
