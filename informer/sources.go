@@ -10,6 +10,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
 	"github.com/berth-dev/berth/model"
@@ -161,9 +162,12 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 	if err != nil {
 		return err
 	}
+	// UIDs name pod directories on the host: one pod each.
+	uids := map[types.UID]string{}
 	for _, p := range all {
 		if p.Source != u.Source {
 			taken.add(p.Key, p.Spec)
+			uids[p.Spec.UID] = p.Key
 		}
 	}
 
@@ -176,6 +180,7 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 	for key, old := range have {
 		if _, bad := podErr[key]; (bad || failedOrigin[old.Origin]) && !offered[key] {
 			taken.add(key, old.Spec)
+			uids[old.Spec.UID] = key
 		}
 	}
 
@@ -211,6 +216,11 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 			reject(d, key, clash)
 			continue
 		}
+		if owner, used := uids[d.Pod.UID]; used && owner != key {
+			reject(d, key, fmt.Sprintf("metadata.uid: %s is already the uid of pod %s", d.Pod.UID, owner))
+			continue
+		}
+		uids[d.Pod.UID] = key
 		taken.add(key, d.Pod)
 		next[key] = i.merge(have[key], u.Source, d, now)
 	}

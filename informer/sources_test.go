@@ -254,3 +254,35 @@ func TestRunningPodOfUnsyncedSourceKeepsItsClaim(t *testing.T) {
 		t.Fatal("the running source did not keep its pod")
 	}
 }
+
+// A pod UID names the pod's directories on the host, so two pods never share
+// one: the second claimant is rejected, within a source and across sources,
+// and a renamed pod keeping its UID is no clash with itself.
+func TestUIDClaimedOnce(t *testing.T) {
+	inf, st, _, _ := newInformer(t)
+	twin := func(name, uid string) sources.Desired {
+		d := pod(name, "img:1", 0)
+		d.Pod.UID = types.UID(uid)
+		return d
+	}
+	mustApply(t, inf, sources.Update{Source: "file", Pods: []sources.Desired{twin("a", "shared"), twin("b", "shared")}})
+	if a, _ := st.Pod(nil, "default/a"); a == nil {
+		t.Fatal("first claimant rejected")
+	}
+	if b, _ := st.Pod(nil, "default/b"); b != nil {
+		t.Error("second pod with the same uid accepted")
+	}
+	mustApply(t, inf, sources.Update{Source: "http", Pods: []sources.Desired{twin("c", "shared")}})
+	if c, _ := st.Pod(nil, "default/c"); c != nil {
+		t.Error("another source's pod took the uid")
+	}
+	src, _ := st.Source(nil, "http")
+	if joined := strings.Join(src.Errors, "\n"); !strings.Contains(joined, "metadata.uid: shared is already the uid of pod default/a") {
+		t.Errorf("errors %q", joined)
+	}
+	// a renamed to a2, same uid, in one update: accepted.
+	mustApply(t, inf, sources.Update{Source: "file", Pods: []sources.Desired{twin("a2", "shared")}})
+	if a2, _ := st.Pod(nil, "default/a2"); a2 == nil {
+		t.Error("a renamed pod lost its own uid")
+	}
+}
