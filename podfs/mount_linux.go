@@ -22,7 +22,7 @@ func mountPoints(dir string) ([]string, error) {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
+		fields := strings.Split(sc.Text(), " ") // paths have spaces escaped, not other blanks
 		if len(fields) < 5 {
 			continue
 		}

@@ -49,6 +49,9 @@ func removeTree(dir string) error {
 	}
 	parent := filepath.Dir(dir)
 	pfd, err := unix.Open(parent, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
 	if err != nil {
 		return &os.PathError{Op: "open", Path: parent, Err: err}
 	}
