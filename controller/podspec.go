@@ -14,6 +14,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/podfs"
 	"github.com/berth-dev/berth/runtime"
 )
 
@@ -149,21 +150,23 @@ func (c *Controller) labels(p *model.Pod, name, hash string, attempt, restarts i
 	}
 }
 
-// podDir is root_dir/pods/<uid>.
-func (c *Controller) podDir(uid string) string {
-	return filepath.Join(c.cfg.RootDir, "pods", uid)
+// paths is root_dir as podfs confines it: every host path derived from a
+// manifest name (pod UID, volume, container) is made by it, never by
+// joining such a name onto a path here.
+func (c *Controller) paths() podfs.Root { return podfs.New(c.cfg.RootDir) }
+
+// terminationLogFile is the host file bound at the instance's
+// terminationMessagePath, root_dir/pods/<uid>/containers/<name>/<attempt>/termination-log;
+// it exists once the instance was created.
+func (c *Controller) terminationLogFile(podUID, name string, attempt int) (string, error) {
+	return c.paths().TerminationLog(podUID, name, attempt)
 }
 
-// containerDir is root_dir/pods/<uid>/containers/<name>/<attempt>: files the
-// controller binds into one instance (its termination log).
-func (c *Controller) containerDir(podUID, name string, attempt int) string {
-	return filepath.Join(c.podDir(podUID), "containers", name, strconv.Itoa(attempt))
-}
-
-// terminationLogPath is the host file bound at the instance's
-// terminationMessagePath; it exists once the instance was created.
+// terminationLogPath is terminationLogFile for readers: "" (where no file
+// is) when podfs refuses the names.
 func (c *Controller) terminationLogPath(podUID, name string, attempt int) string {
-	return filepath.Join(c.containerDir(podUID, name, attempt), "termination-log")
+	p, _ := c.terminationLogFile(podUID, name, attempt)
+	return p
 }
 
 // podHostname is the sandbox's hostname and domain as the kubelet's
@@ -284,19 +287,23 @@ func (c *Controller) containerConfig(p *model.Pod, ctr *v1.Container, sb sandbox
 	if err := c.applySecurity(cfg, pod, ctr, image); err != nil {
 		return nil, err
 	}
-	for _, m := range ctr.VolumeMounts {
+	for i, m := range ctr.VolumeMounts {
 		sub := m.SubPath
 		if m.SubPathExpr != "" {
 			sub = expand(m.SubPathExpr, mapping)
 		}
-		mnt, err := c.mount(pod, m, sub)
+		mnt, err := c.mount(pod, ctr.Name, i, m, sub)
 		if err != nil {
 			return nil, err
 		}
 		cfg.Mounts = append(cfg.Mounts, mnt)
 	}
 	if tm := terminationMessagePath(ctr); tm != "" {
-		cfg.Mounts = append(cfg.Mounts, runtime.Mount{Source: c.terminationLogPath(string(pod.UID), ctr.Name, attempt), Target: tm})
+		src, err := c.terminationLogFile(string(pod.UID), ctr.Name, attempt)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Mounts = append(cfg.Mounts, runtime.Mount{Source: src, Target: tm})
 	}
 	return cfg, nil
 }
@@ -319,7 +326,10 @@ func terminationMessagePath(ctr *v1.Container) string {
 // prepareTerminationLog creates the empty, world-writable host file the
 // instance's terminationMessagePath is bound to.
 func (c *Controller) prepareTerminationLog(podUID, name string, attempt int) error {
-	f := c.terminationLogPath(podUID, name, attempt)
+	f, err := c.terminationLogFile(podUID, name, attempt)
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
 		return err
 	}

@@ -382,17 +382,46 @@ func TestVolumesMapping(t *testing.T) {
 	if err := c.ensureVolumes(t.Context(), p, true); err != nil {
 		t.Fatal(err)
 	}
+	uid := string(p.Spec.UID)
+	t.Cleanup(func() { // before the temporary directories go: the binds
+		if err := c.paths().RemovePod(uid); err != nil {
+			t.Error(err)
+		}
+	})
 	cfg := build(t, c, p, runtime.ImageInfo{})
-	data := c.emptyDirPath(p.Spec, "data")
+	data, err := c.emptyDirPath(p.Spec, "data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound := func(volume string, index int) string {
+		t.Helper()
+		p, err := c.paths().SubpathDir(uid, volume, "app", index)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
 	want := []runtime.Mount{
-		{Source: filepath.Join(host, "app.conf"), Target: "/etc/app/app.conf", ReadOnly: true, RecursiveReadOnly: "enabled"},
-		{Source: filepath.Join(host, "made/here"), Target: "/new", Propagation: "rslave"},
-		{Source: filepath.Join(data, "per/web"), Target: "/data"},
-		{Volume: true, Source: "berth-" + string(p.Spec.UID) + "-shm", Subpath: "part", Target: "/shm"},
-		{Source: c.terminationLogPath(string(p.Spec.UID), "app", 0), Target: "/dev/termination-log"},
+		{Source: bound("conf", 0), Target: "/etc/app/app.conf", ReadOnly: true, RecursiveReadOnly: "enabled"},
+		{Source: bound("conf", 1), Target: "/new", Propagation: "rslave"},
+		{Source: bound("data", 2), Target: "/data"},
+		{Volume: true, Source: "berth-" + uid + "-shm", Subpath: "part", Target: "/shm"},
+		{Source: c.terminationLogPath(uid, "app", 0), Target: "/dev/termination-log"},
 	}
 	if !slices.Equal(cfg.Mounts, want) {
 		t.Errorf("mounts\n got %+v\nwant %+v", cfg.Mounts, want)
+	}
+	// Each bind holds the subPath's own file.
+	for src, dst := range map[string]string{filepath.Join(host, "app.conf"): bound("conf", 0),
+		filepath.Join(host, "made/here"): bound("conf", 1), filepath.Join(data, "per/web"): bound("data", 2)} {
+		a, err1 := os.Stat(src)
+		b, err2 := os.Stat(dst)
+		if err1 != nil || err2 != nil || !os.SameFile(a, b) {
+			t.Errorf("%s is not a bind of %s: %v %v", dst, src, err1, err2)
+		}
+	}
+	if again := build(t, c, p, runtime.ImageInfo{}); !slices.Equal(again.Mounts, want) {
+		t.Errorf("a second container config binds elsewhere: %+v", again.Mounts)
 	}
 	for _, dir := range []string{data, filepath.Join(data, "per"), filepath.Join(data, "per/web")} {
 		fi, err := os.Stat(dir)
@@ -431,7 +460,8 @@ func TestVolumesMapping(t *testing.T) {
 	if err := c.ensureVolumes(t.Context(), plain, true); err != nil {
 		t.Fatal(err)
 	}
-	if fi, err := os.Stat(c.emptyDirPath(plain.Spec, "d")); err != nil || fi.Mode().Perm() != 0o777 || fi.Mode()&os.ModeSetgid != 0 {
+	plainDir, _ := c.emptyDirPath(plain.Spec, "d")
+	if fi, err := os.Stat(plainDir); err != nil || fi.Mode().Perm() != 0o777 || fi.Mode()&os.ModeSetgid != 0 {
 		t.Errorf("emptyDir without fsGroup: %v %v, want 0777", fi.Mode(), err)
 	}
 	if cfg := build(t, c, plain, runtime.ImageInfo{}); len(cfg.Mounts) != 1 {

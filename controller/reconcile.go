@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"reflect"
 	"sort"
 	"strconv"
@@ -276,13 +275,16 @@ func (c *Controller) afterStart(p *model.Pod, s Start, id string, x *execState) 
 }
 
 // forget drops everything kept for pod UIDs whose containers are removed,
-// emptyDir directories and Memory emptyDir volumes included.
+// the pod's directory (subPath binds unmounted first, emptyDirs) and
+// Memory emptyDir volumes included. The UIDs come from container labels:
+// podfs.RemovePod refuses one that is not a single path element, and never
+// removes through a mount point.
 func (c *Controller) forget(ctx context.Context, uids []string) {
 	for _, uid := range uids {
 		c.restarts.Forget(uid + "/")
 		c.startFails.forget(uid + "/")
 		c.pulls.forget(uid + "/")
-		if err := os.RemoveAll(c.podDir(uid)); err != nil {
+		if err := c.paths().RemovePod(uid); err != nil {
 			c.log.Warn("removing pod directory failed", "uid", uid, "err", err)
 		}
 		if err := c.removeVolumes(ctx, uid); err != nil {

@@ -4,15 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
-	"strings"
 
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/podfs"
 	"github.com/berth-dev/berth/runtime"
 )
 
@@ -107,7 +105,10 @@ func (c *Controller) ensureVolumes(ctx context.Context, p *model.Pod, newSandbox
 				return fmt.Errorf("emptyDir %s: %w", v.Name, err)
 			}
 		case v.EmptyDir != nil:
-			dir := c.emptyDirPath(pod, v.Name)
+			dir, err := c.emptyDirPath(pod, v.Name)
+			if err != nil {
+				return fmt.Errorf("emptyDir %s: %w", v.Name, err)
+			}
 			if err := os.MkdirAll(dir, 0o750); err != nil {
 				return fmt.Errorf("emptyDir %s: %w", v.Name, err)
 			}
@@ -127,6 +128,17 @@ func setOwnership(dir string, pod *v1.Pod) error {
 		}
 	}
 	return os.Chmod(dir, emptyDirMode(pod))
+}
+
+// ownOpen is setOwnership on an open directory: one a subPath made inside
+// the volume, where a path could be swapped for a symlink.
+func ownOpen(dir *os.File, pod *v1.Pod) error {
+	if g := fsGroup(pod); g != nil {
+		if err := dir.Chown(-1, int(*g)); err != nil {
+			return err
+		}
+	}
+	return dir.Chmod(emptyDirMode(pod))
 }
 
 // removeVolumes drops the engine volumes of pod uid's Memory emptyDirs,
@@ -154,9 +166,12 @@ func sandboxMounts(pod *v1.Pod) []runtime.Mount {
 	return ms
 }
 
-// mount maps one volumeMount; subPath is the mount's subPath, or its
-// subPathExpr already expanded.
-func (c *Controller) mount(pod *v1.Pod, m v1.VolumeMount, subPath string) (runtime.Mount, error) {
+// mount maps volumeMount index of container ctrName; subPath is the
+// mount's subPath, or its subPathExpr already expanded. A subPath of a
+// hostPath or disk emptyDir is bound under the pod's directory
+// (podfs.BindSubPath) and the engine gets that bind; a Memory emptyDir's
+// is the engine volume's Subpath, which the engine resolves itself.
+func (c *Controller) mount(pod *v1.Pod, ctrName string, index int, m v1.VolumeMount, subPath string) (runtime.Mount, error) {
 	var vol *v1.Volume
 	for i := range pod.Spec.Volumes {
 		if pod.Spec.Volumes[i].Name == m.Name {
@@ -199,7 +214,8 @@ func (c *Controller) mount(pod *v1.Pod, m v1.VolumeMount, subPath string) (runti
 			} else if err := prepareHostPath(vol.HostPath); err != nil {
 				return runtime.Mount{}, fmt.Errorf("volume %q: %w", vol.Name, err)
 			}
-			src, err := safeSubPath(vol.HostPath.Path, subPath, 0o755, nil)
+			src, err := c.paths().BindSubPath(podfs.SubPath{UID: string(pod.UID), Volume: vol.Name, Container: ctrName, Index: index,
+				VolumePath: vol.HostPath.Path, Path: subPath, Mode: 0o755})
 			if err != nil {
 				return runtime.Mount{}, fmt.Errorf("volume %q: %w", vol.Name, err)
 			}
@@ -223,10 +239,14 @@ func (c *Controller) mount(pod *v1.Pod, m v1.VolumeMount, subPath string) (runti
 		out.Subpath = subPath
 		return out, nil
 	case vol.EmptyDir != nil:
-		base := c.emptyDirPath(pod, vol.Name)
+		base, err := c.emptyDirPath(pod, vol.Name)
+		if err != nil {
+			return runtime.Mount{}, fmt.Errorf("volume %q: %w", vol.Name, err)
+		}
 		out.Source = base
 		if subPath != "" {
-			src, err := safeSubPath(base, subPath, emptyDirMode(pod), func(dir string) error { return setOwnership(dir, pod) })
+			src, err := c.paths().BindSubPath(podfs.SubPath{UID: string(pod.UID), Volume: vol.Name, Container: ctrName, Index: index,
+				VolumePath: base, Path: subPath, Mode: emptyDirMode(pod), Own: func(dir *os.File) error { return ownOpen(dir, pod) }})
 			if err != nil {
 				return runtime.Mount{}, fmt.Errorf("volume %q: %w", vol.Name, err)
 			}
@@ -237,50 +257,9 @@ func (c *Controller) mount(pod *v1.Pod, m v1.VolumeMount, subPath string) (runti
 	return runtime.Mount{}, fmt.Errorf("volume %q: unsupported volume type", vol.Name)
 }
 
-// safeSubPath returns base/sub for a bind, creating missing directories
-// (mode, then own on each) through an os.Root, so nothing outside base is
-// touched; a component that is a symlink is refused, as the kubelet refuses
-// sub-paths that leave the volume. The last component may be a file.
-func safeSubPath(base, sub string, mode os.FileMode, own func(string) error) (string, error) {
-	clean := path.Clean(sub)
-	if path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") {
-		return "", fmt.Errorf("subPath %q: must be a relative path inside the volume", sub)
-	}
-	if clean == "." {
-		return base, nil
-	}
-	root, err := os.OpenRoot(base)
-	if err != nil {
-		return "", fmt.Errorf("subPath %q: %w", sub, err)
-	}
-	defer root.Close()
-	parts := strings.Split(clean, "/")
-	for i := range parts {
-		rel := strings.Join(parts[:i+1], "/")
-		fi, err := root.Lstat(rel)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			if err := root.Mkdir(rel, mode.Perm()); err != nil {
-				return "", fmt.Errorf("subPath %q: %w", sub, err)
-			}
-			if own != nil {
-				if err := own(filepath.Join(base, rel)); err != nil {
-					return "", fmt.Errorf("subPath %q: %w", sub, err)
-				}
-			}
-		case err != nil:
-			return "", fmt.Errorf("subPath %q: %w", sub, err)
-		case fi.Mode()&fs.ModeSymlink != 0:
-			return "", fmt.Errorf("subPath %q: %s is a symlink, which could leave the volume", sub, rel)
-		case !fi.IsDir() && i < len(parts)-1:
-			return "", fmt.Errorf("subPath %q: %s is not a directory", sub, rel)
-		}
-	}
-	return filepath.Join(base, filepath.FromSlash(clean)), nil
-}
-
-func (c *Controller) emptyDirPath(pod *v1.Pod, volume string) string {
-	return filepath.Join(c.podDir(string(pod.UID)), "volumes", volume)
+// emptyDirPath is the directory of the pod's disk emptyDir volume.
+func (c *Controller) emptyDirPath(pod *v1.Pod, volume string) (string, error) {
+	return c.paths().VolumeDir(string(pod.UID), volume)
 }
 
 // prepareHostPath enforces the typed hostPath checks as the kubelet does, on

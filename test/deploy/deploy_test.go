@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/berth-dev/berth/internal/testutil"
 
 	"github.com/docker/docker/api/types/container"
@@ -77,12 +79,14 @@ func TestBerthRunsAsPrivilegedHostNetworkContainer(t *testing.T) {
 
 	pods := t.TempDir()
 	// root_dir holds emptyDir volumes that the engine bind-mounts, so it is
-	// mounted at the same path inside and outside.
+	// mounted at the same path inside and outside; rshared, so the subPath
+	// binds berth makes in its container reach the engine on the host.
 	root, err := os.MkdirTemp("", "berth-deploy-root-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(root) })
+	sharedMount(t, root)
 	port := testutil.FreePort(t)
 	cfg := &container.Config{
 		Image: image,
@@ -98,7 +102,7 @@ func TestBerthRunsAsPrivilegedHostNetworkContainer(t *testing.T) {
 		Mounts: []mount.Mount{
 			{Type: mount.TypeBind, Source: "/var/run/docker.sock", Target: "/var/run/docker.sock"},
 			{Type: mount.TypeBind, Source: pods, Target: "/etc/berth/pods"},
-			{Type: mount.TypeBind, Source: root, Target: root},
+			{Type: mount.TypeBind, Source: root, Target: root, BindOptions: &mount.BindOptions{Propagation: mount.PropagationRShared}},
 		},
 	}
 	created, err := cli.ContainerCreate(ctx, cfg, hc, nil, nil, "berth-deploy-"+id)
@@ -151,6 +155,15 @@ spec:
     args: ["serve"]
     env: [{name: MESSAGE, value: from-containerised-berth}]
     ports: [{containerPort: 8080, hostPort: %d}]
+  - name: writer
+    image: berth/testapp:1
+    args: [report, --write, /sub/hello=via-subpath, --sleep]
+    volumeMounts: [{name: data, mountPath: /sub, subPath: sub}]
+  - name: reader
+    image: berth/testapp:1
+    args: [report, --wait, /data/sub/hello, --cat, /data/sub/hello, --sleep]
+    volumeMounts: [{name: data, mountPath: /data}]
+  volumes: [{name: data, emptyDir: {}}]
 `, appPort)
 	if err := os.WriteFile(filepath.Join(pods, "deployed.yaml"), []byte(manifest), 0o644); err != nil {
 		t.Fatal(err)
@@ -159,10 +172,43 @@ spec:
 		code, body, err := httpGet(fmt.Sprintf("http://127.0.0.1:%d/", appPort))
 		return err == nil && code == 200 && body == "from-containerised-berth"
 	})
+	// The writer's subPath is a bind berth made in its own container.
+	waitFor(t, ctx, "the reader to see what the writer wrote through its subPath", func() bool {
+		list, err := cli.ContainerList(ctx, container.ListOptions{Filters: filters.NewArgs(
+			filters.Arg("label", runtime.LabelNode+"="+node), filters.Arg("label", runtime.LabelContainerName+"=reader"))})
+		if err != nil || len(list) != 1 {
+			return false
+		}
+		rc, err := rt.Logs(ctx, list[0].ID, runtime.LogOptions{TailLines: 10})
+		if err != nil {
+			return false
+		}
+		defer rc.Close()
+		b, _ := io.ReadAll(rc)
+		return strings.Contains(string(b), `"/data/sub/hello":"via-subpath"`)
+	})
 	waitFor(t, ctx, "/metrics to report the running pod", func() bool {
 		code, body, err := httpGet(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
 		return err == nil && code == 200 && strings.Contains(body, `berth_pods{phase="Running"} 1`)
 	})
+}
+
+// sharedMount makes dir a shared mount of its own (a bind onto itself),
+// as a host whose / is a private mount needs for root_dir; undone at
+// cleanup, the binds propagated into it with it.
+func sharedMount(t *testing.T, dir string) {
+	t.Helper()
+	if err := unix.Mount(dir, dir, "", unix.MS_BIND, ""); err != nil {
+		t.Fatalf("bind %s onto itself: %v", dir, err)
+	}
+	t.Cleanup(func() {
+		if err := unix.Unmount(dir, unix.MNT_DETACH); err != nil {
+			t.Errorf("unmount %s: %v", dir, err)
+		}
+	})
+	if err := unix.Mount("", dir, "", unix.MS_SHARED|unix.MS_REC, ""); err != nil {
+		t.Fatalf("make %s shared: %v", dir, err)
+	}
 }
 
 func waitFor(t *testing.T, ctx context.Context, what string, cond func() bool) {

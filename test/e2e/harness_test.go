@@ -379,6 +379,7 @@ func (b *Berth) LogText() string {
 
 func (b *Berth) cleanup() {
 	b.Stop(b.tb)
+	defer unmountLeftovers(b.tb, b.Root)
 	if b.tb.Failed() {
 		b.tb.Logf("berth log (%s):\n%s", b.Log, b.LogText())
 	}

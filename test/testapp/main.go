@@ -9,6 +9,14 @@
 //	                 init, print "orphans: N made", then block as sleep
 //	report [FLAG]... print one line "REPORT <json>" describing what the
 //	                 process sees (see runReport), then exit or sleep
+//	swap DIR REAL LINK TARGET DUR
+//	                 make DIR/REAL a directory holding a file "inside" and
+//	                 DIR/LINK a symlink to TARGET, exchange the two names
+//	                 (renameat2 RENAME_EXCHANGE) in a loop for DUR, then
+//	                 block as sleep: a subPath attacker
+//	sees FILE DIR NAME...
+//	                 append to FILE one line "NAME=0|1 ..." telling whether
+//	                 each DIR/NAME exists, exit 0
 //
 // Modes for exec, which print no start banner (their output is exact):
 //
@@ -34,11 +42,13 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 )
 
@@ -82,6 +92,11 @@ func main() {
 		}
 	case "report":
 		runReport(os.Args[2:])
+	case "swap":
+		swap(os.Args[2], os.Args[3], os.Args[4], os.Args[5], os.Args[6])
+		waitSignal()
+	case "sees":
+		sees(os.Args[2], os.Args[3], os.Args[4:])
 	case "touch":
 		for _, path := range os.Args[2:] {
 			f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
@@ -96,6 +111,53 @@ func main() {
 		fmt.Fprintf(os.Stderr, "testapp: unknown mode %q\n", mode)
 		os.Exit(2)
 	}
+}
+
+// swap exchanges dir/real (a directory) and dir/link (a symlink to target)
+// as fast as it can for the duration d.
+func swap(dir, real, link, target, d string) {
+	dur, err := time.ParseDuration(d)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "swap:", err)
+		os.Exit(2)
+	}
+	a, b := filepath.Join(dir, real), filepath.Join(dir, link)
+	if err := os.MkdirAll(a, 0o777); err != nil {
+		fmt.Fprintln(os.Stderr, "swap:", err)
+		os.Exit(1)
+	}
+	if err := os.WriteFile(filepath.Join(a, "inside"), []byte("in the volume\n"), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "swap:", err)
+		os.Exit(1)
+	}
+	if err := os.Symlink(target, b); err != nil && !os.IsExist(err) {
+		fmt.Fprintln(os.Stderr, "swap:", err)
+		os.Exit(1)
+	}
+	n := 0
+	for end := time.Now().Add(dur); time.Now().Before(end); n++ {
+		if err := unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE); err != nil {
+			fmt.Fprintln(os.Stderr, "swap:", err)
+			os.Exit(1)
+		}
+	}
+	fmt.Printf("swap: %d exchanges\n", n)
+}
+
+// sees appends one line to file: for each name, whether dir/name exists.
+func sees(file, dir string, names []string) {
+	var parts []string
+	for _, n := range names {
+		_, err := os.Lstat(filepath.Join(dir, n))
+		parts = append(parts, fmt.Sprintf("%s=%d", n, map[bool]int{true: 1, false: 0}[err == nil]))
+	}
+	f, err := os.OpenFile(file, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sees:", err)
+		os.Exit(1)
+	}
+	defer f.Close()
+	fmt.Fprintln(f, strings.Join(parts, " "))
 }
 
 // makeOrphans runs n children that each start a grandchild and exit at

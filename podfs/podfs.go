@@ -1,0 +1,195 @@
+// Package podfs is the one place berth turns manifest-derived names (pod
+// UIDs, volume and container names) into host paths. Every such path is
+// root_dir/pods/<uid>/..., made by Root's methods only, each of which
+// checks that the names are single path elements and that the result,
+// symlinks resolved, is still under root_dir. Callers must never join a
+// manifest-derived name onto a path themselves, nor remove a pod path
+// other than through RemovePod.
+package podfs
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Fixed path elements under root_dir.
+const (
+	podsDir       = "pods"
+	volumesDir    = "volumes"
+	containersDir = "containers"
+	subpathsDir   = "volume-subpaths"
+	termLogFile   = "termination-log"
+)
+
+// Root is root_dir, under which each pod has its directory. The zero value
+// is unusable; make one with New.
+type Root struct {
+	dir string
+}
+
+// New returns the Root of rootDir (made absolute). It touches nothing.
+func New(rootDir string) Root {
+	if abs, err := filepath.Abs(rootDir); err == nil {
+		rootDir = abs
+	}
+	return Root{dir: filepath.Clean(rootDir)}
+}
+
+// Dir is root_dir.
+func (r Root) Dir() string { return r.dir }
+
+// ErrUnsafe is wrapped by every refusal of a name or path.
+var ErrUnsafe = errors.New("unsafe host path")
+
+var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// element checks that s is exactly one path element.
+func element(kind, s string) error {
+	switch {
+	case s == "", s == ".", s == "..", strings.ContainsAny(s, "/\x00"), s != filepath.Base(s):
+		return fmt.Errorf("%w: %s %q is not a single path element", ErrUnsafe, kind, s)
+	}
+	return nil
+}
+
+// checkUID accepts a UUID or a DNS-1123 label.
+func checkUID(uid string) error {
+	if err := element("pod UID", uid); err != nil {
+		return err
+	}
+	if !uuidRE.MatchString(uid) && len(validation.IsDNS1123Label(uid)) > 0 {
+		return fmt.Errorf("%w: pod UID %q is neither a UUID nor a DNS-1123 label", ErrUnsafe, uid)
+	}
+	return nil
+}
+
+// checkLabel accepts a DNS-1123 label (volume and container names).
+func checkLabel(kind, name string) error {
+	if err := element(kind, name); err != nil {
+		return err
+	}
+	if msgs := validation.IsDNS1123Label(name); len(msgs) > 0 {
+		return fmt.Errorf("%w: %s %q: %s", ErrUnsafe, kind, name, strings.Join(msgs, "; "))
+	}
+	return nil
+}
+
+func checkIndex(kind string, n int) error {
+	if n < 0 {
+		return fmt.Errorf("%w: negative %s %d", ErrUnsafe, kind, n)
+	}
+	return nil
+}
+
+// confine is the one containment check: it joins elems (already checked
+// to be single elements) under root_dir/pods and returns the path only
+// when it is local to root_dir and, after resolving the symlinks of the
+// part that exists, still under root_dir's resolved path.
+func (r Root) confine(elems ...string) (string, error) {
+	p := filepath.Join(append([]string{r.dir, podsDir}, elems...)...)
+	rel, err := filepath.Rel(r.dir, p)
+	if err != nil || !filepath.IsLocal(rel) {
+		return "", fmt.Errorf("%w: %s is not under %s", ErrUnsafe, p, r.dir)
+	}
+	realRoot, err := resolveExisting(r.dir)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s: %v", ErrUnsafe, r.dir, err)
+	}
+	realP, err := resolveExisting(p)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s: %v", ErrUnsafe, p, err)
+	}
+	if rel, err := filepath.Rel(realRoot, realP); err != nil || !filepath.IsLocal(rel) {
+		return "", fmt.Errorf("%w: %s resolves to %s, outside %s", ErrUnsafe, p, realP, realRoot)
+	}
+	return p, nil
+}
+
+// resolveExisting resolves the symlinks of the longest existing prefix of
+// p (absolute and clean) and appends the rest unchanged.
+func resolveExisting(p string) (string, error) {
+	var rest []string
+	for {
+		real, err := filepath.EvalSymlinks(p)
+		if err == nil {
+			return filepath.Join(append([]string{real}, rest...)...), nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return "", err
+		}
+		rest = append([]string{filepath.Base(p)}, rest...)
+		p = parent
+	}
+}
+
+// PodDir is root_dir/pods/<uid>.
+func (r Root) PodDir(uid string) (string, error) {
+	if err := checkUID(uid); err != nil {
+		return "", err
+	}
+	return r.confine(uid)
+}
+
+// VolumeDir is root_dir/pods/<uid>/volumes/<volume>: a disk emptyDir.
+func (r Root) VolumeDir(uid, volume string) (string, error) {
+	if err := checkUID(uid); err != nil {
+		return "", err
+	}
+	if err := checkLabel("volume name", volume); err != nil {
+		return "", err
+	}
+	return r.confine(uid, volumesDir, volume)
+}
+
+// ContainerDir is root_dir/pods/<uid>/containers/<container>/<attempt>:
+// files berth binds into one instance of a container.
+func (r Root) ContainerDir(uid, container string, attempt int) (string, error) {
+	if err := checkUID(uid); err != nil {
+		return "", err
+	}
+	if err := checkLabel("container name", container); err != nil {
+		return "", err
+	}
+	if err := checkIndex("attempt", attempt); err != nil {
+		return "", err
+	}
+	return r.confine(uid, containersDir, container, strconv.Itoa(attempt))
+}
+
+// TerminationLog is the instance's termination-log file in its
+// ContainerDir.
+func (r Root) TerminationLog(uid, container string, attempt int) (string, error) {
+	if _, err := r.ContainerDir(uid, container, attempt); err != nil {
+		return "", err
+	}
+	return r.confine(uid, containersDir, container, strconv.Itoa(attempt), termLogFile)
+}
+
+// SubpathDir is root_dir/pods/<uid>/volume-subpaths/<volume>/<container>/<index>:
+// where the subPath of the container's index-th volumeMount is bound.
+func (r Root) SubpathDir(uid, volume, container string, index int) (string, error) {
+	if err := checkUID(uid); err != nil {
+		return "", err
+	}
+	if err := checkLabel("volume name", volume); err != nil {
+		return "", err
+	}
+	if err := checkLabel("container name", container); err != nil {
+		return "", err
+	}
+	if err := checkIndex("volumeMount index", index); err != nil {
+		return "", err
+	}
+	return r.confine(uid, subpathsDir, volume, container, strconv.Itoa(index))
+}

@@ -1,0 +1,32 @@
+//go:build !linux
+
+package podfs
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+)
+
+// RemovePod removes root_dir/pods/<uid> through an os.Root (berth makes no
+// mounts off Linux, so there is none to cross).
+func (r Root) RemovePod(uid string) error {
+	dir, err := r.PodDir(uid)
+	if err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(filepath.Dir(dir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return root.RemoveAll(filepath.Base(dir))
+}
+
+// BindSubPath needs Linux bind mounts.
+func (r Root) BindSubPath(s SubPath) (string, error) {
+	return "", errors.New("subPath: bind mounts need Linux")
+}
