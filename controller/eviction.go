@@ -142,7 +142,7 @@ func (c *Controller) evictionPass(ctx context.Context) {
 		for _, v := range vols {
 			limit := v.EmptyDir.SizeLimit
 			dir := c.emptyDirPath(p.Spec, v.Name)
-			u, err := diskUsage(dir, limit.Value())
+			u, err := diskUsage(ctx, dir, limit.Value())
 			if err != nil {
 				if !errors.Is(err, fs.ErrNotExist) {
 					c.log.Warn("cannot measure emptyDir", "pod", p.Key, "volume", v.Name, "err", err)
@@ -221,9 +221,9 @@ type usage struct {
 // points are skipped). It walks through an os.Root per directory, so
 // nothing outside dir is reached even if the tree changes meanwhile, and
 // no path grows past PATH_MAX. It stops early once the sum exceeds
-// stopAbove (when > 0), and at duMaxEntries entries or duMaxDepth levels.
-// Only a failure to open dir itself is an error.
-func diskUsage(dir string, stopAbove int64) (usage, error) {
+// stopAbove (when > 0), at duMaxEntries entries or duMaxDepth levels, and
+// when ctx ends. Only a failure to open dir itself is an error.
+func diskUsage(ctx context.Context, dir string, stopAbove int64) (usage, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return usage{}, err
@@ -238,12 +238,13 @@ func diskUsage(dir string, stopAbove int64) (usage, error) {
 		root.Close()
 		return usage{}, fmt.Errorf("%s: no stat data", dir)
 	}
-	w := &duWalk{dev: uint64(st.Dev), stop: stopAbove, sum: int64(st.Blocks) * 512, seen: map[[2]uint64]bool{}}
+	w := &duWalk{ctx: ctx, dev: uint64(st.Dev), stop: stopAbove, sum: int64(st.Blocks) * 512, seen: map[[2]uint64]bool{}}
 	w.dir(root, fi, 0)
 	return usage{bytes: w.sum, truncated: w.truncated}, nil
 }
 
 type duWalk struct {
+	ctx       context.Context
 	dev       uint64
 	stop      int64
 	sum       int64
@@ -253,9 +254,11 @@ type duWalk struct {
 	seen map[[2]uint64]bool
 }
 
-// done reports whether the walk stops: the sum is over stop, or the entry
-// bound is reached.
-func (w *duWalk) done() bool { return w.entries > duMaxEntries || (w.stop > 0 && w.sum > w.stop) }
+// done reports whether the walk stops: the sum is over stop, the entry
+// bound is reached, or ctx ended.
+func (w *duWalk) done() bool {
+	return w.entries > duMaxEntries || (w.stop > 0 && w.sum > w.stop) || w.ctx.Err() != nil
+}
 
 // dir adds the entries under r (whose own size is counted), then closes r.
 func (w *duWalk) dir(r *os.Root, self fs.FileInfo, depth int) {

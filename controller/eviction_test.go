@@ -239,18 +239,18 @@ func TestDiskUsage(t *testing.T) {
 	if want < (1<<20)+(256<<10) {
 		t.Fatalf("the filesystem allocates %d bytes for 1.25 MiB of data; cannot test", want)
 	}
-	u, err := diskUsage(dir, 0)
+	u, err := diskUsage(t.Context(), dir, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if u.bytes != want || u.truncated {
 		t.Fatalf("usage %+v, want %d bytes, complete", u, want)
 	}
-	u, err = diskUsage(dir, 1<<10)
+	u, err = diskUsage(t.Context(), dir, 1<<10)
 	if err != nil || u.bytes <= 1<<10 || u.bytes >= want {
 		t.Fatalf("usage with a 1 KiB stop: %+v %v, want over 1 KiB and below the whole %d", u, err, want)
 	}
-	if _, err := diskUsage(filepath.Join(base, "missing"), 0); !os.IsNotExist(err) {
+	if _, err := diskUsage(t.Context(), filepath.Join(base, "missing"), 0); !os.IsNotExist(err) {
 		t.Fatalf("missing dir: %v", err)
 	}
 }
@@ -265,7 +265,7 @@ func TestDiskUsageDepthBound(t *testing.T) {
 			t.Skipf("cannot nest %d directories here: %v", duMaxDepth+2, err)
 		}
 	}
-	u, err := diskUsage(dir, 0)
+	u, err := diskUsage(t.Context(), dir, 0)
 	if err != nil || !u.truncated {
 		t.Fatalf("usage %+v %v, want truncated", u, err)
 	}
