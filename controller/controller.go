@@ -46,6 +46,10 @@ type Config struct {
 	QueueMetrics workqueue.MetricsProvider
 	// Log receives the controller's log lines (nil: discarded).
 	Log *slog.Logger
+	// EvictionInterval is how often disk emptyDirs with a sizeLimit are
+	// measured for eviction (0: DefaultEvictionInterval, the kubelet's
+	// housekeeping period).
+	EvictionInterval time.Duration
 }
 
 // NodeInfo describes the host berth runs on.
@@ -90,6 +94,9 @@ type Controller struct {
 
 	pauseMu    sync.Mutex
 	pauseReady bool
+
+	// evictions are the verdicts of the emptyDir sizeLimit housekeeping.
+	evictions *evictions
 }
 
 // Queue is the controller's workqueue of pod keys.
@@ -134,6 +141,9 @@ func New(cfg Config, st *store.Store, rt runtime.Runtime, q Queue) *Controller {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
+	if cfg.EvictionInterval <= 0 {
+		cfg.EvictionInterval = DefaultEvictionInterval
+	}
 	if cfg.Backoff.Reset == 0 {
 		cfg.Backoff.Reset = 10 * time.Minute
 	}
@@ -149,6 +159,7 @@ func New(cfg Config, st *store.Store, rt runtime.Runtime, q Queue) *Controller {
 		pulls:      newPulls(cfg.Backoff),
 		images:     newImageIDs(),
 		startFails: newFailureBackoff(cfg.Backoff),
+		evictions:  newEvictions(),
 		probes:     cfg.Prober,
 		hooks:      cfg.Hooks,
 		log:        cfg.Log.With("component", "controller"),
@@ -164,8 +175,9 @@ func (c *Controller) Enqueue(key string) {
 	}
 }
 
-// Run starts the workers and the resync loop, and blocks until ctx ends and
-// the workers have finished their current keys.
+// Run starts the workers, the resync loop and the eviction housekeeping
+// loop, and blocks until ctx ends and the workers have finished their
+// current keys.
 func (c *Controller) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	for i := 0; i < c.cfg.Workers; i++ {
@@ -180,6 +192,11 @@ func (c *Controller) Run(ctx context.Context) {
 	go func() {
 		defer wg.Done()
 		c.resyncLoop(ctx)
+	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c.evictionLoop(ctx)
 	}()
 	<-ctx.Done()
 	c.queue.ShutDownWithDrain()

@@ -26,6 +26,9 @@ type PlanInput struct {
 	// completed a sync since berth started (so its orphans may go).
 	Synced map[string]bool
 	Now    time.Time
+	// Evicted is the eviction message of Pod's incarnation, recorded by the
+	// housekeeping loop (its emptyDir exceeded its sizeLimit); "" if none.
+	Evicted string
 }
 
 // Backoffs is the retry state of one pod incarnation, keyed by container
@@ -78,6 +81,11 @@ type Plan struct {
 	Finished bool
 	// DeadlineExceeded: the pod ended as its activeDeadlineSeconds passed.
 	DeadlineExceeded bool
+	// Evicted is the message of the eviction that ends the pod now.
+	Evicted string
+	// Reclaim: the pod was evicted and nothing of it runs any more, so its
+	// disk emptyDirs go (reclaimEmptyDirs), in the background.
+	Reclaim bool
 }
 
 // Kill stops Container (when running) and removes it when Remove is set.
@@ -235,10 +243,12 @@ func terminal(p *model.Pod) bool {
 // its terminal phase is recorded for this spec; its restart policy starts
 // nothing again (finishedByPolicy); or its activeDeadlineSeconds passed,
 // counted from SeenAt (status.startTime), which fails it with
-// DeadlineExceeded (until then the plan requeues at the deadline). An
-// ended pod gets no new sandbox and starts nothing; whatever of it still
-// runs, its sandbox included, is stopped and kept (its IP and host ports
-// are freed, its containers stay for status and logs).
+// DeadlineExceeded (until then the plan requeues at the deadline); or the
+// housekeeping loop found an emptyDir over its sizeLimit (in.Evicted),
+// which fails it as Evicted. An ended pod gets no new sandbox and starts
+// nothing; whatever of it still runs, its sandbox included, is stopped and
+// kept (its IP and host ports are freed, its containers stay for status and
+// logs). Once nothing of an evicted pod runs, its emptyDirs are reclaimed.
 func planEnded(in *PlanInput, pl *Plan, byName map[string][]*model.Container) bool {
 	reason := "the pod has ended"
 	switch {
@@ -247,6 +257,10 @@ func planEnded(in *PlanInput, pl *Plan, byName map[string][]*model.Container) bo
 		pl.DeadlineExceeded = true
 		pl.event("", events.Normal, "DeadlineExceeded", deadlineMessage)
 		reason = "DeadlineExceeded"
+	case in.Evicted != "":
+		pl.Evicted = in.Evicted
+		pl.event("", events.Warning, evictedReason, "%s", in.Evicted)
+		reason = evictedReason
 	default:
 		return false
 	}
@@ -258,6 +272,7 @@ func planEnded(in *PlanInput, pl *Plan, byName map[string][]*model.Container) bo
 			}
 		}
 	}
+	pl.Reclaim = in.Evicted != "" && !pl.background()
 	return true
 }
 

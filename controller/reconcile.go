@@ -62,6 +62,7 @@ func (c *Controller) planInput(key string, pod *model.Pod, ctrs []*model.Contain
 	if pod == nil {
 		return in
 	}
+	in.Evicted = c.evictions.message(pod)
 	uid := string(pod.Spec.UID)
 	b := Backoffs{Policy: c.cfg.Backoff, Crash: map[string]CrashState{}, StartRetry: map[string]time.Time{}, Pulls: map[string]PullState{}}
 	names := []string{model.SandboxName}
@@ -154,6 +155,10 @@ func (c *Controller) execute(ctx context.Context, in *PlanInput, pl *Plan) (Resu
 		} else {
 			c.forget(ctx, forget)
 		}
+	}
+	if pl.Reclaim && in.Pod != nil {
+		pod := in.Pod.Spec
+		x.bg = append(x.bg, func(context.Context) { c.reclaimEmptyDirs(key, pod) })
 	}
 	if p := in.Pod; p != nil && len(errs) == 0 {
 		if err := c.executeStarts(ctx, p, pl, x); err != nil {
@@ -576,7 +581,7 @@ func (c *Controller) finish(ctx context.Context, p *model.Pod, pl *Plan, waiting
 	byName := c.currentContainers(p.Key, string(p.Spec.UID))
 	c.syncProbes(p, byName)
 	st := &podState{waiting: waiting, failedInit: pl.FailedInit, deadlineExceeded: pl.DeadlineExceeded,
-		probe: c.probes.Result, imageID: c.images.get}
+		evicted: pl.Evicted, probe: c.probes.Result, imageID: c.images.get}
 	c.writeStatus(p, st, byName, c.newTerminationMessages(ctx, p.Key, p.Spec, byName))
 }
 

@@ -30,7 +30,9 @@ type podState struct {
 	failedInit bool
 	// deadlineExceeded: the plan ended the pod at its activeDeadlineSeconds.
 	deadlineExceeded bool
-	probe            func(id string, kind prober.Kind) prober.Result
+	// evicted is the message of the eviction the plan ended the pod with.
+	evicted string
+	probe   func(id string, kind prober.Kind) prober.Result
 	// imageID resolves an image reference for containers whose row lacks
 	// the image's ID (rows built from events).
 	imageID func(ref string) (string, bool)
@@ -265,8 +267,8 @@ func containerStatus(ctr *v1.Container, instances []*model.Container, st *podSta
 
 // computeStatus derives the status of pod row p the way the kubelet does
 // for the same containers: container statuses, phase (getPhase; a phase
-// recorded as terminal for p's spec stays, and an exceeded deadline fails
-// the pod), conditions (whose lastTransitionTime is p.Status's while their
+// recorded as terminal for p's spec stays, and an exceeded deadline or an
+// eviction fails the pod), conditions (whose lastTransitionTime is p.Status's while their
 // status holds), addresses, QoS class and start time. It does no I/O.
 func computeStatus(p *model.Pod, byName map[string][]*model.Container, st *podState) v1.PodStatus {
 	pod, prev := p.Spec, &p.Status
@@ -303,6 +305,8 @@ func computeStatus(p *model.Pod, byName map[string][]*model.Container, st *podSt
 		status.Phase = p.Terminal
 	case st.deadlineExceeded:
 		status.Phase, status.Reason, status.Message = v1.PodFailed, "DeadlineExceeded", deadlineMessage
+	case st.evicted != "":
+		status.Phase, status.Reason, status.Message = v1.PodFailed, evictedReason, st.evicted
 	}
 	if status.Reason == "" && status.Phase == prev.Phase {
 		// The reason and message of a phase stay with it.

@@ -11,9 +11,8 @@ import (
 )
 
 // Warnings returns the paths of the fields of pod that are set but not
-// applicable without a cluster (podFields), plus a size limit on a disk
-// emptyDir and ephemeral-storage resources, which berth accepts but does not
-// enforce. The pod is accepted all the same.
+// applicable without a cluster (podFields), plus ephemeral-storage
+// resources, which berth accepts but does not enforce. The pod is accepted all the same.
 func Warnings(pod *v1.Pod) []string {
 	var paths []string
 	for _, f := range classedFields(&pod.Spec) {
@@ -22,11 +21,6 @@ func Warnings(pod *v1.Pod) []string {
 		}
 	}
 	sp := field.NewPath("spec")
-	for i, vol := range pod.Spec.Volumes {
-		if ed := vol.EmptyDir; ed != nil && ed.SizeLimit != nil && ed.Medium != v1.StorageMediumMemory {
-			paths = append(paths, sp.Child("volumes").Index(i).Child("emptyDir", "sizeLimit").String())
-		}
-	}
 	for _, list := range []struct {
 		name string
 		ctrs []v1.Container

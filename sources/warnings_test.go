@@ -29,7 +29,7 @@ func TestWarnings(t *testing.T) {
 		t.Fatalf("refused: %v", errs)
 	}
 	want := "spec.containers[1].resizePolicy, spec.containers[1].securityContext.windowsOptions, spec.serviceAccountName, " +
-		"spec.tolerations, spec.enableServiceLinks, spec.volumes[0].emptyDir.sizeLimit, spec.containers[0].resources.limits[ephemeral-storage]"
+		"spec.tolerations, spec.enableServiceLinks, spec.containers[0].resources.limits[ephemeral-storage]"
 	if got := strings.Join(Warnings(p), ", "); got != want {
 		t.Errorf("warnings\n%s\nwant\n%s", got, want)
 	}

@@ -5,6 +5,8 @@
 //	exit CODE [DUR]  sleep DUR (default 0) then exit with CODE
 //	sleep            block until SIGTERM/SIGINT, then exit 0
 //	touch PATH...    create (or append a line to) each file, exit 0
+//	fill PATH BYTES  write BYTES non-zero bytes to PATH (allocated, not
+//	                 sparse), print "fill: N bytes", then block as sleep
 //	orphans N        leave N exited grandchildren to the PID namespace's
 //	                 init, print "orphans: N made", then block as sleep
 //	report [FLAG]... print one line "REPORT <json>" describing what the
@@ -97,6 +99,21 @@ func main() {
 		waitSignal()
 	case "sees":
 		sees(os.Args[2], os.Args[3], os.Args[4:])
+	case "fill":
+		if len(os.Args) < 4 {
+			fmt.Fprintln(os.Stderr, "fill: needs PATH BYTES")
+			os.Exit(2)
+		}
+		n, err := strconv.ParseInt(os.Args[3], 10, 64)
+		if err == nil {
+			err = fill(os.Args[2], n)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "fill:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("fill: %d bytes\n", n)
+		waitSignal()
 	case "touch":
 		for _, path := range os.Args[2:] {
 			f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
@@ -158,6 +175,28 @@ func sees(file, dir string, names []string) {
 	}
 	defer f.Close()
 	fmt.Fprintln(f, strings.Join(parts, " "))
+}
+
+// fill writes n bytes of 'x' to path and syncs it.
+func fill(path string, n int64) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	buf := []byte(strings.Repeat("x", 64<<10))
+	for n > 0 {
+		k := min(n, int64(len(buf)))
+		if _, err := f.Write(buf[:k]); err != nil {
+			f.Close()
+			return err
+		}
+		n -= k
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // makeOrphans runs n children that each start a grandchild and exit at

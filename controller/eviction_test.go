@@ -1,0 +1,281 @@
+package controller
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/berth-dev/berth/events"
+)
+
+// limitedPod is a pod whose container mounts a disk emptyDir "scratch" of
+// sizeLimit limit.
+func limitedPod(name, limit string, env ...string) *v1.Pod {
+	p := testPod(name, ctr("a", "app:1", env...))
+	q := resource.MustParse(limit)
+	p.Spec.Volumes = []v1.Volume{{Name: "scratch", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{SizeLimit: &q}}}}
+	p.Spec.Containers[0].VolumeMounts = []v1.VolumeMount{{Name: "scratch", MountPath: "/scratch"}}
+	return p
+}
+
+// writeBytes writes n non-zero bytes to path (allocated, not sparse).
+func writeBytes(t *testing.T, path string, n int) {
+	t.Helper()
+	if err := os.WriteFile(path, bytes.Repeat([]byte{'x'}, n), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// startEvictionLoop runs the controller's housekeeping passes on a ticker
+// of the fake clock until the test ends, and returns a function that steps the fake clock by one interval
+// and waits for the pass it causes to complete.
+func (h *harness) startEvictionLoop() (pass func()) {
+	t := h.t
+	ctx, cancel := context.WithCancel(context.Background())
+	// The ticker evictionLoop makes, made here so it exists before a step.
+	tick := h.clock.NewTicker(h.ctrl.cfg.EvictionInterval)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.ctrl.evictionPasses(ctx, tick.C())
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		tick.Stop()
+	})
+	return func() {
+		t.Helper()
+		n := h.ctrl.evictions.passes.Load()
+		h.clock.Step(h.ctrl.cfg.EvictionInterval)
+		waitUntil(t, "a housekeeping pass", 5*time.Second, func() bool { return h.ctrl.evictions.passes.Load() > n })
+	}
+}
+
+// drainQueue empties the controller's queue (fed by the background
+// operations' wakeups) and returns the keys it held.
+func (h *harness) drainQueue() []string {
+	var keys []string
+	for h.ctrl.queue.Len() > 0 {
+		k, _ := h.ctrl.queue.Get()
+		h.ctrl.queue.Done(k)
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+func evictedEvents(rec *events.Buffer, pod string) []events.Event {
+	var out []events.Event
+	for _, e := range rec.List() {
+		if e.Pod == pod && e.Reason == "Evicted" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// A pod whose disk emptyDir holds more than its sizeLimit is evicted at the
+// next housekeeping pass: stopped, Failed/Evicted with the kubelet's
+// message and event, never restarted, its emptyDir reclaimed; a pod under
+// its limit is untouched; an edited spec runs again.
+func TestEmptyDirSizeLimitEvicts(t *testing.T) {
+	h := newHarness(t)
+	rec := events.NewBuffer(100)
+	h.ctrl.cfg.Events = rec
+	if h.ctrl.cfg.EvictionInterval != 10*time.Second {
+		t.Fatalf("default housekeeping interval %v, want the kubelet's 10s", h.ctrl.cfg.EvictionInterval)
+	}
+	big, small := limitedPod("big", "1Mi"), limitedPod("small", "1Mi")
+	h.put(big)
+	h.put(small)
+	h.settle("default/big")
+	h.settle("default/small")
+	bigDir, smallDir := mustEmptyDir(t, h.ctrl, big, "scratch"), mustEmptyDir(t, h.ctrl, small, "scratch")
+	writeBytes(t, filepath.Join(bigDir, "fill"), 2<<20)
+	writeBytes(t, filepath.Join(smallDir, "fill"), 256<<10)
+	starts := h.rt.CallCount("StartContainer")
+
+	pass := h.startEvictionLoop()
+	h.drainQueue()
+	pass()
+	if keys := h.drainQueue(); len(keys) != 1 || keys[0] != "default/big" {
+		t.Fatalf("the pass enqueued %v, want the pod over its limit", keys)
+	}
+	if len(h.running("default/big")) != 2 {
+		t.Fatal("the housekeeping pass acted itself; the reconcile decides")
+	}
+	h.settle("default/big")
+	h.settle("default/small")
+
+	if run := h.running("default/big"); len(run) != 0 {
+		t.Fatalf("evicted pod still runs %v", run)
+	}
+	want := `Usage of EmptyDir volume "scratch" exceeds the limit "1Mi". `
+	s := h.status("default/big")
+	if s.Phase != v1.PodFailed || s.Reason != "Evicted" || s.Message != want {
+		t.Fatalf("status %s %q %q, want Failed Evicted %q", s.Phase, s.Reason, s.Message, want)
+	}
+	evs := evictedEvents(rec, "big")
+	if len(evs) != 1 || evs[0].Type != events.Warning || evs[0].Message != want || evs[0].Container != "" {
+		t.Fatalf("Evicted events %+v, want one Warning with %q", evs, want)
+	}
+	if _, err := os.Stat(bigDir); !os.IsNotExist(err) {
+		t.Errorf("the evicted pod's emptyDir was not reclaimed: %v", err)
+	}
+	if run := h.running("default/small"); len(run) != 2 {
+		t.Fatalf("pod under its limit: running %v", run)
+	}
+	if s := h.status("default/small"); s.Phase != v1.PodRunning {
+		t.Fatalf("pod under its limit: phase %s %q", s.Phase, s.Reason)
+	}
+	if _, err := os.Stat(filepath.Join(smallDir, "fill")); err != nil {
+		t.Errorf("pod under its limit lost its emptyDir: %v", err)
+	}
+
+	// Not restarted, whatever further passes and resyncs.
+	for range 3 {
+		pass()
+		h.settle("default/big")
+		h.settle("default/small")
+	}
+	if got := h.rt.CallCount("StartContainer"); got != starts {
+		t.Fatalf("%d starts after the eviction", got-starts)
+	}
+	if s := h.status("default/big"); s.Phase != v1.PodFailed || s.Reason != "Evicted" || s.Message != want {
+		t.Fatalf("later status %s %q %q", s.Phase, s.Reason, s.Message)
+	}
+	if n := len(evictedEvents(rec, "big")); n != 1 {
+		t.Fatalf("%d Evicted events, want 1", n)
+	}
+
+	// An edited spec is a new incarnation, with an empty volume.
+	h.put(limitedPod("big", "1Mi", "X=2"))
+	h.settle("default/big")
+	if h.running("default/big")["a"] == nil {
+		t.Fatal("edited pod not run again")
+	}
+	if ents, err := os.ReadDir(bigDir); err != nil || len(ents) != 0 {
+		t.Fatalf("new incarnation's emptyDir: %v %v, want empty", ents, err)
+	}
+	pass()
+	h.settle("default/big")
+	if s := h.status("default/big"); s.Phase != v1.PodRunning {
+		t.Fatalf("new incarnation: phase %s %q", s.Phase, s.Reason)
+	}
+}
+
+// A limit of 0, a Memory emptyDir, and a pod that ended are not measured.
+func TestEvictionSkips(t *testing.T) {
+	h := newHarness(t)
+	zero := limitedPod("zero", "0")
+	mem := limitedPod("mem", "1Mi")
+	mem.Spec.Volumes[0].EmptyDir.Medium = v1.StorageMediumMemory
+	never := limitedPod("never", "1Mi")
+	never.Spec.RestartPolicy = v1.RestartPolicyNever
+	for _, p := range []*v1.Pod{zero, mem, never} {
+		h.put(p)
+		h.settle("default/" + p.Name)
+	}
+	for _, p := range []*v1.Pod{zero, never} {
+		writeBytes(t, filepath.Join(mustEmptyDir(t, h.ctrl, p, "scratch"), "fill"), 2<<20)
+	}
+	h.exit("default/never", "a", 0)
+	h.settle("default/never")
+	pass := h.startEvictionLoop()
+	h.drainQueue()
+	pass()
+	if keys := h.drainQueue(); len(keys) != 0 {
+		t.Fatalf("enqueued %v, want none", keys)
+	}
+	if s := h.status("default/zero"); s.Phase != v1.PodRunning {
+		t.Errorf("sizeLimit 0: phase %s %q", s.Phase, s.Reason)
+	}
+	if s := h.status("default/never"); s.Reason == "Evicted" {
+		t.Errorf("a pod with nothing running was evicted")
+	}
+}
+
+func blocks(t *testing.T, path string) int64 {
+	t.Helper()
+	var st syscall.Stat_t
+	if err := syscall.Lstat(path, &st); err != nil {
+		t.Fatal(err)
+	}
+	return int64(st.Blocks) * 512
+}
+
+// diskUsage counts allocated blocks as du: every directory and file once,
+// symlinks not followed, hard links once; it stops early above the limit.
+func TestDiskUsage(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "vol")
+	outside := filepath.Join(base, "outside")
+	if err := os.MkdirAll(filepath.Join(dir, "d/e"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeBytes(t, outside, 4<<20)
+	writeBytes(t, filepath.Join(dir, "f"), 1<<20)
+	writeBytes(t, filepath.Join(dir, "d/e/g"), 256<<10)
+	if err := os.Link(filepath.Join(dir, "f"), filepath.Join(dir, "d/hard")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(base, filepath.Join(dir, "d/up")); err != nil {
+		t.Fatal(err)
+	}
+	var want int64
+	for _, p := range []string{".", "f", "d", "d/e", "d/e/g", "link", "d/up"} {
+		want += blocks(t, filepath.Join(dir, p))
+	}
+	if want < (1<<20)+(256<<10) {
+		t.Fatalf("the filesystem allocates %d bytes for 1.25 MiB of data; cannot test", want)
+	}
+	u, err := diskUsage(t.Context(), dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.bytes != want || u.truncated {
+		t.Fatalf("usage %+v, want %d bytes, complete", u, want)
+	}
+	u, err = diskUsage(t.Context(), dir, 1<<10)
+	if err != nil || u.bytes <= 1<<10 || u.bytes >= want {
+		t.Fatalf("usage with a 1 KiB stop: %+v %v, want over 1 KiB and below the whole %d", u, err, want)
+	}
+	if _, err := diskUsage(t.Context(), filepath.Join(base, "missing"), 0); !os.IsNotExist(err) {
+		t.Fatalf("missing dir: %v", err)
+	}
+}
+
+// The walk is bounded in depth: below duMaxDepth it stops and says so.
+func TestDiskUsageDepthBound(t *testing.T) {
+	dir := t.TempDir()
+	p := dir
+	for range duMaxDepth + 2 {
+		p = filepath.Join(p, "d")
+		if err := os.Mkdir(p, 0o755); err != nil {
+			t.Skipf("cannot nest %d directories here: %v", duMaxDepth+2, err)
+		}
+	}
+	u, err := diskUsage(t.Context(), dir, 0)
+	if err != nil || !u.truncated {
+		t.Fatalf("usage %+v %v, want truncated", u, err)
+	}
+}
+
+func mustEmptyDir(t *testing.T, c *Controller, pod *v1.Pod, volume string) string {
+	t.Helper()
+	dir, err := c.emptyDirPath(pod, volume)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
