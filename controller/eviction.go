@@ -216,6 +216,11 @@ func (c *Controller) reclaimEmptyDirs(key string, pod *v1.Pod) {
 	c.evictions.drop(key, string(pod.UID))
 }
 
+// evictionGrace is how long an evicted pod's containers get to stop: the
+// kubelet's immediate eviction (1 s) raised to berth's minimum period, never
+// the period the pod chose for itself, which may be unbounded.
+const evictionGrace = minGracePeriodSeconds * time.Second
+
 // usage is what diskUsage measured.
 type usage struct {
 	bytes int64

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/berth-dev/berth/events"
+	"github.com/berth-dev/berth/model"
 )
 
 // limitedPod is a pod whose container mounts a disk emptyDir "scratch" of
@@ -278,4 +279,32 @@ func mustEmptyDir(t *testing.T, c *Controller, pod *v1.Pod, volume string) strin
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// An eviction stops the pod within evictionGrace, not within the period
+// the (possibly untrusted) pod chose for itself.
+func TestEvictionIgnoresThePodsGracePeriod(t *testing.T) {
+	p := &v1.Pod{}
+	p.Name, p.Namespace, p.UID = "web", "default", "uid-web"
+	long := int64(1 << 30)
+	p.Spec.TerminationGracePeriodSeconds = &long
+	p.Spec.Containers = []v1.Container{{Name: "app", Image: "img:1"}}
+	in := input(p, row(p, model.SandboxName, 0, model.StateRunning, 0), row(p, "app", 0, model.StateRunning, 0))
+	in.Evicted = `Usage of EmptyDir volume "scratch" exceeds the limit "1Mi". `
+	pl := plan(in)
+	if len(pl.Kill) != 2 {
+		t.Fatalf("kills %+v", pl.Kill)
+	}
+	for _, k := range pl.Kill {
+		if k.Grace != evictionGrace {
+			t.Errorf("%s stopped within %v, want %v", k.Container.Name, k.Grace, evictionGrace)
+		}
+	}
+	in.Evicted = ""
+	in.Pod.Terminal, in.Pod.TerminalSpec = "Succeeded", specHash(p)
+	for _, k := range plan(in).Kill {
+		if k.Grace != 0 {
+			t.Errorf("a pod ended otherwise keeps its own period: %v", k.Grace)
+		}
+	}
 }

@@ -93,6 +93,9 @@ type Kill struct {
 	Container *model.Container
 	Remove    bool
 	Reason    string
+	// Grace, when set, replaces the container's own grace period (an
+	// eviction does not wait for the period a pod chose for itself).
+	Grace time.Duration
 }
 
 // Start starts one container: Existing (a created one) or a new instance.
@@ -265,10 +268,14 @@ func planEnded(in *PlanInput, pl *Plan, byName map[string][]*model.Container) bo
 		return false
 	}
 	pl.Finished = true
+	var grace time.Duration
+	if pl.Evicted != "" {
+		grace = evictionGrace
+	}
 	for _, list := range byName {
 		for _, ct := range list {
 			if ct.Running() {
-				pl.Kill = append(pl.Kill, Kill{Container: ct, Reason: reason})
+				pl.Kill = append(pl.Kill, Kill{Container: ct, Reason: reason, Grace: grace})
 			}
 		}
 	}

@@ -316,7 +316,7 @@ func (c *Controller) killAll(ctx context.Context, kills []Kill) error {
 
 func (c *Controller) killParallel(ctx context.Context, kills []Kill) error {
 	if len(kills) == 1 {
-		return c.stop(ctx, kills[0].Container, kills[0].Remove)
+		return c.stopWithin(ctx, kills[0].Container, kills[0].Remove, kills[0].Grace)
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, len(kills))
@@ -324,7 +324,7 @@ func (c *Controller) killParallel(ctx context.Context, kills []Kill) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = c.stop(ctx, k.Container, k.Remove)
+			errs[i] = c.stopWithin(ctx, k.Container, k.Remove, k.Grace)
 		}()
 	}
 	wg.Wait()
@@ -341,8 +341,15 @@ func graceOf(ct *model.Container) time.Duration {
 // stop stops ct when it runs (its preStop hook first) and removes it when
 // remove is set; the store learns the outcome before stop returns.
 func (c *Controller) stop(ctx context.Context, ct *model.Container, remove bool) error {
+	return c.stopWithin(ctx, ct, remove, 0)
+}
+
+// stopWithin is stop with grace, when positive, instead of ct's own period.
+func (c *Controller) stopWithin(ctx context.Context, ct *model.Container, remove bool, grace time.Duration) error {
 	if ct.Running() {
-		grace := graceOf(ct)
+		if grace <= 0 {
+			grace = graceOf(ct)
+		}
 		if ct.Name != model.SandboxName {
 			c.event(ct.PodKey, ct.Name, events.Normal, "Killing", "Stopping container %s", ct.Name)
 			grace = c.runPreStop(ctx, ct, grace)
