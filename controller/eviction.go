@@ -204,12 +204,7 @@ func (c *Controller) reclaimEmptyDirs(key string, pod *v1.Pod) {
 		if v.EmptyDir == nil || isMemoryEmptyDir(v) {
 			continue
 		}
-		// Only a path podfs confined is removed.
-		dir, err := c.emptyDirPath(pod, v.Name)
-		if err == nil {
-			err = os.RemoveAll(dir)
-		}
-		if err != nil {
+		if err := c.paths().RemoveVolume(string(pod.UID), v.Name); err != nil {
 			c.log.Warn("removing the emptyDir of an evicted pod failed", "pod", key, "volume", v.Name, "err", err)
 		}
 	}

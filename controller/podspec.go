@@ -290,7 +290,12 @@ func (c *Controller) containerConfig(p *model.Pod, ctr *v1.Container, sb sandbox
 	for i, m := range ctr.VolumeMounts {
 		sub := m.SubPath
 		if m.SubPathExpr != "" {
+			// Checked again once expanded, as the kubelet does: the
+			// variables come from the manifest too.
 			sub = expand(m.SubPathExpr, mapping)
+			if sub != "" && !filepath.IsLocal(sub) {
+				return nil, fmt.Errorf("volumeMount %q: subPathExpr expands to %q, which is not a relative path inside the volume", m.Name, sub)
+			}
 		}
 		mnt, err := c.mount(pod, ctr.Name, i, m, sub)
 		if err != nil {

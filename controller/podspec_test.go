@@ -537,3 +537,21 @@ func TestHashesOfExistingPodsStay(t *testing.T) {
 		t.Error("the pod securityContext is not in the container hash")
 	}
 }
+
+// A subPathExpr is checked once expanded: its variables come from the
+// manifest, so "$(X)" with X=../.. must not leave the volume, Memory
+// emptyDirs (whose subPath the engine resolves) included.
+func TestExpandedSubPathStaysInTheVolume(t *testing.T) {
+	c := mapper(t)
+	for _, medium := range []v1.StorageMedium{v1.StorageMediumDefault, v1.StorageMediumMemory} {
+		p := specPod(func(p *v1.Pod) {
+			p.Spec.Volumes = []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{Medium: medium}}}}
+			p.Spec.Containers[0].Env = []v1.EnvVar{{Name: "X", Value: "../../../../etc"}}
+			p.Spec.Containers[0].VolumeMounts = []v1.VolumeMount{{Name: "data", MountPath: "/data", SubPathExpr: "$(X)"}}
+		})
+		_, err := c.containerConfig(p, &p.Spec.Spec.Containers[0], sandboxRef{ID: "sb1"}, 0, 0, runtime.ImageInfo{})
+		if err == nil || !strings.Contains(err.Error(), "not a relative path inside the volume") {
+			t.Errorf("%q emptyDir: %v", medium, err)
+		}
+	}
+}

@@ -63,15 +63,15 @@ func (c *Controller) podIP(podKey string, hostNetwork bool) string {
 }
 
 // handlerAddress is where httpGet and tcpSocket handlers connect, given the
-// pod's sandbox containers: the running sandbox's IP, else (and for
-// hostNetwork pods) loopback.
+// pod's sandbox containers: the running sandbox's IP, loopback for
+// hostNetwork pods, and "" (the handler fails) for a pod without a running
+// sandbox, never the host's loopback: a pod could aim a preStop hook at
+// the host's services by stopping its own sandbox.
 func handlerAddress(sandboxes []*model.Container, hostNetwork bool) string {
-	if !hostNetwork {
-		if ip := sandboxIP(sandboxes); ip != "" {
-			return ip
-		}
+	if hostNetwork {
+		return "127.0.0.1"
 	}
-	return "127.0.0.1"
+	return sandboxIP(sandboxes)
 }
 
 // sandboxIP is the address of the running sandbox among sandboxes, or "".

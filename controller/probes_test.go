@@ -219,3 +219,19 @@ func TestSandboxIPAskedAgainAfterAFailedInspect(t *testing.T) {
 		t.Fatalf("probes %+v, want one against %s", got, p.Status.PodIP)
 	}
 }
+
+// A pod whose sandbox is gone has no handler address: never the host's
+// loopback, which a preStop hook would otherwise reach (issue 20).
+func TestHandlerAddressWithoutSandbox(t *testing.T) {
+	exited := &model.Container{Name: model.SandboxName, State: model.StateExited, IP: "172.17.0.9"}
+	if got := handlerAddress([]*model.Container{exited}, false); got != "" {
+		t.Errorf("no running sandbox: %q", got)
+	}
+	if got := handlerAddress(nil, true); got != "127.0.0.1" {
+		t.Errorf("hostNetwork: %q", got)
+	}
+	running := &model.Container{Name: model.SandboxName, State: model.StateRunning, IP: "172.17.0.9"}
+	if got := handlerAddress([]*model.Container{running}, false); got != "172.17.0.9" {
+		t.Errorf("running sandbox: %q", got)
+	}
+}

@@ -26,6 +26,23 @@ func (r Root) RemovePod(uid string) error {
 	return root.RemoveAll(filepath.Base(dir))
 }
 
+// RemoveVolume removes a pod's disk emptyDir through an os.Root.
+func (r Root) RemoveVolume(uid, volume string) error {
+	dir, err := r.VolumeDir(uid, volume)
+	if err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(filepath.Dir(dir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return root.RemoveAll(filepath.Base(dir))
+}
+
 // BindSubPath needs Linux bind mounts.
 func (r Root) BindSubPath(s SubPath) (string, error) {
 	return "", errors.New("subPath: bind mounts need Linux")

@@ -35,6 +35,17 @@ func (r Root) RemovePod(uid string) error {
 	return errors.Join(errs...)
 }
 
+// RemoveVolume removes the disk emptyDir root_dir/pods/<uid>/volumes/<volume>
+// as RemovePod removes a pod: never across a mount point. Its pod's
+// subPath binds into it must be gone (its containers are).
+func (r Root) RemoveVolume(uid, volume string) error {
+	dir, err := r.VolumeDir(uid, volume)
+	if err != nil {
+		return err
+	}
+	return removeTree(dir)
+}
+
 // removeTree removes dir and what is below it, file by file relative to
 // open directories (a symlink is removed, never followed), and skips with
 // an error every mount point and every directory on another device.

@@ -26,7 +26,8 @@ import (
 type Target struct {
 	ContainerID string
 	Spec        *v1.Container
-	// PodIP is the sandbox's address; "127.0.0.1" for hostNetwork pods.
+	// PodIP is the sandbox's address; "127.0.0.1" for hostNetwork pods; ""
+	// when the pod has none, which fails httpGet and tcpSocket handlers.
 	PodIP string
 }
 
@@ -91,9 +92,9 @@ func (e *Executor) Run(ctx context.Context, h Handler, t Target, timeout time.Du
 		if err != nil {
 			return err
 		}
-		host := h.TCPSocket.Host
-		if host == "" {
-			host = t.PodIP
+		host, err := target(h.TCPSocket.Host, t)
+		if err != nil {
+			return err
 		}
 		var d net.Dialer
 		conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(port)))
@@ -116,9 +117,9 @@ func (e *Executor) httpGet(ctx context.Context, g *v1.HTTPGetAction, t Target) e
 	if err != nil {
 		return err
 	}
-	host := g.Host
-	if host == "" {
-		host = t.PodIP
+	host, err := target(g.Host, t)
+	if err != nil {
+		return err
 	}
 	scheme := strings.ToLower(string(g.Scheme))
 	if scheme == "" {
@@ -156,6 +157,21 @@ func (e *Executor) httpGet(ctx context.Context, g *v1.HTTPGetAction, t Target) e
 		return fmt.Errorf("HTTP probe failed with statuscode: %d", resp.StatusCode)
 	}
 	return nil
+}
+
+// errNoPodIP fails a handler whose pod has no address (yet, or any more):
+// connecting to "" would reach the host's own loopback.
+var errNoPodIP = errors.New("the pod has no IP address (its sandbox is not running)")
+
+// target is the handler's host, else the pod's IP; never empty.
+func target(host string, t Target) (string, error) {
+	if host != "" {
+		return host, nil
+	}
+	if t.PodIP == "" {
+		return "", errNoPodIP
+	}
+	return t.PodIP, nil
 }
 
 func resolvePort(p intstr.IntOrString, c *v1.Container) (int, error) {

@@ -2,6 +2,7 @@ package prober
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -243,5 +244,27 @@ func TestHTTPSProbeAcceptsSelfSignedCertificates(t *testing.T) {
 	h := Handler{HTTPGet: &v1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(int32(port)), Scheme: v1.URISchemeHTTPS}}
 	if err := NewExecutor(runtime.NewFake(nil)).Run(context.Background(), h, Target{PodIP: u.Hostname()}, time.Second); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A handler of a pod without an address fails instead of connecting to
+// "": that would reach the host's own loopback services (issue 20).
+func TestHandlerWithoutPodIPNeverReachesTheHost(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	port, _ := strconv.Atoi(u.Port())
+	ex := NewExecutor(runtime.NewFake(nil))
+	for _, h := range []Handler{
+		{HTTPGet: &v1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(int32(port)), Scheme: v1.URISchemeHTTP}},
+		{TCPSocket: &v1.TCPSocketAction{Port: intstr.FromInt32(int32(port))}},
+	} {
+		if err := ex.Run(context.Background(), h, Target{}, time.Second); !errors.Is(err, errNoPodIP) {
+			t.Errorf("%+v without a pod IP: %v", h, err)
+		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("the host's loopback server was reached %d times", n)
 	}
 }

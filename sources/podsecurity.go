@@ -115,7 +115,21 @@ func (v *psViolation) baseline(pod *v1.Pod) {
 	}
 	v.annotations(pod)
 	containerPaths(spec, func(c *v1.Container, p *field.Path) { v.baselineContainer(c, p) })
+	n := 0
+	containerPaths(spec, func(c *v1.Container, _ *field.Path) {
+		for _, port := range c.Ports {
+			if port.HostPort != 0 {
+				n++
+			}
+		}
+	})
+	if n > maxHostPorts {
+		v.forbid(sp.Child("containers"), "hostPort", fmt.Sprintf("%d host ports; at most %d per pod (each costs the host a proxy and rules outside the pod's limits)", n, maxHostPorts))
+	}
 }
+
+// maxHostPorts caps a baseline pod's host ports (berth's addition).
+const maxHostPorts = 100
 
 func (v *psViolation) baselineContainer(c *v1.Container, p *field.Path) {
 	for i, port := range c.Ports {

@@ -58,6 +58,22 @@ func TestAuditedAttacksAreRefused(t *testing.T) {
 		{"AppArmor Localhost named unconfined", baseline, func(p *v1.Pod) {
 			csc(p).AppArmorProfile = &v1.AppArmorProfile{Type: v1.AppArmorProfileTypeLocalhost, LocalhostProfile: ptr.To("unconfined")}
 		}, "spec.containers[0].securityContext.appArmorProfile.localhostProfile", "unconfined"},
+		{"AppArmor Localhost unconfined with a trailing space", privileged, func(p *v1.Pod) {
+			csc(p).AppArmorProfile = &v1.AppArmorProfile{Type: v1.AppArmorProfileTypeLocalhost, LocalhostProfile: ptr.To("unconfined ")}
+		}, "spec.containers[0].securityContext.appArmorProfile.localhostProfile", "without spaces or control characters"},
+		{"AppArmor Localhost unconfined with a NUL", baseline, func(p *v1.Pod) {
+			psc(p).AppArmorProfile = &v1.AppArmorProfile{Type: v1.AppArmorProfileTypeLocalhost, LocalhostProfile: ptr.To("unconfined\x00")}
+		}, "spec.securityContext.appArmorProfile.localhostProfile", "without spaces or control characters"},
+		{"too many host ports", baseline, func(p *v1.Pod) {
+			for i := range 100 {
+				c0(p).Ports = append(c0(p).Ports, v1.ContainerPort{ContainerPort: int32(2000 + i), HostPort: int32(20000 + i), Protocol: v1.ProtocolTCP})
+			}
+		}, "spec.containers", "101 host ports; at most 100 per pod"},
+		{"hostname injection", privileged, func(p *v1.Pod) { p.Spec.Hostname = "evil\n1.2.3.4 x" }, "spec.hostname", "RFC 1123"},
+		{"subdomain path", privileged, func(p *v1.Pod) { p.Spec.Subdomain = "../../x" }, "spec.subdomain", "RFC 1123"},
+		{"resolv.conf option injection", privileged, func(p *v1.Pod) {
+			p.Spec.DNSConfig = &v1.PodDNSConfig{Options: []v1.PodDNSConfigOption{{Name: "ndots:1\nnameserver 6.6.6.6"}}}
+		}, "spec.dnsConfig.options[0].name", "without spaces"},
 		{"AppArmor annotation unconfined", baseline, func(p *v1.Pod) {
 			p.Annotations = map[string]string{"container.apparmor.security.beta.kubernetes.io/web": "unconfined"}
 		}, "metadata.annotations[container.apparmor.security.beta.kubernetes.io/web]", "appArmorProfile"},

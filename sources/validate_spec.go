@@ -32,6 +32,16 @@ func validatePodLevel(spec *v1.PodSpec, sp *field.Path) field.ErrorList {
 	if d := spec.ActiveDeadlineSeconds; d != nil && *d <= 0 {
 		errs = append(errs, field.Invalid(sp.Child("activeDeadlineSeconds"), *d, "must be greater than 0"))
 	}
+	for _, h := range []struct {
+		name, value string
+	}{{"hostname", spec.Hostname}, {"subdomain", spec.Subdomain}} {
+		if h.value == "" {
+			continue
+		}
+		for _, msg := range validation.IsDNS1123Label(h.value) {
+			errs = append(errs, field.Invalid(sp.Child(h.name), h.value, msg))
+		}
+	}
 	if spec.DNSPolicy != "" && !slices.Contains(dnsPolicies, spec.DNSPolicy) {
 		errs = append(errs, field.NotSupported(sp.Child("dnsPolicy"), spec.DNSPolicy, dnsPolicies))
 	}
@@ -97,12 +107,22 @@ func validateDNSConfig(dc *v1.PodDNSConfig, p *field.Path) field.ErrorList {
 		}
 	}
 	for i, o := range dc.Options {
-		if o.Name == "" {
-			errs = append(errs, field.Required(p.Child("options").Index(i).Child("name"), "must not be empty"))
+		op := p.Child("options").Index(i)
+		switch {
+		case o.Name == "":
+			errs = append(errs, field.Required(op.Child("name"), "must not be empty"))
+		case !resolvToken.MatchString(o.Name):
+			errs = append(errs, field.Invalid(op.Child("name"), o.Name, "must be printable, without spaces (it is a resolv.conf option)"))
+		}
+		if o.Value != nil && *o.Value != "" && !resolvToken.MatchString(*o.Value) {
+			errs = append(errs, field.Invalid(op.Child("value"), *o.Value, "must be printable, without spaces (it is a resolv.conf option)"))
 		}
 	}
 	return errs
 }
+
+// resolvToken is one word of a resolv.conf line.
+var resolvToken = regexp.MustCompile(`^[!-~]+$`)
 
 // sysctlName is the API server's sysctl name pattern (dots or slashes).
 var sysctlName = regexp.MustCompile(`^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$`)
@@ -149,6 +169,11 @@ func (v *podValidator) containerSecurity(sc *v1.SecurityContext, p *field.Path) 
 	return append(errs, validateProfiles(sc.SeccompProfile, sc.AppArmorProfile, p)...)
 }
 
+// appArmorName is what a profile name handed to the engine may hold: the
+// kernel trims spaces and stops at NUL, so "unconfined " would be
+// unconfined.
+var appArmorName = regexp.MustCompile(`^[!-~]+$`)
+
 // validateProfiles checks seccomp and AppArmor profiles: a Localhost type
 // needs localhostProfile, other types forbid it.
 func validateProfiles(sp *v1.SeccompProfile, ap *v1.AppArmorProfile, p *field.Path) field.ErrorList {
@@ -156,10 +181,16 @@ func validateProfiles(sp *v1.SeccompProfile, ap *v1.AppArmorProfile, p *field.Pa
 	if sp != nil {
 		types := []v1.SeccompProfileType{v1.SeccompProfileTypeRuntimeDefault, v1.SeccompProfileTypeUnconfined, v1.SeccompProfileTypeLocalhost}
 		errs = append(errs, validateProfile(string(sp.Type), sp.LocalhostProfile, types, p.Child("seccompProfile"))...)
+		if lp := sp.LocalhostProfile; lp != nil && *lp != "" && !filepath.IsLocal(*lp) {
+			errs = append(errs, field.Invalid(p.Child("seccompProfile", "localhostProfile"), *lp, "must be a relative path without '..' (a file under root_dir/seccomp)"))
+		}
 	}
 	if ap != nil {
 		types := []v1.AppArmorProfileType{v1.AppArmorProfileTypeRuntimeDefault, v1.AppArmorProfileTypeUnconfined, v1.AppArmorProfileTypeLocalhost}
 		errs = append(errs, validateProfile(string(ap.Type), ap.LocalhostProfile, types, p.Child("appArmorProfile"))...)
+		if lp := ap.LocalhostProfile; lp != nil && *lp != "" && !appArmorName.MatchString(*lp) {
+			errs = append(errs, field.Invalid(p.Child("appArmorProfile", "localhostProfile"), *lp, "must be a loaded profile's name: printable, without spaces or control characters"))
+		}
 	}
 	return errs
 }
@@ -174,8 +205,6 @@ func validateProfile[T ~string](typ string, localhost *string, types []T, p *fie
 		return field.ErrorList{field.Required(p.Child("localhostProfile"), "must be set when the type is Localhost")}
 	case typ != "Localhost" && localhost != nil:
 		return field.ErrorList{field.Invalid(p.Child("localhostProfile"), *localhost, "can only be set when the type is Localhost")}
-	case typ == "Localhost" && !filepath.IsLocal(*localhost):
-		return field.ErrorList{field.Invalid(p.Child("localhostProfile"), *localhost, "must be a relative path without '..' (under root_dir/seccomp for seccomp)")}
 	}
 	return nil
 }
