@@ -73,6 +73,31 @@ func TestValidateCommand(t *testing.T) {
 	if err == nil || !strings.Contains(errOut, bad+": default/bad: spec.containers[0].image: Required value") {
 		t.Fatalf("bad: %q %v", errOut, err)
 	}
+
+	// The levels of the sources, through the same checks.
+	priv := dir + "/priv/p.yaml"
+	if err := os.MkdirAll(dir+"/priv", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, priv, "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: a, image: 'img:1', ports: [{containerPort: 80, hostPort: 8080}], securityContext: {privileged: true}}]\n")
+	if _, errOut, err := run(priv); err != nil {
+		t.Errorf("privileged pod at the file source's level: %q %v", errOut, err)
+	}
+	for _, args := range [][]string{{"--network-source", priv}, {"--pod-security", "baseline", priv}} {
+		if _, errOut, err := run(args...); err == nil || !strings.Contains(errOut, `spec.containers[0].securityContext.privileged: Forbidden: violates PodSecurity "baseline"`) {
+			t.Errorf("%v: %q %v", args, errOut, err)
+		}
+	}
+	if _, errOut, err := run("--pod-security", "restricted", good); err == nil || !strings.Contains(errOut, `spec.containers[0].securityContext.runAsNonRoot: Forbidden: violates PodSecurity "restricted"`) {
+		t.Errorf("restricted: %q %v", errOut, err)
+	}
+	mustWrite(t, priv, "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: a, image: 'img:1', ports: [{containerPort: 80, hostPort: 8080}]}]\n")
+	if _, errOut, err := run("--network-source", "--host-ports", "30000-32767", priv); err == nil || !strings.Contains(errOut, "8080 is outside the source's host_ports 30000-32767") {
+		t.Errorf("host ports: %q %v", errOut, err)
+	}
+	if _, _, err := run("--pod-security", "lax", good); err == nil || !strings.Contains(err.Error(), "--pod-security") {
+		t.Errorf("bad level: %v", err)
+	}
 }
 
 func mustWrite(t *testing.T, path, content string) {
