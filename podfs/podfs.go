@@ -34,12 +34,18 @@ type Root struct {
 	dir string
 }
 
-// New returns the Root of rootDir (made absolute). It touches nothing.
+// New returns the Root of rootDir, made absolute with the symlinks of its
+// existing part resolved, so that its paths compare with the kernel's (mount
+// points in /proc/self/mountinfo are resolved paths). It creates nothing.
 func New(rootDir string) Root {
 	if abs, err := filepath.Abs(rootDir); err == nil {
 		rootDir = abs
 	}
-	return Root{dir: filepath.Clean(rootDir)}
+	rootDir = filepath.Clean(rootDir)
+	if real, err := resolveExisting(rootDir); err == nil {
+		rootDir = real
+	}
+	return Root{dir: rootDir}
 }
 
 // Dir is root_dir.

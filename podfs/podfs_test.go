@@ -245,3 +245,25 @@ func exists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
 }
+
+// A root_dir reached through a symlink is resolved once, so the paths
+// podfs returns are the kernel's and its mount checks see the pod's binds.
+func TestRootThroughSymlinkIsResolved(t *testing.T) {
+	real := t.TempDir()
+	link := filepath.Join(t.TempDir(), "berth")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	r := New(link)
+	resolved, err := filepath.EvalSymlinks(real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Dir() != resolved {
+		t.Fatalf("root %s, want %s", r.Dir(), resolved)
+	}
+	p, err := r.PodDir("0b7e5a3c-1111-4222-8333-944445555666")
+	if err != nil || !strings.HasPrefix(p, resolved+string(filepath.Separator)) {
+		t.Errorf("pod dir %q %v", p, err)
+	}
+}
