@@ -15,15 +15,7 @@ func (r Root) RemovePod(uid string) error {
 	if err != nil {
 		return err
 	}
-	root, err := os.OpenRoot(filepath.Dir(dir))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	defer root.Close()
-	return root.RemoveAll(filepath.Base(dir))
+	return removeUnder(dir)
 }
 
 // RemoveVolume removes a pod's disk emptyDir through an os.Root.
@@ -32,6 +24,11 @@ func (r Root) RemoveVolume(uid, volume string) error {
 	if err != nil {
 		return err
 	}
+	return removeUnder(dir)
+}
+
+// removeUnder removes dir, confined to its parent; a missing one is no error.
+func removeUnder(dir string) error {
 	root, err := os.OpenRoot(filepath.Dir(dir))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
