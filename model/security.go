@@ -2,8 +2,11 @@ package model
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // PodSecurityLevel is a Pod Security Standards profile, named as Kubernetes
@@ -82,4 +85,14 @@ func ParsePortRanges(s string) (PortRanges, error) {
 		rs = append(rs, PortRange{int32(a), int32(b)})
 	}
 	return rs, nil
+}
+
+// uuidPattern is a UUID in any case.
+var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// ValidPodUID reports whether uid may name a pod: a UUID or a DNS-1123
+// label, so always one path element (it names root_dir/pods/<uid>).
+// Validation refuses other UIDs; podfs refuses them again as paths.
+func ValidPodUID(uid string) bool {
+	return uuidPattern.MatchString(uid) || len(validation.IsDNS1123Label(uid)) == 0
 }

@@ -12,11 +12,12 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/berth-dev/berth/model"
 )
 
 // Fixed path elements under root_dir.
@@ -54,8 +55,6 @@ func (r Root) Dir() string { return r.dir }
 // ErrUnsafe is wrapped by every refusal of a name or path.
 var ErrUnsafe = errors.New("unsafe host path")
 
-var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-
 // element checks that s is exactly one path element.
 func element(kind, s string) error {
 	switch {
@@ -70,7 +69,7 @@ func checkUID(uid string) error {
 	if err := element("pod UID", uid); err != nil {
 		return err
 	}
-	if !uuidRE.MatchString(uid) && len(validation.IsDNS1123Label(uid)) > 0 {
+	if !model.ValidPodUID(uid) {
 		return fmt.Errorf("%w: pod UID %q is neither a UUID nor a DNS-1123 label", ErrUnsafe, uid)
 	}
 	return nil

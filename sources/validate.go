@@ -7,7 +7,6 @@ import (
 	"net"
 	"path"
 	"reflect"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -16,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/berth-dev/berth/model"
 )
 
 // Validate checks a defaulted pod against what berth can run and what opts
@@ -93,13 +94,10 @@ func Validate(pod *v1.Pod, opts Options) field.ErrorList {
 	return errs
 }
 
-// uidPattern is a UUID, any case; a UID is otherwise a DNS-1123 label.
-var uidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-
 // validateUID accepts an empty UID (defaulted later), a UUID or a DNS-1123
 // label: one path element, as the pod's directory root_dir/pods/<uid>.
 func validateUID(uid types.UID, p *field.Path) field.ErrorList {
-	if uid == "" || uidPattern.MatchString(string(uid)) || len(validation.IsDNS1123Label(string(uid))) == 0 {
+	if uid == "" || model.ValidPodUID(string(uid)) {
 		return nil
 	}
 	return field.ErrorList{field.Invalid(p, string(uid), "must be a UUID or a DNS-1123 label: it names the pod's directory on the host")}
