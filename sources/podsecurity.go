@@ -14,9 +14,9 @@ import (
 )
 
 // The Pod Security Standards as Pod Security Admission v1.37 enforces them
-// (k8s.io/pod-security-admission/policy; podsecurity_test.go checks berth
-// against that evaluator), with one change: baseline's host ports are the
-// source's host_ports range on an unspecified or the node's address,
+// (k8s.io/pod-security-admission/policy; test/psa checks berth against that
+// evaluator), with one change: baseline's host ports are the source's
+// host_ports range on an unspecified, loopback or the node's address,
 // instead of none. Each refusal names the field and the level.
 
 // baselineCapabilities may be added at baseline; restricted allows only
@@ -48,11 +48,14 @@ func (o Options) hostPorts() model.PortRanges {
 	return o.HostPorts
 }
 
-// psViolation is one refusal: the field and what the level forbids there.
+// psViolation collects the refusals of one pod: each field and what the
+// level forbids there.
 type psViolation struct {
 	level model.PodSecurityLevel
 	opts  *Options
 	errs  field.ErrorList
+	// hostPorts counts the pod's host ports, for maxHostPorts.
+	hostPorts int
 }
 
 func (v *psViolation) forbid(p *field.Path, control, detail string) {
@@ -103,29 +106,27 @@ func (v *psViolation) baseline(pod *v1.Pod) {
 		}
 	}
 	if psc := spec.SecurityContext; psc != nil {
-		pp := sp.Child("securityContext")
-		if w := psc.WindowsOptions; w != nil && w.HostProcess != nil && *w.HostProcess {
-			v.forbid(pp.Child("windowsOptions", "hostProcess"), "hostProcess", "must not set hostProcess=true")
-		}
-		v.seLinux(psc.SELinuxOptions, pp.Child("seLinuxOptions"))
-		if s := psc.SeccompProfile; s != nil && s.Type == v1.SeccompProfileTypeUnconfined {
-			v.forbid(pp.Child("seccompProfile", "type"), "seccompProfile", "must not set securityContext.seccompProfile.type to Unconfined")
-		}
-		v.appArmor(psc.AppArmorProfile, pp.Child("appArmorProfile"))
+		v.sharedControls(psc.WindowsOptions, psc.SELinuxOptions, psc.SeccompProfile, psc.AppArmorProfile, sp.Child("securityContext"))
 	}
 	v.annotations(pod)
 	containerPaths(spec, func(c *v1.Container, p *field.Path) { v.baselineContainer(c, p) })
-	n := 0
-	containerPaths(spec, func(c *v1.Container, _ *field.Path) {
-		for _, port := range c.Ports {
-			if port.HostPort != 0 {
-				n++
-			}
-		}
-	})
-	if n > maxHostPorts {
-		v.forbid(sp.Child("containers"), "hostPort", fmt.Sprintf("%d host ports; at most %d per pod (each costs the host a proxy and rules outside the pod's limits)", n, maxHostPorts))
+	if v.hostPorts > maxHostPorts {
+		v.forbid(sp.Child("containers"), "hostPort", fmt.Sprintf("%d host ports; at most %d per pod (each costs the host a proxy and rules outside the pod's limits)", v.hostPorts, maxHostPorts))
 	}
+}
+
+// sharedControls are the baseline controls of the fields pod and container
+// security contexts share (the container's overrides the pod's, so both
+// are judged): hostProcess, SELinux, seccomp and AppArmor.
+func (v *psViolation) sharedControls(w *v1.WindowsSecurityContextOptions, se *v1.SELinuxOptions, sp *v1.SeccompProfile, ap *v1.AppArmorProfile, p *field.Path) {
+	if w != nil && w.HostProcess != nil && *w.HostProcess {
+		v.forbid(p.Child("windowsOptions", "hostProcess"), "hostProcess", "must not set hostProcess=true")
+	}
+	v.seLinux(se, p.Child("seLinuxOptions"))
+	if sp != nil && sp.Type == v1.SeccompProfileTypeUnconfined {
+		v.forbid(p.Child("seccompProfile", "type"), "seccompProfile", "must not set securityContext.seccompProfile.type to Unconfined")
+	}
+	v.appArmor(ap, p.Child("appArmorProfile"))
 }
 
 // maxHostPorts caps a baseline pod's host ports (berth's addition).
@@ -141,9 +142,7 @@ func (v *psViolation) baselineContainer(c *v1.Container, p *field.Path) {
 		return
 	}
 	scp := p.Child("securityContext")
-	if w := sc.WindowsOptions; w != nil && w.HostProcess != nil && *w.HostProcess {
-		v.forbid(scp.Child("windowsOptions", "hostProcess"), "hostProcess", "must not set hostProcess=true")
-	}
+	v.sharedControls(sc.WindowsOptions, sc.SELinuxOptions, sc.SeccompProfile, sc.AppArmorProfile, scp)
 	if sc.Privileged != nil && *sc.Privileged {
 		v.forbid(scp.Child("privileged"), "privileged", "must not set securityContext.privileged=true")
 	}
@@ -157,11 +156,6 @@ func (v *psViolation) baselineContainer(c *v1.Container, p *field.Path) {
 	if pm := sc.ProcMount; pm != nil && *pm != v1.DefaultProcMount {
 		v.forbid(scp.Child("procMount"), "procMount", fmt.Sprintf("must not set securityContext.procMount to %q", *pm))
 	}
-	v.seLinux(sc.SELinuxOptions, scp.Child("seLinuxOptions"))
-	if s := sc.SeccompProfile; s != nil && s.Type == v1.SeccompProfileTypeUnconfined {
-		v.forbid(scp.Child("seccompProfile", "type"), "seccompProfile", "must not set securityContext.seccompProfile.type to Unconfined")
-	}
-	v.appArmor(sc.AppArmorProfile, scp.Child("appArmorProfile"))
 }
 
 // hostPort allows a baseline pod the source's host ports on an unspecified,
@@ -171,6 +165,7 @@ func (v *psViolation) hostPort(port v1.ContainerPort, p *field.Path) {
 	if port.HostPort == 0 {
 		return
 	}
+	v.hostPorts++
 	if ranges := v.opts.hostPorts(); !ranges.Contains(port.HostPort) {
 		allowed := ranges.String()
 		if allowed == "" {
