@@ -144,8 +144,8 @@ func (c *Controller) unhealthy(ct *model.Container) (prober.Kind, bool) {
 func (c *Controller) syncProbes(p *model.Pod, byName map[string][]*model.Container) {
 	ip := handlerAddress(byName[model.SandboxName], p.Spec.Spec.HostNetwork)
 	var probed []prober.Probed
-	if !p.Spec.Spec.HostNetwork && sandboxIP(byName[model.SandboxName]) == "" {
-		// Not the host's loopback: wait for the sandbox's address.
+	if ip == "" {
+		// Wait for the sandbox's address.
 		c.probes.Sync(p.Key, nil)
 		return
 	}

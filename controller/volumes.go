@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -120,18 +121,20 @@ func (c *Controller) ensureVolumes(ctx context.Context, p *model.Pod, newSandbox
 	return nil
 }
 
-// setOwnership gives dir the emptyDir mode (umask aside) and the fsGroup.
+// setOwnership gives dir the emptyDir mode (umask aside) and the fsGroup,
+// through ownOpen on dir opened without following a symlink.
 func setOwnership(dir string, pod *v1.Pod) error {
-	if g := fsGroup(pod); g != nil {
-		if err := os.Lchown(dir, -1, int(*g)); err != nil {
-			return err
-		}
+	f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
 	}
-	return os.Chmod(dir, emptyDirMode(pod))
+	defer f.Close()
+	return ownOpen(f, pod)
 }
 
-// ownOpen is setOwnership on an open directory: one a subPath made inside
-// the volume, where a path could be swapped for a symlink.
+// ownOpen gives an open directory the emptyDir mode and the fsGroup: the
+// emptyDir itself, or one a subPath made inside it, where a path could be
+// swapped for a symlink.
 func ownOpen(dir *os.File, pod *v1.Pod) error {
 	if g := fsGroup(pod); g != nil {
 		if err := dir.Chown(-1, int(*g)); err != nil {
