@@ -293,8 +293,8 @@ func (c *Controller) containerConfig(p *model.Pod, ctr *v1.Container, sb sandbox
 			// Checked again once expanded, as the kubelet does: the
 			// variables come from the manifest too.
 			sub = expand(m.SubPathExpr, mapping)
-			if sub != "" && !filepath.IsLocal(sub) {
-				return nil, fmt.Errorf("volumeMount %q: subPathExpr expands to %q, which is not a relative path inside the volume", m.Name, sub)
+			if _, err := podfs.LocalSubPath(sub); sub != "" && err != nil {
+				return nil, fmt.Errorf("volumeMount %q: subPathExpr expands to %q, which is not a relative path inside the volume: %w", m.Name, sub, err)
 			}
 		}
 		mnt, err := c.mount(pod, ctr.Name, i, m, sub)

@@ -1,6 +1,22 @@
 package podfs
 
-import "os"
+import (
+	"fmt"
+	"os"
+	"path"
+	"strings"
+)
+
+// LocalSubPath returns sub cleaned when it is a relative path inside its
+// volume: not absolute, not leaving by "..", no NUL. BindSubPath applies
+// it; callers handing a subPath to the engine themselves must too.
+func LocalSubPath(sub string) (string, error) {
+	clean := path.Clean(sub)
+	if path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") || strings.ContainsRune(clean, 0) {
+		return "", fmt.Errorf("subPath %q: must be a relative path inside the volume", sub)
+	}
+	return clean, nil
+}
 
 // SubPath is one volumeMount's subPath to bind (BindSubPath).
 type SubPath struct {

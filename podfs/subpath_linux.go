@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -26,9 +25,9 @@ func (r Root) BindSubPath(s SubPath) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	clean := path.Clean(s.Path)
-	if path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") || strings.ContainsRune(clean, 0) {
-		return "", fmt.Errorf("subPath %q: must be a relative path inside the volume", s.Path)
+	clean, err := LocalSubPath(s.Path)
+	if err != nil {
+		return "", err
 	}
 	if clean == "." {
 		return s.VolumePath, nil
