@@ -8,8 +8,7 @@ const DefaultGracePeriodSeconds int64 = 30
 
 // MinGracePeriodSeconds is the least time a stop gives a container after
 // its preStop hook, whatever the pod asks (the kubelet's
-// minimumGracePeriodInSeconds). A pod's own period of 0 still means "kill
-// now" only when the pod is forced; berth never forces.
+// minimumGracePeriodInSeconds); a period of 0 gets this too.
 const MinGracePeriodSeconds int64 = 2
 
 // DefaultGracePeriod and MinGracePeriod are the two constants as durations.
