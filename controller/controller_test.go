@@ -397,7 +397,7 @@ func TestRemovedContainerRecreatedAndSandboxLoss(t *testing.T) {
 	h.settle("default/web")
 	before := h.running("default/web")
 	h.rt.Remove(before["a"].ID)
-	_ = h.st.DeleteContainer(before["a"].ID, h.clock.Now())
+	_ = h.st.DeleteContainer(before["a"].ID, h.st.Seq())
 	h.settle("default/web")
 	mid := h.running("default/web")
 	if mid["a"] == nil || mid["b"].ID != before["b"].ID {

@@ -362,7 +362,7 @@ func (c *Controller) stopWithin(ctx context.Context, ct *model.Container, remove
 		c.refresh(ctx, ct.ID)
 		return nil
 	}
-	at := c.cfg.Clock.Now()
+	at := c.store.Seq()
 	if err := c.rt.RemoveContainer(ctx, ct.ID); err != nil {
 		// A container the engine failed to remove is "dead" (e.g. its root
 		// filesystem still mounted after a dockerd restart), and its
@@ -378,12 +378,12 @@ func (c *Controller) stopWithin(ctx context.Context, ct *model.Container, remove
 	return c.store.DeleteContainer(ct.ID, at)
 }
 
-// refresh writes the engine's view of id into the store, stamped with the
-// time before the inspect, so an event newer than the answer still wins. An
+// refresh writes the engine's view of id into the store, as of the event
+// sequence before the inspect, so an event newer than the answer wins. An
 // unchanged container is not written: the write would enqueue the pod again
 // at once, past the rate limiter.
 func (c *Controller) refresh(ctx context.Context, id string) {
-	at := c.cfg.Clock.Now()
+	at := c.store.Seq()
 	ct, err := c.rt.InspectContainer(ctx, id)
 	switch {
 	case errors.Is(err, runtime.ErrNotFound):
@@ -392,7 +392,7 @@ func (c *Controller) refresh(ctx context.Context, id string) {
 		if old, _ := c.store.Container(nil, id); old != nil && sameObservation(old, ct) {
 			return
 		}
-		ct.ObservedAt = at
+		ct.Seq = at
 		_, _ = c.store.UpsertContainer(ct)
 	}
 }
@@ -401,7 +401,7 @@ func (c *Controller) refresh(ctx context.Context, id string) {
 // observed.
 func sameObservation(a, b *model.Container) bool {
 	x, y := *a, *b
-	x.ObservedAt, y.ObservedAt = time.Time{}, time.Time{}
+	x.Seq, y.Seq = 0, 0
 	return reflect.DeepEqual(&x, &y)
 }
 
@@ -416,15 +416,15 @@ func newestFirst(cs []*model.Container) {
 }
 
 // observe writes what a create and a start call told of container id:
-// created as of t0 (the time before the create call) and, when the start
-// succeeded, running as of t1 (the time before the start call). One write:
-// a newer event wins over it.
-func (c *Controller) observe(id string, cfg *runtime.ContainerConfig, t0, t1 time.Time, startErr error) {
-	ct := &model.Container{ID: id, DockerName: cfg.Name, Image: cfg.Image, State: model.StateCreated, CreatedAt: t0, ObservedAt: t0}
+// created at t0 as of s0 (the clock and the event sequence before the create
+// call) and, when the start succeeded, running since t1 as of s1 (both read
+// before the start call). One write: a newer event wins over it.
+func (c *Controller) observe(id string, cfg *runtime.ContainerConfig, t0, t1 time.Time, s0, s1 uint64, startErr error) {
+	ct := &model.Container{ID: id, DockerName: cfg.Name, Image: cfg.Image, State: model.StateCreated, CreatedAt: t0, Seq: s0}
 	ct.ImageID, _ = c.images.get(cfg.Image)
 	runtime.FillFromLabels(ct, cfg.Labels)
 	if startErr == nil {
-		ct.State, ct.StartedAt, ct.ObservedAt = model.StateRunning, t1, t1
+		ct.State, ct.StartedAt, ct.Seq = model.StateRunning, t1, s1
 	} else {
 		ct.Error = startErr.Error()
 	}
@@ -432,9 +432,10 @@ func (c *Controller) observe(id string, cfg *runtime.ContainerConfig, t0, t1 tim
 }
 
 // started writes what a successful start of an existing container told: it
-// ran as of at (the time before the start call).
-func (c *Controller) started(id string, at time.Time) {
-	_, _ = c.store.ApplyContainer(id, at, func(old *model.Container) (*model.Container, bool) {
+// ran since at, as of seq (the clock and the event sequence before the
+// start call).
+func (c *Controller) started(id string, at time.Time, seq uint64) {
+	_, _ = c.store.ApplyContainer(id, seq, func(old *model.Container) (*model.Container, bool) {
 		if old == nil {
 			return nil, false
 		}
@@ -450,10 +451,10 @@ func (c *Controller) started(id string, at time.Time) {
 // removed, to be replaced by a new instance.
 func (c *Controller) startExisting(ctx context.Context, p *model.Pod, name string, ct *model.Container, x *execState) bool {
 	key := string(p.Spec.UID) + "/" + name
-	at := c.cfg.Clock.Now()
+	at, seq := c.cfg.Clock.Now(), c.store.Seq()
 	err := c.rt.StartContainer(ctx, ct.ID)
 	if err == nil {
-		c.started(ct.ID, at)
+		c.started(ct.ID, at, seq)
 		c.startFails.reset(key)
 		return true
 	}
@@ -475,7 +476,7 @@ func (c *Controller) createSandbox(ctx context.Context, p *model.Pod, attempt in
 	}
 	key := string(p.Spec.UID) + "/" + model.SandboxName
 	cfg := c.sandboxConfig(p, attempt)
-	at := c.cfg.Clock.Now()
+	at, s0 := c.cfg.Clock.Now(), c.store.Seq()
 	id, err := c.rt.CreateContainer(ctx, cfg)
 	if err != nil {
 		if errors.Is(err, runtime.ErrImageNotFound) {
@@ -485,9 +486,9 @@ func (c *Controller) createSandbox(ctx context.Context, p *model.Pod, attempt in
 		}
 		return "", fmt.Errorf("create sandbox: %w", err)
 	}
-	t1 := c.cfg.Clock.Now()
+	t1, s1 := c.cfg.Clock.Now(), c.store.Seq()
 	err = c.rt.StartContainer(ctx, id)
-	c.observe(id, cfg, at, t1, err)
+	c.observe(id, cfg, at, t1, s0, s1, err)
 	if err != nil {
 		delay := c.startFails.failed(key, t1)
 		x.requeue(delay)
@@ -520,7 +521,7 @@ func (c *Controller) startNew(ctx context.Context, p *model.Pod, s Start, sbID s
 	if p.Spec.Spec.HostNetwork {
 		cfg.Labels[runtime.LabelHostNetwork] = "true"
 	}
-	at := c.cfg.Clock.Now()
+	at, s0 := c.cfg.Clock.Now(), c.store.Seq()
 	id, err := c.rt.CreateContainer(ctx, cfg)
 	if errors.Is(err, runtime.ErrImageNotFound) {
 		// Removed since it was seen: look again (and pull) next time.
@@ -534,9 +535,9 @@ func (c *Controller) startNew(ctx context.Context, p *model.Pod, s Start, sbID s
 		return "", err
 	}
 	c.event(p.Key, ctr.Name, events.Normal, "Created", "Created container %s", ctr.Name)
-	t1 := c.cfg.Clock.Now()
+	t1, s1 := c.cfg.Clock.Now(), c.store.Seq()
 	err = c.rt.StartContainer(ctx, id)
-	c.observe(id, cfg, at, t1, err)
+	c.observe(id, cfg, at, t1, s0, s1, err)
 	if err != nil {
 		// A start that fails (bad entrypoint, port taken) backs off like a
 		// crash instead of being retried at once.

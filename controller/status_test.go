@@ -79,7 +79,7 @@ func TestTerminalPhaseStays(t *testing.T) {
 	all, _ := h.rt.ListContainers(context.Background(), nil)
 	for _, ct := range all {
 		h.rt.Remove(ct.ID)
-		_ = h.st.DeleteContainer(ct.ID, h.clock.Now())
+		_ = h.st.DeleteContainer(ct.ID, h.st.Seq())
 	}
 	h.clock.Step(time.Minute)
 	h.settle("default/job")

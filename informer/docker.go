@@ -23,9 +23,10 @@ const DefaultRelist = 5 * time.Minute
 // managed containers of this node: a list at start and after every broken
 // event stream, the events in between (applied as they come, with no
 // inspect), and a periodic cheap relist as the safety net, as the kubelet's
-// PLEG is for its cache. Every write is
-// stamped with when the engine state it describes was true, so the store
-// orders it against the controller's own writes.
+// PLEG is for its cache. Events go in as the stream orders them; every
+// inspect and list answer is stamped with the store's event sequence read
+// before it was asked, so the store refuses an answer that an event for the
+// same container overtook (no clock orders anything).
 type DockerInformer struct {
 	rt      runtime.Runtime
 	store   *store.Store
@@ -39,6 +40,9 @@ type DockerInformer struct {
 	// zero, never when negative). Set it before Run.
 	Relist time.Duration
 	synced atomic.Bool
+	// listedSeq is the Seq before the previous complete list: deletions
+	// older than it are pruned after the next list.
+	listedSeq uint64
 }
 
 // NewDockerInformer follows containers labelled managed and with node.
@@ -84,8 +88,8 @@ func (d *DockerInformer) Run(ctx context.Context) {
 }
 
 // watch subscribes first and lists second, so no event between the two is
-// lost; events that the list already reflects are refused by the store as
-// older than the list.
+// lost; an event the list already reflects applies again, in stream order,
+// and leaves the row as the list found it.
 func (d *DockerInformer) watch(ctx context.Context) error {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -140,7 +144,7 @@ func (d *DockerInformer) relistEvery() time.Duration {
 // apply writes what ev tells into the store; actions that change nothing
 // the store holds (kill, exec_*, health_status, ...) write nothing.
 func (d *DockerInformer) apply(ev runtime.Event) {
-	_, err := d.store.ApplyContainer(ev.ContainerID, ev.Time, func(old *model.Container) (*model.Container, bool) {
+	_, err := d.store.ApplyEvent(ev.ContainerID, func(old *model.Container) (*model.Container, bool) {
 		return applyEvent(old, ev)
 	})
 	if err != nil {
@@ -197,10 +201,10 @@ func applyEvent(old *model.Container, ev runtime.Event) (*model.Container, bool)
 	return &c, true
 }
 
-// inspect writes the engine's complete view of id, stamped with the time
+// inspect writes the engine's complete view of id, as of the event sequence
 // before the request.
 func (d *DockerInformer) inspect(ctx context.Context, id string) {
-	at := d.clock.Now()
+	at := d.store.Seq()
 	c, err := d.rt.InspectContainer(ctx, id)
 	switch {
 	case errors.Is(err, runtime.ErrNotFound):
@@ -210,7 +214,7 @@ func (d *DockerInformer) inspect(ctx context.Context, id string) {
 			d.log.Warn("inspect failed", "id", id, "err", err)
 		}
 	default:
-		c.ObservedAt = at
+		c.Seq = at
 		_, _ = d.store.UpsertContainer(c)
 	}
 }
@@ -220,8 +224,11 @@ func (d *DockerInformer) inspect(ctx context.Context, id string) {
 // lacks exit codes and times), and so are known containers absent from the
 // list (one may have been created while the list was taken). On a healthy
 // node it costs the list alone.
+//
+// Not safe for concurrent use with itself: Run calls it, or a test before
+// Run.
 func (d *DockerInformer) RelistNow(ctx context.Context) error {
-	at := d.clock.Now()
+	at := d.store.Seq()
 	list, err := d.rt.ListContainers(ctx, d.match)
 	if err != nil {
 		return err
@@ -256,11 +263,9 @@ func (d *DockerInformer) RelistNow(ctx context.Context) error {
 	if len(known) > 0 && stale > 0 {
 		d.log.Info("relist found the container cache out of date", "listed", len(list), "inspected", stale)
 	}
-	// Deletions are remembered a while longer than the list supersedes
-	// them: an inspect or event older than the list may still be on its
-	// way.
-	return d.store.PruneTombstones(at.Add(-tombstoneGrace))
+	// Deletions are remembered one list longer than a list supersedes
+	// them: an answer asked for before this list may still be on its way.
+	prev := d.listedSeq
+	d.listedSeq = at
+	return d.store.PruneTombstones(prev)
 }
-
-// tombstoneGrace is how long past a relist a deletion is still remembered.
-const tombstoneGrace = time.Minute

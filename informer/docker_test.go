@@ -100,7 +100,7 @@ func TestEventsCostNoInspect(t *testing.T) {
 	testutil.WaitFor(t, 5*time.Second, "die seen", func() bool { c, _ := st.Container(nil, id); return c.State == model.StateExited })
 	c, _ := st.Container(nil, id)
 	if c.ExitCode != 3 || c.PodKey != "default/p" || c.Name != "c" || c.RestartCount != 3 || c.DockerName != "berth_c" || c.Image != "img" ||
-		c.StartedAt.IsZero() || c.FinishedAt.IsZero() || c.ObservedAt.IsZero() {
+		c.StartedAt.IsZero() || c.FinishedAt.IsZero() || c.Seq == 0 {
 		t.Fatalf("row built from events: %+v", c)
 	}
 	if n := rt.inspects.Load(); n != 0 {

@@ -88,18 +88,19 @@ type Container struct {
 	StartedAt  time.Time
 	FinishedAt time.Time
 	Labels     map[string]string
-	// ObservedAt is when the engine state in this row was true: the engine's
-	// time of the event it came from, or the time just before the inspect,
-	// list or engine call that reported it. It orders the writers of actual
-	// state (see store.Store.ApplyContainer).
-	ObservedAt time.Time
+	// Seq is the engine event sequence this row was observed as of: the
+	// sequence of the event it came from, or the store's Seq read just
+	// before the inspect, list or engine call that reported it. It orders
+	// the writers of actual state by the engine's event stream, not by any
+	// clock (see store.Store.ApplyContainer).
+	Seq uint64
 }
 
-// Tombstone remembers that a container was gone as observed at At, so that
-// an older observation of it cannot bring it back.
+// Tombstone remembers that a container was gone as of sequence Seq, so
+// that an older observation of it cannot bring it back.
 type Tombstone struct {
-	ID string
-	At time.Time
+	ID  string
+	Seq uint64
 }
 
 // Running reports whether the container is running (or being restarted by

@@ -2,7 +2,7 @@ package store
 
 import (
 	"fmt"
-	"time"
+	"sync/atomic"
 
 	"github.com/berth-dev/berth/model"
 	memdb "github.com/hashicorp/go-memdb"
@@ -16,6 +16,7 @@ type Notifier func(podKey string)
 type Store struct {
 	db     *memdb.MemDB
 	notify Notifier
+	seq    atomic.Uint64 // engine events applied; see Seq
 }
 
 // New returns an empty store that reports changes to notify (may be nil).
@@ -170,167 +171,6 @@ func (s *Store) ReplaceSourcePods(source string, pods []*model.Pod) error {
 	}
 	txn.Commit()
 	return nil
-}
-
-// Container returns the container with the runtime ID id, or nil.
-func (s *Store) Container(ws memdb.WatchSet, id string) (*model.Container, error) {
-	txn := s.db.Txn(false)
-	ch, raw, err := txn.FirstWatch(TableContainers, IndexID, id)
-	if err != nil {
-		return nil, fmt.Errorf("container lookup: %w", err)
-	}
-	ws.Add(ch)
-	if raw == nil {
-		return nil, nil
-	}
-	return raw.(*model.Container), nil
-}
-
-// Containers returns every managed container.
-func (s *Store) Containers(ws memdb.WatchSet) ([]*model.Container, error) {
-	return s.containersBy(ws, IndexID)
-}
-
-// ContainersByPod returns the containers labelled with pod key podKey.
-func (s *Store) ContainersByPod(ws memdb.WatchSet, podKey string) ([]*model.Container, error) {
-	return s.containersBy(ws, IndexPod, podKey)
-}
-
-func (s *Store) containersBy(ws memdb.WatchSet, index string, args ...interface{}) ([]*model.Container, error) {
-	txn := s.db.Txn(false)
-	it, err := txn.Get(TableContainers, index, args...)
-	if err != nil {
-		return nil, fmt.Errorf("container list: %w", err)
-	}
-	ws.Add(it.WatchCh())
-	var out []*model.Container
-	for raw := it.Next(); raw != nil; raw = it.Next() {
-		out = append(out, raw.(*model.Container))
-	}
-	return out, nil
-}
-
-// UpsertContainer writes c, observed at c.ObservedAt, unless the store holds
-// a newer observation of c.ID (see ApplyContainer). It reports whether c was
-// written. c must not be modified after.
-func (s *Store) UpsertContainer(c *model.Container) (bool, error) {
-	return s.ApplyContainer(c.ID, c.ObservedAt, func(*model.Container) (*model.Container, bool) { return c, true })
-}
-
-// DeleteContainer forgets container id, gone as observed at at, unless the
-// store holds a newer observation of it. Forgetting a missing container is
-// no error; the deletion is remembered (a tombstone) so an older inspect
-// cannot bring it back.
-func (s *Store) DeleteContainer(id string, at time.Time) error {
-	_, err := s.ApplyContainer(id, at, func(*model.Container) (*model.Container, bool) { return nil, true })
-	return err
-}
-
-// ApplyContainer is the one ordered write of actual state. fn gets the held
-// row of id (nil when none; never to be modified) and returns the row to
-// store, or nil to delete it, and whether to write at all; ApplyContainer
-// stamps the result with at. The write is refused, and fn not called, when
-// the store holds an observation of id newer than at: a row whose ObservedAt
-// is after at, or a deletion observed after at. It reports whether it wrote.
-//
-// Misuse: at must be when the engine state fn describes was true (an event's
-// engine time, or the time just before the inspect, list or call that told
-// it), on the engine's clock; a later time lets stale state win.
-func (s *Store) ApplyContainer(id string, at time.Time, fn func(old *model.Container) (next *model.Container, write bool)) (bool, error) {
-	txn := s.db.Txn(true)
-	defer txn.Abort()
-	raw, err := txn.First(TableContainers, IndexID, id)
-	if err != nil {
-		return false, fmt.Errorf("container lookup: %w", err)
-	}
-	var old *model.Container
-	if raw != nil {
-		old = raw.(*model.Container)
-		if at.Before(old.ObservedAt) {
-			return false, nil
-		}
-	}
-	tomb, err := txn.First(TableTombstones, IndexID, id)
-	if err != nil {
-		return false, fmt.Errorf("tombstone lookup: %w", err)
-	}
-	if tomb != nil && at.Before(tomb.(*model.Tombstone).At) {
-		return false, nil
-	}
-	c, write := fn(old)
-	if !write {
-		return false, nil
-	}
-	if c == nil {
-		if err := txn.Insert(TableTombstones, &model.Tombstone{ID: id, At: at}); err != nil {
-			return false, fmt.Errorf("tombstone insert: %w", err)
-		}
-		if old == nil {
-			txn.Commit()
-			return true, nil
-		}
-		if err := txn.Delete(TableContainers, old); err != nil {
-			return false, fmt.Errorf("container delete: %w", err)
-		}
-		s.deferNotify(txn, old.PodKey)
-		txn.Commit()
-		return true, nil
-	}
-	if c.ID != id {
-		return false, fmt.Errorf("container %s written as %s", id, c.ID)
-	}
-	if !c.ObservedAt.Equal(at) {
-		cp := *c
-		cp.ObservedAt = at
-		c = &cp
-	}
-	if old != nil && old.PodKey != c.PodKey {
-		s.deferNotify(txn, old.PodKey)
-	}
-	if err := txn.Insert(TableContainers, c); err != nil {
-		return false, fmt.Errorf("container insert: %w", err)
-	}
-	s.deferNotify(txn, c.PodKey)
-	txn.Commit()
-	return true, nil
-}
-
-// PruneTombstones forgets deletions observed before at: call it with the
-// time a complete list of the engine was taken, which supersedes them.
-func (s *Store) PruneTombstones(at time.Time) error {
-	txn := s.db.Txn(true)
-	defer txn.Abort()
-	it, err := txn.Get(TableTombstones, IndexID)
-	if err != nil {
-		return fmt.Errorf("tombstone list: %w", err)
-	}
-	var old []*model.Tombstone
-	for raw := it.Next(); raw != nil; raw = it.Next() {
-		if t := raw.(*model.Tombstone); t.At.Before(at) {
-			old = append(old, t)
-		}
-	}
-	for _, t := range old {
-		if err := txn.Delete(TableTombstones, t); err != nil {
-			return fmt.Errorf("tombstone delete: %w", err)
-		}
-	}
-	txn.Commit()
-	return nil
-}
-
-// Tombstones returns how many deletions are remembered.
-func (s *Store) Tombstones() int {
-	txn := s.db.Txn(false)
-	it, err := txn.Get(TableTombstones, IndexID)
-	if err != nil {
-		return 0
-	}
-	n := 0
-	for raw := it.Next(); raw != nil; raw = it.Next() {
-		n++
-	}
-	return n
 }
 
 // Source returns the state of the named source, or nil.

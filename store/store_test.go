@@ -32,7 +32,7 @@ func TestNotifyAndWatch(t *testing.T) {
 	got = nil
 	_, _ = s.UpsertContainer(&model.Container{ID: "1", PodKey: "default/a"})
 	_, _ = s.UpsertContainer(&model.Container{ID: "2", PodKey: "default/b"})
-	if err := s.DeleteContainer("1", time.Time{}); err != nil {
+	if err := s.DeleteContainer("1", s.Seq()); err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 3 || got[0] != "default/a" || got[1] != "default/b" || got[2] != "default/a" {

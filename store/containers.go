@@ -1,0 +1,200 @@
+package store
+
+import (
+	"fmt"
+
+	"github.com/berth-dev/berth/model"
+	memdb "github.com/hashicorp/go-memdb"
+)
+
+// Container returns the container with the runtime ID id, or nil.
+func (s *Store) Container(ws memdb.WatchSet, id string) (*model.Container, error) {
+	txn := s.db.Txn(false)
+	ch, raw, err := txn.FirstWatch(TableContainers, IndexID, id)
+	if err != nil {
+		return nil, fmt.Errorf("container lookup: %w", err)
+	}
+	ws.Add(ch)
+	if raw == nil {
+		return nil, nil
+	}
+	return raw.(*model.Container), nil
+}
+
+// Containers returns every managed container.
+func (s *Store) Containers(ws memdb.WatchSet) ([]*model.Container, error) {
+	return s.containersBy(ws, IndexID)
+}
+
+// ContainersByPod returns the containers labelled with pod key podKey.
+func (s *Store) ContainersByPod(ws memdb.WatchSet, podKey string) ([]*model.Container, error) {
+	return s.containersBy(ws, IndexPod, podKey)
+}
+
+func (s *Store) containersBy(ws memdb.WatchSet, index string, args ...interface{}) ([]*model.Container, error) {
+	txn := s.db.Txn(false)
+	it, err := txn.Get(TableContainers, index, args...)
+	if err != nil {
+		return nil, fmt.Errorf("container list: %w", err)
+	}
+	ws.Add(it.WatchCh())
+	var out []*model.Container
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		out = append(out, raw.(*model.Container))
+	}
+	return out, nil
+}
+
+// Seq returns the engine event sequence: how many engine events the store
+// has applied (ApplyEvent). Read it just before an engine call, inspect or
+// list whose answer will be written with ApplyContainer: an event for the
+// same container applied after that refuses the answer.
+func (s *Store) Seq() uint64 { return s.seq.Load() }
+
+// UpsertContainer writes c, an answer observed as of sequence c.Seq, unless
+// a newer observation of c.ID is held (see ApplyContainer). It reports
+// whether c was written. c must not be modified after.
+func (s *Store) UpsertContainer(c *model.Container) (bool, error) {
+	return s.ApplyContainer(c.ID, c.Seq, func(*model.Container) (*model.Container, bool) { return c, true })
+}
+
+// DeleteContainer forgets container id, gone as of sequence since, unless a
+// newer observation of it is held. Forgetting a missing container is no
+// error; the deletion is remembered (a tombstone) so an older answer cannot
+// bring it back.
+func (s *Store) DeleteContainer(id string, since uint64) error {
+	_, err := s.ApplyContainer(id, since, func(*model.Container) (*model.Container, bool) { return nil, true })
+	return err
+}
+
+// ApplyEvent applies the next event of the engine's stream for container
+// id. Events are never refused: the stream is the engine's own order. fn
+// gets the held row (nil when none; never to be modified) and returns the
+// row after the event, or nil when the container is gone, and whether the
+// event changes anything; a change takes the next sequence, so every answer
+// read before it is refused from then on.
+//
+// Misuse: only the engine's event stream, in the order received, may call
+// it; a call's or an inspect's answer written here would win over events.
+func (s *Store) ApplyEvent(id string, fn func(old *model.Container) (next *model.Container, write bool)) (bool, error) {
+	return s.applyContainer(id, 0, true, fn)
+}
+
+// ApplyContainer is the ordered write of an answer (a call, an inspect, a
+// list) about container id, observed as of since (Seq read just before the
+// request). fn gets the held row of id (nil when none; never to be
+// modified) and returns the row to store, or nil to delete it, and whether
+// to write at all. The write is refused, and fn not called, when the store
+// holds an observation of id newer than since: an event applied after since
+// or an answer observed after it, on a row or on a deletion. It reports
+// whether it wrote. No clock takes part: berth's and the engine's may both
+// step.
+//
+// Misuse: since must be read before the request was sent; a later Seq lets
+// stale answers win over events.
+func (s *Store) ApplyContainer(id string, since uint64, fn func(old *model.Container) (next *model.Container, write bool)) (bool, error) {
+	return s.applyContainer(id, since, false, fn)
+}
+
+func (s *Store) applyContainer(id string, since uint64, event bool, fn func(old *model.Container) (*model.Container, bool)) (bool, error) {
+	txn := s.db.Txn(true)
+	defer txn.Abort()
+	raw, err := txn.First(TableContainers, IndexID, id)
+	if err != nil {
+		return false, fmt.Errorf("container lookup: %w", err)
+	}
+	var old *model.Container
+	if raw != nil {
+		old = raw.(*model.Container)
+		if !event && old.Seq > since {
+			return false, nil
+		}
+	}
+	tomb, err := txn.First(TableTombstones, IndexID, id)
+	if err != nil {
+		return false, fmt.Errorf("tombstone lookup: %w", err)
+	}
+	if !event && tomb != nil && tomb.(*model.Tombstone).Seq > since {
+		return false, nil
+	}
+	c, write := fn(old)
+	if !write {
+		return false, nil
+	}
+	if event {
+		// Writers are serialised by the txn, so sequences follow the stream.
+		since = s.seq.Add(1)
+	}
+	if c == nil {
+		if err := txn.Insert(TableTombstones, &model.Tombstone{ID: id, Seq: since}); err != nil {
+			return false, fmt.Errorf("tombstone insert: %w", err)
+		}
+		if old == nil {
+			txn.Commit()
+			return true, nil
+		}
+		if err := txn.Delete(TableContainers, old); err != nil {
+			return false, fmt.Errorf("container delete: %w", err)
+		}
+		s.deferNotify(txn, old.PodKey)
+		txn.Commit()
+		return true, nil
+	}
+	if c.ID != id {
+		return false, fmt.Errorf("container %s written as %s", id, c.ID)
+	}
+	if c.Seq != since {
+		cp := *c
+		cp.Seq = since
+		c = &cp
+	}
+	if old != nil && old.PodKey != c.PodKey {
+		s.deferNotify(txn, old.PodKey)
+	}
+	if err := txn.Insert(TableContainers, c); err != nil {
+		return false, fmt.Errorf("container insert: %w", err)
+	}
+	s.deferNotify(txn, c.PodKey)
+	txn.Commit()
+	return true, nil
+}
+
+// PruneTombstones forgets deletions observed before sequence before: pass
+// the Seq read before a complete list of the engine that is itself no
+// longer the latest, so answers still in flight from before it stay
+// refused.
+func (s *Store) PruneTombstones(before uint64) error {
+	txn := s.db.Txn(true)
+	defer txn.Abort()
+	it, err := txn.Get(TableTombstones, IndexID)
+	if err != nil {
+		return fmt.Errorf("tombstone list: %w", err)
+	}
+	var old []*model.Tombstone
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		if t := raw.(*model.Tombstone); t.Seq < before {
+			old = append(old, t)
+		}
+	}
+	for _, t := range old {
+		if err := txn.Delete(TableTombstones, t); err != nil {
+			return fmt.Errorf("tombstone delete: %w", err)
+		}
+	}
+	txn.Commit()
+	return nil
+}
+
+// Tombstones returns how many deletions are remembered.
+func (s *Store) Tombstones() int {
+	txn := s.db.Txn(false)
+	it, err := txn.Get(TableTombstones, IndexID)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		n++
+	}
+	return n
+}
