@@ -1,37 +1,13 @@
-package main
+package cli
 
 import (
 	"fmt"
 
 	"github.com/spf13/cobra"
 
-	"github.com/berth-dev/berth/config"
 	"github.com/berth-dev/berth/model"
-	"github.com/berth-dev/berth/pause"
 	"github.com/berth-dev/berth/sources"
 )
-
-func versionCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print berth's version",
-		Args:  cobra.NoArgs,
-		Run: func(cmd *cobra.Command, _ []string) {
-			fmt.Fprintln(cmd.OutOrStdout(), "berth", config.Version)
-		},
-	}
-}
-
-// pauseCmd is the entrypoint of the pod sandbox image (see package pause).
-func pauseCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:    "pause",
-		Short:  "Block until SIGTERM or SIGINT, reaping orphans (the pod sandbox process)",
-		Args:   cobra.NoArgs,
-		Hidden: true,
-		Run:    func(*cobra.Command, []string) { pause.Run() },
-	}
-}
 
 func validateCmd() *cobra.Command {
 	var strict bool
