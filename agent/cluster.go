@@ -1,4 +1,4 @@
-package main
+package agent
 
 import (
 	"context"
@@ -33,7 +33,7 @@ type clusterMember struct {
 
 // newClusterMember wires the lease and publisher of a; host is completed
 // at Run (machine info needs cAdvisor started).
-func newClusterMember(a *agent, cli *clientv3.Client, clk clock.Clock, host cluster.HostInfo, log *slog.Logger) *clusterMember {
+func newClusterMember(a *Agent, cli *clientv3.Client, clk clock.Clock, host cluster.HostInfo, log *slog.Logger) *clusterMember {
 	cfg := a.cfg
 	lease := cluster.NewLease(cli, cfg.EtcdLeaseTTL, clk, a.metrics, log)
 	checks := []cluster.Check{
@@ -59,7 +59,7 @@ func newClusterMember(a *agent, cli *clientv3.Client, clk clock.Clock, host clus
 
 // hostInfo is what the node object reports of this host; the Docker
 // version is asked for when the node is rendered.
-func hostInfo(a *agent) cluster.HostInfo {
+func hostInfo(a *Agent) cluster.HostInfo {
 	cfg, node := a.cfg, a.node
 	return cluster.HostInfo{
 		Name: cfg.NodeName, Version: config.Version, CPUMilli: node.CPUMilli, Memory: node.Memory, MaxPods: maxPods,

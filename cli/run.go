@@ -1,8 +1,7 @@
-package main
+package cli
 
 import (
 	"context"
-	"debug/elf"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -11,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
 
+	"github.com/berth-dev/berth/agent"
 	"github.com/berth-dev/berth/config"
 )
 
@@ -43,42 +43,12 @@ func newLogger(cfg *config.Config) *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, opts))
 }
 
-// staticSelf returns berth's own executable when it is statically linked,
-// so it can serve as the pause image; "" otherwise.
-func staticSelf(log *slog.Logger) string {
-	exe, err := os.Executable()
-	if err != nil {
-		log.Warn("cannot locate own executable for the pause image", "err", err)
-		return ""
-	}
-	f, err := elf.Open(exe)
-	if err != nil {
-		log.Warn("cannot read own executable for the pause image", "err", err)
-		return ""
-	}
-	defer f.Close()
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP {
-			log.Warn("berth is dynamically linked and cannot build its pause image; build with CGO_ENABLED=0 or set pod_infra_image", "exe", exe)
-			return ""
-		}
-	}
-	return exe
-}
-
 func run(ctx context.Context, cfg *config.Config) error {
 	log := newLogger(cfg)
 	klog.SetSlogLogger(log.With("component", "cadvisor")) // cAdvisor and client-go log through klog
-	a, err := newAgent(cfg, log)
+	a, err := agent.New(cfg, log)
 	if err != nil {
 		return err
 	}
 	return a.Run(ctx)
-}
-
-func pauseBinary(cfg *config.Config, log *slog.Logger) string {
-	if cfg.PodInfraImage != config.DefaultPauseImage() {
-		return ""
-	}
-	return staticSelf(log)
 }

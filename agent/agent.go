@@ -1,4 +1,7 @@
-package main
+// Package agent is berth's composition root: New builds every component of
+// one node agent from the configuration and wires them, Run runs them. The
+// components' behaviour lives in their own packages, not here.
+package agent
 
 import (
 	"context"
@@ -30,11 +33,11 @@ import (
 	"github.com/berth-dev/berth/store"
 )
 
-// agent is one berth node agent: every component built from the
-// configuration by newAgent, wired in data-flow order (queue, store,
+// Agent is one berth node agent: every component built from the
+// configuration by New, wired in data-flow order (queue, store,
 // controller, informers, sources, API). Nothing runs and nothing listens
-// until Run; an agent runs once.
-type agent struct {
+// until Run; an Agent runs once.
+type Agent struct {
 	cfg *config.Config
 	log *slog.Logger
 
@@ -57,10 +60,10 @@ type agent struct {
 	closers    []func()
 }
 
-// newAgent builds an agent from cfg, logging to log. On error, whatever it
+// New builds an Agent from cfg, logging to log. On error, whatever it
 // opened is closed again.
-func newAgent(cfg *config.Config, log *slog.Logger) (_ *agent, err error) {
-	a := &agent{cfg: cfg, log: log}
+func New(cfg *config.Config, log *slog.Logger) (_ *Agent, err error) {
+	a := &Agent{cfg: cfg, log: log}
 	defer func() {
 		if err != nil {
 			a.close()
@@ -242,7 +245,7 @@ func buildSources(cfg *config.Config, nodeIP string, obs etcdclient.Observer, lo
 }
 
 // dockerReady is the readiness check of the engine and its first listing.
-func (a *agent) dockerReady(ctx context.Context) error {
+func (a *Agent) dockerReady(ctx context.Context) error {
 	if err := a.rt.Ping(ctx); err != nil {
 		return fmt.Errorf("docker unreachable: %w", err)
 	}
@@ -252,7 +255,7 @@ func (a *agent) dockerReady(ctx context.Context) error {
 	return nil
 }
 
-func (a *agent) close() {
+func (a *Agent) close() {
 	if a.stopProbes != nil {
 		a.stopProbes()
 	}
@@ -266,7 +269,7 @@ func (a *agent) close() {
 // are listed (adoption: nothing running is duplicated), the sources and the
 // controller. It returns when ctx ends and every part has stopped (nil), or
 // when the API server fails (its error). Pods keep running either way.
-func (a *agent) Run(ctx context.Context) error {
+func (a *Agent) Run(ctx context.Context) error {
 	defer a.close()
 	cfg, log := a.cfg, a.log
 	addr := net.JoinHostPort(cfg.ServerAddress, strconv.Itoa(cfg.ServerPort))

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -87,7 +87,7 @@ func (a *cliAPI) addContainer(t *testing.T, ns, pod, ctr string, attempt int, te
 	}
 }
 
-// testRoot is berth's command tree as main builds it, for the commands
+// testRoot is berth's command tree as Main builds it, for the commands
 // these tests run.
 func testRoot() *cobra.Command {
 	root := &cobra.Command{Use: "berth", SilenceUsage: true, SilenceErrors: true}

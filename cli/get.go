@@ -1,6 +1,7 @@
-package main
+package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,7 +15,10 @@ import (
 
 	"github.com/spf13/cobra"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/berth-dev/berth/cluster"
 )
 
 func getCmd() *cobra.Command {
@@ -222,4 +226,16 @@ func age(d time.Duration) string {
 	default:
 		return fmt.Sprintf("%dd", int(d.Hours()/24))
 	}
+}
+
+// allNodePods lists every node's pods from etcd (get pods --all-nodes).
+func allNodePods(ctx context.Context, ef *etcdFlags) (*v1.PodList, error) {
+	var pods []v1.Pod
+	if err := ef.do(ctx, func(ctx context.Context, reg cluster.Registry) (err error) {
+		pods, err = reg.Pods(ctx)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	return &v1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PodList"}, Items: pods}, nil
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -57,7 +57,7 @@ func execCmd() *cobra.Command {
 	return cmd
 }
 
-// exitCodeError carries a remote command's non-zero exit code to main,
+// exitCodeError carries a remote command's non-zero exit code to Main,
 // which exits with it.
 type exitCodeError struct{ code int }
 

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -12,6 +12,14 @@ import (
 	"github.com/berth-dev/berth/config"
 	"github.com/berth-dev/berth/internal/testutil"
 )
+
+func TestRunRefusesOpenAddressWithoutToken(t *testing.T) {
+	cfg := &config.Config{ServerAddress: "0.0.0.0", RootDir: t.TempDir(), LogLevel: "error", LogFormat: "text"}
+	err := run(context.Background(), cfg)
+	if err == nil || !strings.Contains(err.Error(), "server.token_file") {
+		t.Fatalf("run on 0.0.0.0 without a token: %v", err)
+	}
+}
 
 // berth refuses to start with a token file group or others can read,
 // naming the key and the mode.

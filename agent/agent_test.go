@@ -1,4 +1,4 @@
-package main
+package agent
 
 import (
 	"context"
@@ -51,7 +51,7 @@ func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
 // returns nil.
 func TestAgentRunsAndStops(t *testing.T) {
 	cfg := testConfig(t)
-	a, err := newAgent(cfg, quiet())
+	a, err := New(cfg, quiet())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestAgentRunFailsOnTakenPort(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	a, err := newAgent(cfg, quiet())
+	a, err := New(cfg, quiet())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,11 +107,11 @@ func TestAgentRunFailsOnTakenPort(t *testing.T) {
 	}
 }
 
-// A bad configuration is newAgent's error, naming the key.
+// A bad configuration is New's error, naming the key.
 func TestNewAgentRefusesBadConfig(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.DockerConfig = cfg.RootDir + "/missing.json"
-	if _, err := newAgent(cfg, quiet()); err == nil || !strings.Contains(err.Error(), "docker.config") {
+	if _, err := New(cfg, quiet()); err == nil || !strings.Contains(err.Error(), "docker.config") {
 		t.Fatalf("missing docker.config: %v", err)
 	}
 }

@@ -1,65 +1,13 @@
-package main
+package cli
 
 import (
 	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
-	"github.com/berth-dev/berth/config"
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/sources"
 )
-
-func versionCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print berth's version",
-		Args:  cobra.NoArgs,
-		Run: func(cmd *cobra.Command, _ []string) {
-			fmt.Fprintln(cmd.OutOrStdout(), "berth", config.Version)
-		},
-	}
-}
-
-// pauseCmd is the entrypoint of the pod sandbox image: it holds the pod's
-// namespaces until told to stop and, as PID 1 of a shared PID namespace,
-// reaps the orphans reparented to it.
-func pauseCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:    "pause",
-		Short:  "Block until SIGTERM or SIGINT, reaping orphans (the pod sandbox process)",
-		Args:   cobra.NoArgs,
-		Hidden: true,
-		Run: func(cmd *cobra.Command, _ []string) {
-			ch := make(chan os.Signal, 8)
-			signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT, syscall.SIGCHLD)
-			for s := range ch {
-				if s != syscall.SIGCHLD {
-					return
-				}
-				reapChildren()
-			}
-		},
-	}
-}
-
-// reapChildren waits for every exited child; signals coalesce, so one
-// SIGCHLD may stand for many.
-func reapChildren() {
-	for {
-		var ws syscall.WaitStatus
-		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
-		if err == syscall.EINTR {
-			continue
-		}
-		if pid <= 0 || err != nil {
-			return
-		}
-	}
-}
 
 func validateCmd() *cobra.Command {
 	var strict bool

@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/berth-dev/berth/cluster"
+)
+
+func getNodesCmd() *cobra.Command {
+	var ef etcdFlags
+	var output string
+	cmd := &cobra.Command{
+		Use:   "nodes",
+		Short: "List the nodes registered in etcd (NAME STATUS PODS VERSION AGE)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			var nodes []v1.Node
+			if err := ef.do(cmd.Context(), func(ctx context.Context, reg cluster.Registry) (err error) {
+				nodes, err = reg.Nodes(ctx)
+				return err
+			}); err != nil {
+				return err
+			}
+			return printNodes(cmd.OutOrStdout(), nodes, output, time.Now())
+		},
+	}
+	ef.addFlags(cmd.Flags())
+	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: wide, json or yaml")
+	return cmd
+}
+
+func printNodes(w io.Writer, nodes []v1.Node, output string, now time.Time) error {
+	list := v1.NodeList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "NodeList"}, Items: nodes}
+	switch output {
+	case "json":
+		return printJSON(w, list)
+	case "yaml":
+		return printYAML(w, list)
+	}
+	h := []string{"NAME", "STATUS", "PODS", "VERSION", "AGE"}
+	if output == "wide" {
+		h = append(h, "INTERNAL-IP", "KERNEL-VERSION", "CONTAINER-RUNTIME")
+	}
+	rows := [][]string{h}
+	for i := range nodes {
+		n := &nodes[i]
+		row := []string{n.Name, nodeStatus(n), n.Annotations[cluster.PodsAnnotation], n.Status.NodeInfo.KubeletVersion,
+			age(now.Sub(n.CreationTimestamp.Time))}
+		if output == "wide" {
+			ip := "<none>"
+			for _, a := range n.Status.Addresses {
+				if a.Type == v1.NodeInternalIP {
+					ip = a.Address
+				}
+			}
+			row = append(row, ip, n.Status.NodeInfo.KernelVersion, n.Status.NodeInfo.ContainerRuntimeVersion)
+		}
+		rows = append(rows, row)
+	}
+	return (&table{w: w}).write(rows...)
+}
+
+// nodeStatus mirrors kubectl's STATUS column of nodes.
+func nodeStatus(n *v1.Node) string {
+	for _, c := range n.Status.Conditions {
+		if c.Type == v1.NodeReady {
+			if c.Status == v1.ConditionTrue {
+				return "Ready"
+			}
+			return "NotReady"
+		}
+	}
+	return "Unknown"
+}
