@@ -114,18 +114,19 @@ func (h *harness) reconcile(key string) Result {
 	return r
 }
 
-// waitPulls waits until no background image pull is in flight.
+// waitPulls waits until no background image pull runs, its outcome
+// recorded.
 func (h *harness) waitPulls() {
 	h.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if h.ctrl.images.InFlight() == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatal("image pull did not finish")
-		}
-		time.Sleep(time.Millisecond)
+	done := make(chan struct{})
+	go func() {
+		h.ctrl.images.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		h.t.Fatal("image pull did not finish")
 	}
 }
 

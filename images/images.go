@@ -237,13 +237,6 @@ func (m *Manager) Forget(prefix string) {
 	}
 }
 
-// InFlight returns the number of pulls running.
-func (m *Manager) InFlight() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.inflight)
-}
-
 // Wait blocks until no pull runs; a pull ends with the ctx it was started
 // with, so cancel that first.
 func (m *Manager) Wait() { m.wg.Wait() }
