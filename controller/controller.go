@@ -16,6 +16,12 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/berth-dev/berth/events"
+	"github.com/berth-dev/berth/images"
+	"github.com/berth-dev/berth/internal/backoff"
+	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/podconfig"
+	"github.com/berth-dev/berth/podfs"
+	"github.com/berth-dev/berth/prober"
 	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/store"
 )
@@ -52,20 +58,9 @@ type Config struct {
 	EvictionInterval time.Duration
 }
 
-// NodeInfo describes the host berth runs on.
-type NodeInfo struct {
-	// IP is the node's address: status.hostIP, and podIP of hostNetwork
-	// pods.
-	IP string
-	// CPUMilli and Memory (bytes) are the node's capacity, which the
-	// downward API reports for a container without the matching limit.
-	CPUMilli int64
-	Memory   int64
-	// NoNegativeOOMScores is set where the host denies lowering OOM scores
-	// (no CAP_SYS_RESOURCE): negative adjustments are then raised to 0
-	// instead of failing every container start.
-	NoNegativeOOMScores bool
-}
+// NodeInfo describes the host berth runs on (podconfig's, which translation
+// reads).
+type NodeInfo = podconfig.NodeInfo
 
 // Result tells the worker whether to look at the key again.
 type Result struct {
@@ -81,10 +76,13 @@ type Controller struct {
 	rt       runtime.Runtime
 	queue    workqueue.TypedRateLimitingInterface[string]
 	restarts *RestartTracker
-	pulls    *pulls
-	images   *imageIDs
+	images   *images.Manager
 	// startFails backs off containers and sandboxes whose start failed.
-	startFails *failureBackoff
+	startFails *backoff.Tracker
+	// podconfig translates pods into engine configs; paths is root_dir,
+	// where each pod's files are.
+	podconfig *podconfig.Builder
+	paths     podfs.Root
 	// ops runs each pod's slow work (stops, postStart hooks) beside the
 	// workers.
 	ops    *podOps
@@ -150,20 +148,24 @@ func New(cfg Config, st *store.Store, rt runtime.Runtime, q Queue) *Controller {
 	if q == nil {
 		q = NewQueue(cfg.Clock, cfg.QueueMetrics)
 	}
+	paths := podfs.New(cfg.RootDir)
 	c := &Controller{
 		cfg:        cfg,
 		store:      st,
 		rt:         rt,
 		queue:      q,
-		restarts:   NewRestartTracker(cfg.Backoff),
-		pulls:      newPulls(cfg.Backoff),
-		images:     newImageIDs(),
-		startFails: newFailureBackoff(cfg.Backoff),
-		evictions:  newEvictions(),
-		probes:     cfg.Prober,
-		hooks:      cfg.Hooks,
-		log:        cfg.Log.With("component", "controller"),
+		restarts:   NewRestartTracker(cfg.Backoff, cfg.Clock),
+		startFails: backoff.New(cfg.Backoff.Policy(), cfg.Clock),
+		podconfig: podconfig.New(podconfig.Config{Node: cfg.Node, NodeInfo: cfg.NodeInfo, RootDir: cfg.RootDir,
+			PauseImage: cfg.PauseImage}, paths),
+		paths:     paths,
+		evictions: newEvictions(),
+		probes:    cfg.Prober,
+		hooks:     cfg.Hooks,
+		log:       cfg.Log.With("component", "controller"),
 	}
+	c.images = images.New(images.Config{Engine: rt, Clock: cfg.Clock, Backoff: cfg.Backoff.Policy(), Metrics: cfg.Metrics,
+		Event: c.event, Enqueue: c.Enqueue, Log: c.log})
 	c.ops = newPodOps(c.Enqueue, c.log)
 	return c
 }
@@ -202,7 +204,7 @@ func (c *Controller) Run(ctx context.Context) {
 	c.queue.ShutDownWithDrain()
 	wg.Wait()
 	c.ops.wait()
-	c.pulls.wg.Wait()
+	c.images.Wait()
 }
 
 func (c *Controller) resyncLoop(ctx context.Context) {
@@ -280,6 +282,92 @@ func (c *Controller) reconcile(ctx context.Context, key string) (res Result, err
 	}()
 	res, err = c.Reconcile(ctx, key)
 	return res, err, false
+}
+
+// Reconcile makes the containers of pod key match its desired state. It reads
+// desired and actual state from the store only (never from an event), plans
+// with plan and carries the plan out with execute. While the pod has a
+// background operation running it does nothing: the operation enqueues the
+// key when it ends.
+func (c *Controller) Reconcile(ctx context.Context, key string) (Result, error) {
+	if c.ops.busy(key) {
+		return Result{}, nil
+	}
+	pod, err := c.store.Pod(nil, key)
+	if err != nil {
+		return Result{}, err
+	}
+	ctrs, err := c.store.ContainersByPod(nil, key)
+	if err != nil {
+		return Result{}, err
+	}
+	in := c.planInput(key, pod, ctrs)
+	pl := plan(in)
+	return c.execute(ctx, &in, &pl)
+}
+
+// planInput reads what plan needs besides the store: backoff state, probe
+// verdicts and source sync.
+func (c *Controller) planInput(key string, pod *model.Pod, ctrs []*model.Container) PlanInput {
+	in := PlanInput{Key: key, Pod: pod, Containers: ctrs, Now: c.cfg.Clock.Now(),
+		Synced: map[string]bool{}, Unhealthy: map[string]prober.Kind{}}
+	for _, ct := range ctrs {
+		if _, ok := in.Synced[ct.Source]; !ok {
+			in.Synced[ct.Source] = c.sourceSynced(ct.Source)
+		}
+		if ct.Running() && ct.Name != model.SandboxName {
+			if kind, bad := c.unhealthy(ct); bad {
+				in.Unhealthy[ct.ID] = kind
+			}
+		}
+	}
+	if pod == nil {
+		return in
+	}
+	in.Evicted = c.evictions.message(pod)
+	uid := string(pod.Spec.UID)
+	b := Backoffs{Policy: c.cfg.Backoff, Crash: map[string]CrashState{}, StartRetry: map[string]time.Time{}, Pulls: map[string]PullState{}}
+	names := []string{model.SandboxName}
+	for _, ct := range pod.Spec.Spec.InitContainers {
+		names = append(names, ct.Name)
+	}
+	for _, ct := range pod.Spec.Spec.Containers {
+		names = append(names, ct.Name)
+	}
+	for _, n := range names {
+		k := uid + "/" + n
+		if st := c.restarts.State(k); st.Restarted {
+			b.Crash[n] = st
+		}
+		if at := c.startFails.RetryAt(k); !at.IsZero() {
+			b.StartRetry[n] = at
+		}
+		if ps := c.images.State(k); ps != (PullState{}) {
+			b.Pulls[n] = ps
+		}
+	}
+	in.Backoff = b
+	return in
+}
+
+// sourceSynced reports whether containers labelled with source may be
+// collected: the source completed a sync since start, or it is no longer
+// configured and every configured source has synced.
+func (c *Controller) sourceSynced(name string) bool {
+	src, _ := c.store.Source(nil, name)
+	if src != nil {
+		return src.Synced
+	}
+	all, _ := c.store.Sources(nil)
+	if len(all) == 0 {
+		return false
+	}
+	for _, s := range all {
+		if !s.Synced {
+			return false
+		}
+	}
+	return true
 }
 
 // ensurePauseImage builds the pause image from PauseBinary when absent or

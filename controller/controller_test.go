@@ -114,18 +114,19 @@ func (h *harness) reconcile(key string) Result {
 	return r
 }
 
-// waitPulls waits until no background image pull is in flight.
+// waitPulls waits until no background image pull runs, its outcome
+// recorded.
 func (h *harness) waitPulls() {
 	h.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if h.ctrl.pulls.inFlight() == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatal("image pull did not finish")
-		}
-		time.Sleep(time.Millisecond)
+	done := make(chan struct{})
+	go func() {
+		h.ctrl.images.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		h.t.Fatal("image pull did not finish")
 	}
 }
 
@@ -234,7 +235,7 @@ func TestPortEditRecreatesPod(t *testing.T) {
 			t.Errorf("%s not recreated", n)
 		}
 	}
-	if after["b"].Labels[labelSandbox] != after["POD"].ID {
+	if after["b"].Labels[runtime.LabelSandbox] != after["POD"].ID {
 		t.Error("b does not join the new sandbox")
 	}
 }
@@ -407,7 +408,7 @@ func TestRemovedContainerRecreatedAndSandboxLoss(t *testing.T) {
 	h.ctrl.refresh(context.Background(), mid["POD"].ID)
 	h.settle("default/web")
 	after := h.running("default/web")
-	if after["POD"] == nil || after["POD"].ID == mid["POD"].ID || after["a"] == nil || after["a"].Labels[labelSandbox] != after["POD"].ID {
+	if after["POD"] == nil || after["POD"].ID == mid["POD"].ID || after["a"] == nil || after["a"].Labels[runtime.LabelSandbox] != after["POD"].ID {
 		t.Fatal("pod not recreated around a new sandbox")
 	}
 }
@@ -520,7 +521,7 @@ func TestMemoryVolumeGoesWithItsPod(t *testing.T) {
 	h.put(db)
 	h.settle("default/web")
 	h.settle("default/db")
-	webVol, dbVol := memoryVolumeName(string(web.UID), "shm"), memoryVolumeName(string(db.UID), "shm")
+	webVol, dbVol := "berth-"+string(web.UID)+"-shm", "berth-"+string(db.UID)+"-shm"
 	if vols := h.rt.Volumes(); len(vols) != 2 {
 		t.Fatalf("volumes %v, want %s and %s", slices.Collect(maps.Keys(vols)), webVol, dbVol)
 	}

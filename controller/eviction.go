@@ -15,6 +15,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/podconfig"
 )
 
 // DefaultEvictionInterval is how often the disk emptyDirs with a sizeLimit
@@ -123,7 +124,7 @@ func (c *Controller) evictionPasses(ctx context.Context, tick <-chan time.Time) 
 // has no verdict yet, it measures each disk emptyDir with a positive
 // sizeLimit (in spec order) and, at the first whose usage exceeds it,
 // records the verdict and enqueues the pod. Memory emptyDirs are not
-// measured: their tmpfs is sized to the limit (memoryVolumeSize).
+// measured: their tmpfs is sized to the limit (podconfig).
 func (c *Controller) evictionPass(ctx context.Context) {
 	defer c.evictions.passes.Add(1)
 	pods, err := c.store.Pods(nil)
@@ -141,7 +142,7 @@ func (c *Controller) evictionPass(ctx context.Context) {
 		}
 		for _, v := range vols {
 			limit := v.EmptyDir.SizeLimit
-			dir, err := c.emptyDirPath(p.Spec, v.Name)
+			dir, err := c.paths.VolumeDir(string(p.Spec.UID), v.Name)
 			if err != nil {
 				c.log.Warn("cannot measure emptyDir", "pod", p.Key, "volume", v.Name, "err", err)
 				continue
@@ -173,7 +174,7 @@ func limitedEmptyDirs(pod *v1.Pod) []*v1.Volume {
 	var out []*v1.Volume
 	for i := range pod.Spec.Volumes {
 		v := &pod.Spec.Volumes[i]
-		if v.EmptyDir != nil && !isMemoryEmptyDir(v) && v.EmptyDir.SizeLimit != nil && v.EmptyDir.SizeLimit.Sign() > 0 {
+		if v.EmptyDir != nil && !podconfig.IsMemoryEmptyDir(v) && v.EmptyDir.SizeLimit != nil && v.EmptyDir.SizeLimit.Sign() > 0 {
 			out = append(out, v)
 		}
 	}
@@ -201,10 +202,10 @@ func (c *Controller) runsApp(p *model.Pod) bool {
 func (c *Controller) reclaimEmptyDirs(key string, pod *v1.Pod) {
 	for i := range pod.Spec.Volumes {
 		v := &pod.Spec.Volumes[i]
-		if v.EmptyDir == nil || isMemoryEmptyDir(v) {
+		if v.EmptyDir == nil || podconfig.IsMemoryEmptyDir(v) {
 			continue
 		}
-		if err := c.paths().RemoveVolume(string(pod.UID), v.Name); err != nil {
+		if err := c.paths.RemoveVolume(string(pod.UID), v.Name); err != nil {
 			c.log.Warn("removing the emptyDir of an evicted pod failed", "pod", key, "volume", v.Name, "err", err)
 		}
 	}
@@ -214,7 +215,7 @@ func (c *Controller) reclaimEmptyDirs(key string, pod *v1.Pod) {
 // evictionGrace is how long an evicted pod's containers get to stop: the
 // kubelet's immediate eviction (1 s) raised to berth's minimum period, never
 // the period the pod chose for itself, which may be unbounded.
-const evictionGrace = minGracePeriodSeconds * time.Second
+const evictionGrace = model.MinGracePeriod
 
 // usage is what diskUsage measured.
 type usage struct {

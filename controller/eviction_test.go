@@ -274,7 +274,7 @@ func TestDiskUsageDepthBound(t *testing.T) {
 
 func mustEmptyDir(t *testing.T, c *Controller, pod *v1.Pod, volume string) string {
 	t.Helper()
-	dir, err := c.emptyDirPath(pod, volume)
+	dir, err := c.paths.VolumeDir(string(pod.UID), volume)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -88,7 +88,7 @@ func TestSandboxLossFollowsRestartPolicy(t *testing.T) {
 				t.Fatalf("new sandbox %v, want %v", got, tc.newSandbox)
 			}
 			if tc.newSandbox {
-				if after["a"] == nil || after["a"].RestartCount != 1 || after["a"].Labels[labelSandbox] != after["POD"].ID {
+				if after["a"] == nil || after["a"].RestartCount != 1 || after["a"].Labels[runtime.LabelSandbox] != after["POD"].ID {
 					t.Fatalf("app after sandbox loss: %+v", after["a"])
 				}
 			} else {

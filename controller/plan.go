@@ -7,8 +7,11 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/berth-dev/berth/events"
+	"github.com/berth-dev/berth/images"
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/podconfig"
 	"github.com/berth-dev/berth/prober"
+	"github.com/berth-dev/berth/runtime"
 )
 
 // PlanInput is everything a plan depends on, read once per reconcile.
@@ -41,21 +44,8 @@ type Backoffs struct {
 	Pulls      map[string]PullState
 }
 
-// PullState is the image pull of one container.
-type PullState struct {
-	Pulling bool
-	// Progress is the running pull's "12.3 MiB of 40.1 MiB (1/3 layers)",
-	// once the engine reported any.
-	Progress string
-	// RetryAt is when a failed pull may be tried again; Err is its failure.
-	RetryAt time.Time
-	Err     string
-	// Reported is set once the failure was shown as ErrImagePull; from then
-	// on the wait shows as ImagePullBackOff, as in the kubelet.
-	Reported bool
-	// NeverPull is set when the image is absent and its policy is Never.
-	NeverPull bool
-}
+// PullState is the image pull of one container, as images tracks it.
+type PullState = images.State
 
 // Plan is what one reconcile of a pod does. Kills of running containers run
 // in the background; everything else runs on the worker, in field order:
@@ -235,7 +225,7 @@ func uids(ctrs []*model.Container) []string {
 const deadlineMessage = "Pod was active on the node longer than the specified deadline"
 
 // specHash identifies the pod's spec, for its recorded terminal phase.
-func specHash(pod *v1.Pod) string { return hashOf(pod.Spec) }
+func specHash(pod *v1.Pod) string { return podconfig.SpecHash(pod) }
 
 // terminal reports whether p ended in a phase recorded for its current spec.
 func terminal(p *model.Pod) bool {
@@ -295,14 +285,14 @@ func finishedByPolicy(in *PlanInput, pl *Plan, byName map[string][]*model.Contai
 		return false
 	}
 	sandboxes := byName[model.SandboxName]
-	if len(sandboxes) > 0 && sandboxes[0].Hash != sandboxHash(pod) {
+	if len(sandboxes) > 0 && sandboxes[0].Hash != podconfig.SandboxHash(pod) {
 		return false
 	}
 	latest := map[string]*model.Container{}
 	for _, list := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 		for i := range list {
 			if inst := byName[list[i].Name]; len(inst) > 0 {
-				if inst[0].Hash != containerHash(pod, &list[i]) {
+				if inst[0].Hash != podconfig.ContainerHash(pod, &list[i]) {
 					return false
 				}
 				latest[list[i].Name] = inst[0]
@@ -355,7 +345,7 @@ func deadlineExceeded(in *PlanInput, pl *Plan) bool {
 func planSandbox(in *PlanInput, pl *Plan, byName map[string][]*model.Container) bool {
 	pod := in.Pod.Spec
 	sandboxes := byName[model.SandboxName]
-	want := sandboxHash(pod)
+	want := podconfig.SandboxHash(pod)
 	retry := in.Backoff.StartRetry[model.SandboxName]
 	if len(sandboxes) > 0 && sandboxes[0].Hash == want {
 		sb := sandboxes[0]
@@ -441,7 +431,7 @@ func (pc podContainer) latest() *model.Container {
 // 0 in the current sandbox).
 func planInit(in *PlanInput, pl *Plan, pc podContainer) bool {
 	latest := pc.latest()
-	if sb := pl.sandboxID(); latest != nil && (sb == "" || latest.Labels[labelSandbox] != sb) {
+	if sb := pl.sandboxID(); latest != nil && (sb == "" || latest.Labels[runtime.LabelSandbox] != sb) {
 		latest = nil // it ran in another sandbox
 	}
 	switch {
@@ -475,7 +465,7 @@ func planContainer(in *PlanInput, pl *Plan, pc podContainer) {
 	}
 	sb := pl.sandboxID()
 	switch {
-	case latest.Hash != containerHash(in.Pod.Spec, ctr):
+	case latest.Hash != podconfig.ContainerHash(in.Pod.Spec, ctr):
 		if latest.Running() {
 			// Stopped first (it may hold the pod's ports), then replaced.
 			pl.Kill = append(pl.Kill, Kill{Container: latest, Reason: "container spec changed"})
@@ -484,7 +474,7 @@ func planContainer(in *PlanInput, pl *Plan, pc podContainer) {
 		// An edit replaces the container: the old spec's instance goes.
 		pl.Kill = append(pl.Kill, Kill{Container: latest, Remove: true, Reason: "container spec changed"})
 		planStart(in, pl, Start{Spec: ctr, Attempt: latest.Attempt + 1, RestartCount: latest.RestartCount, Reason: "container spec changed"})
-	case latest.Running() && (sb == "" || latest.Labels[labelSandbox] != sb):
+	case latest.Running() && (sb == "" || latest.Labels[runtime.LabelSandbox] != sb):
 		// Replaced (not a crash: no restart policy, no backoff).
 		pl.Kill = append(pl.Kill, Kill{Container: latest, Remove: true, Reason: "container runs in a replaced sandbox"})
 	case latest.Running():

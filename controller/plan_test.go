@@ -10,18 +10,20 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/podconfig"
 	"github.com/berth-dev/berth/prober"
+	"github.com/berth-dev/berth/runtime"
 )
 
 var now = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 
 // row is an observed container of pod p: name, attempt, state, exit code.
 func row(p *v1.Pod, name string, attempt int, state string, exit int) *model.Container {
-	hash := sandboxHash(p)
+	hash := podconfig.SandboxHash(p)
 	for _, list := range [][]v1.Container{p.Spec.InitContainers, p.Spec.Containers} {
 		for i := range list {
 			if list[i].Name == name {
-				hash = containerHash(p, &list[i])
+				hash = podconfig.ContainerHash(p, &list[i])
 			}
 		}
 	}
@@ -29,7 +31,7 @@ func row(p *v1.Pod, name string, attempt int, state string, exit int) *model.Con
 		ID: fmt.Sprintf("%s-%d", name, attempt), PodKey: p.Namespace + "/" + p.Name, PodUID: string(p.UID),
 		Name: name, Hash: hash, Source: "file", Attempt: attempt, State: state, ExitCode: exit,
 		StartedAt: now.Add(-time.Minute), CreatedAt: now.Add(-time.Minute + time.Duration(attempt)*time.Second),
-		Labels: map[string]string{labelSandbox: "POD-0"},
+		Labels: map[string]string{runtime.LabelSandbox: "POD-0"},
 	}
 	if state == model.StateExited {
 		c.FinishedAt = now.Add(-time.Second)

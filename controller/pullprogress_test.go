@@ -26,7 +26,7 @@ func TestPullProgressInStatus(t *testing.T) {
 	h.put(testPod("slow", ctr("a", "remote:1")))
 	h.reconcile("default/slow")
 	deadline := time.Now().Add(5 * time.Second)
-	for h.ctrl.pulls.state("01234567-89ab-cdef-0000-slow/a").Progress == "" {
+	for h.ctrl.images.State("01234567-89ab-cdef-0000-slow/a").Progress == "" {
 		if time.Now().After(deadline) {
 			t.Fatal("pull progress never recorded")
 		}

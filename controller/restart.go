@@ -1,11 +1,12 @@
 package controller
 
 import (
-	"strings"
-	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/berth-dev/berth/internal/backoff"
 )
 
 // Action is what the restart policy decides for an exited container.
@@ -22,11 +23,15 @@ const (
 
 // Backoff is the crash-loop policy: the first restart is immediate, then
 // Initial, doubling up to Max; a container that ran for Reset is forgiven.
+// Initial and Max space out failed starts and pulls too.
 type Backoff struct {
 	Initial time.Duration
 	Max     time.Duration
 	Reset   time.Duration
 }
+
+// Policy is b's doubling, without the reset.
+func (b Backoff) Policy() backoff.Policy { return backoff.Policy{Initial: b.Initial, Max: b.Max} }
 
 // CrashState is the crash-loop state of one container: Restarted once berth
 // restarted it, Delay the wait applied to its next crash.
@@ -63,52 +68,33 @@ func decideRestart(b Backoff, st CrashState, policy v1.RestartPolicy, e Exit, no
 	return ActionRestart, 0, "backoff elapsed"
 }
 
-// RestartTracker holds crash-loop state keyed by "podUID/container"; the
-// decisions are decideRestart's, over a State read when planning.
+// RestartTracker holds crash-loop state keyed by "podUID/container", on
+// backoff.Tracker; the decisions are decideRestart's, over a State read when
+// planning.
 type RestartTracker struct {
 	policy Backoff
-	mu     sync.Mutex
-	state  map[string]CrashState
+	delays *backoff.Tracker
 }
 
-// NewRestartTracker returns a tracker applying b.
-func NewRestartTracker(b Backoff) *RestartTracker {
-	return &RestartTracker{policy: b, state: map[string]CrashState{}}
+// NewRestartTracker returns a tracker applying b on clk.
+func NewRestartTracker(b Backoff, clk clock.Clock) *RestartTracker {
+	return &RestartTracker{policy: b, delays: backoff.New(b.Policy(), clk)}
 }
 
 // State returns the crash-loop state of key.
 func (t *RestartTracker) State(key string) CrashState {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.state[key]
+	d, restarted := t.delays.Delay(key)
+	return CrashState{Restarted: restarted, Delay: d}
 }
 
 // Restarted records a restart of key after a run of ranFor and grows the
 // delay before the next one (a run of Reset or more starts it over).
 func (t *RestartTracker) Restarted(key string, ranFor time.Duration) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	st := t.state[key]
-	switch {
-	case !st.Restarted || st.Delay == 0 || ranFor >= t.policy.Reset:
-		st.Delay = t.policy.Initial
-	default:
-		st.Delay *= 2
+	if ranFor >= t.policy.Reset {
+		t.delays.Reset(key)
 	}
-	if st.Delay > t.policy.Max {
-		st.Delay = t.policy.Max
-	}
-	st.Restarted = true
-	t.state[key] = st
+	t.delays.Failed(key)
 }
 
 // Forget drops the state of every key with the given prefix ("podUID/").
-func (t *RestartTracker) Forget(prefix string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for k := range t.state {
-		if strings.HasPrefix(k, prefix) {
-			delete(t.state, k)
-		}
-	}
-}
+func (t *RestartTracker) Forget(prefix string) { t.delays.Forget(prefix) }

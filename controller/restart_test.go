@@ -5,10 +5,11 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
 )
 
 func TestRestartTrackerDecisions(t *testing.T) {
-	tr := NewRestartTracker(Backoff{Initial: 10 * time.Second, Max: 300 * time.Second, Reset: 10 * time.Minute})
+	tr := NewRestartTracker(Backoff{Initial: 10 * time.Second, Max: 300 * time.Second, Reset: 10 * time.Minute}, clock.RealClock{})
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	if a, _, _ := decide(tr, v1.RestartPolicyNever, 1, t0, t0, t0); a != ActionNone {
 		t.Error("Never restarted")

@@ -76,7 +76,11 @@ func simulate(tb testing.TB, n, workers int) simResult {
 	}
 	elapsed := time.Since(start)
 	// Let the queue drain the notifications of the last writes.
+	drained := time.Now().Add(time.Minute)
 	for ctrl.queue.Len() > 0 {
+		if time.Now().After(drained) {
+			tb.Fatalf("the queue still holds %d keys a minute after all pods started", ctrl.queue.Len())
+		}
 		time.Sleep(time.Millisecond)
 	}
 	goruntime.GC()

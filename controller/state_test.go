@@ -21,8 +21,10 @@ import (
 // store, the store notifying the controller, its workers running.
 type live struct {
 	*harness
-	cancel context.CancelFunc
-	done   chan struct{}
+	// metrics counts the reconciles the workers finished.
+	metrics *outcomeMetrics
+	cancel  context.CancelFunc
+	done    chan struct{}
 }
 
 func newLive(t *testing.T, workers int) *live {
@@ -30,6 +32,8 @@ func newLive(t *testing.T, workers int) *live {
 	h := newHarness(t)
 	cfg := h.ctrl.cfg
 	cfg.Workers, cfg.Clock, cfg.Resync = workers, clock.RealClock{}, 0
+	m := &outcomeMetrics{}
+	cfg.Metrics = m
 	h.rt = runtime.NewFake(nil)
 	h.rt.AddImage("app:1")
 	h.rt.AddImage("app:2")
@@ -39,7 +43,7 @@ func newLive(t *testing.T, workers int) *live {
 	h.st = st
 	h.ctrl = New(cfg, st, h.rt, q)
 	ctx, cancel := context.WithCancel(context.Background())
-	l := &live{harness: h, cancel: cancel, done: make(chan struct{})}
+	l := &live{harness: h, metrics: m, cancel: cancel, done: make(chan struct{})}
 	inf := informer.NewDockerInformer(h.rt, st, "n1", nil, nil, nil)
 	go inf.Run(ctx)
 	waitUntil(t, "docker informer synced", 5*time.Second, inf.Synced)
@@ -85,7 +89,6 @@ func TestStaleInspectDoesNotHideAnExit(t *testing.T) {
 		once.Do(func() {
 			// The inspect took its snapshot (running); before its answer
 			// arrives, the container dies and the informer records it.
-			time.Sleep(time.Millisecond)
 			l.rt.Exit(a.ID, 1)
 			waitUntil(t, "informer saw the death", 5*time.Second, func() bool {
 				c, _ := l.st.Container(nil, a.ID)
@@ -147,8 +150,11 @@ func TestPodReaddedDuringTerminationRunsAgain(t *testing.T) {
 	waitUntil(t, "termination under way", 5*time.Second, func() bool { return l.ctrl.ops.busy("default/web") })
 	p := testPod("web", ctr("a", "app:1"))
 	p.UID = "01234567-89ab-cdef-0000-readded"
+	before := l.metrics.total()
 	l.put(p)
-	time.Sleep(50 * time.Millisecond) // reconciles of the busy pod come and go
+	waitUntil(t, "a reconcile of the busy pod", 5*time.Second, func() bool {
+		return l.metrics.total() > before && l.ctrl.queue.Len() == 0
+	})
 	close(block)
 	waitUntil(t, "re-added pod running", 5*time.Second, func() bool {
 		r := l.running("default/web")["a"]
@@ -249,6 +255,16 @@ func (m *outcomeMetrics) ReconcileDone(result string, _ time.Duration) {
 		m.outcomes = map[string]int{}
 	}
 	m.outcomes[result]++
+}
+
+func (m *outcomeMetrics) total() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, c := range m.outcomes {
+		n += c
+	}
+	return n
 }
 
 func (m *outcomeMetrics) get(result string) int {

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/podconfig"
 	"github.com/berth-dev/berth/prober"
 	"github.com/berth-dev/berth/runtime"
 )
@@ -277,7 +278,7 @@ func computeStatus(p *model.Pod, byName map[string][]*model.Container, st *podSt
 	if len(pod.Spec.InitContainers) > 0 {
 		defaultWaiting = "PodInitializing"
 	}
-	status := v1.PodStatus{QOSClass: qosClass(pod), StartTime: &metav1.Time{Time: p.SeenAt}}
+	status := v1.PodStatus{QOSClass: podconfig.QOSClass(pod), StartTime: &metav1.Time{Time: p.SeenAt}}
 	statuses := func(ctrs []v1.Container, init bool, old []v1.ContainerStatus) []v1.ContainerStatus {
 		var out []v1.ContainerStatus
 		for i := range ctrs {
@@ -405,7 +406,7 @@ func podPhase(pod *v1.Pod, s *v1.PodStatus, failedInit bool) v1.PodPhase {
 // PodScheduled. A condition keeps its lastTransitionTime from prev while
 // its status holds; one that flips, or is new, gets now.
 func podConditions(pod *v1.Pod, s *v1.PodStatus, sandboxes []*model.Container, prev []v1.PodCondition, now time.Time) []v1.PodCondition {
-	sandboxReady := len(sandboxes) > 0 && sandboxes[0].Running() && sandboxes[0].Hash == sandboxHash(pod) &&
+	sandboxReady := len(sandboxes) > 0 && sandboxes[0].Running() && sandboxes[0].Hash == podconfig.SandboxHash(pod) &&
 		(pod.Spec.HostNetwork || sandboxes[0].IP != "")
 
 	initialized := v1.PodCondition{Type: v1.PodInitialized, Status: v1.ConditionTrue}

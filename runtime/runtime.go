@@ -12,22 +12,6 @@ import (
 	"github.com/berth-dev/berth/model"
 )
 
-// Label keys put on every container berth creates.
-const (
-	LabelManaged       = "io.berth.managed"
-	LabelPodNamespace  = "io.berth.pod.namespace"
-	LabelPodName       = "io.berth.pod.name"
-	LabelPodUID        = "io.berth.pod.uid"
-	LabelContainerName = "io.berth.container.name"
-	LabelContainerHash = "io.berth.container.hash"
-	LabelSource        = "io.berth.source"
-	LabelNode          = "io.berth.node"
-	LabelRestartCount  = "io.berth.restart.count"
-	LabelAttempt       = "io.berth.attempt"
-	LabelGracePeriod   = "io.berth.termination.grace"
-	LabelHostNetwork   = "io.berth.hostnetwork"
-)
-
 // ErrNotFound is returned (wrapped) when a container or image does not exist.
 var ErrNotFound = errors.New("not found")
 

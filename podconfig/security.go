@@ -1,4 +1,4 @@
-package controller
+package podconfig
 
 import (
 	"fmt"
@@ -48,7 +48,7 @@ func effectiveSecurityContext(pod *v1.Pod, ctr *v1.Container) *v1.SecurityContex
 // applySecurity sets cfg's user, groups and security options from the
 // effective securityContext; image is the container's image, whose user
 // decides runAsNonRoot and a group given without a user.
-func (c *Controller) applySecurity(cfg *runtime.ContainerConfig, pod *v1.Pod, ctr *v1.Container, image runtime.ImageInfo) error {
+func (b *Builder) applySecurity(cfg *runtime.ContainerConfig, pod *v1.Pod, ctr *v1.Container, image runtime.ImageInfo) error {
 	sc := effectiveSecurityContext(pod, ctr)
 	imageUser, _, _ := strings.Cut(image.User, ":")
 	switch {
@@ -102,7 +102,7 @@ func (c *Controller) applySecurity(cfg *runtime.ContainerConfig, pod *v1.Pod, ct
 			}
 		}
 	}
-	seccomp, err := c.seccompOpt(sc.SeccompProfile)
+	seccomp, err := b.seccompOpt(sc.SeccompProfile)
 	if err != nil {
 		return err
 	}
@@ -149,7 +149,7 @@ func verifyNonRoot(pod *v1.Pod, ctr *v1.Container, sc *v1.SecurityContext, image
 // runtime's default (also when unset, as a kubelet with --seccomp-default),
 // "seccomp=unconfined", or a Localhost profile's JSON read from
 // root_dir/seccomp (the kubelet's seccomp root).
-func (c *Controller) seccompOpt(p *v1.SeccompProfile) (string, error) {
+func (b *Builder) seccompOpt(p *v1.SeccompProfile) (string, error) {
 	if p == nil {
 		return "", nil
 	}
@@ -161,7 +161,7 @@ func (c *Controller) seccompOpt(p *v1.SeccompProfile) (string, error) {
 			return "", fmt.Errorf("seccomp profile Localhost without localhostProfile")
 		}
 		// os.Root confines the read to the seccomp root, symlinks included.
-		root, err := os.OpenRoot(filepath.Join(c.cfg.RootDir, "seccomp"))
+		root, err := os.OpenRoot(filepath.Join(b.cfg.RootDir, "seccomp"))
 		if err != nil {
 			return "", fmt.Errorf("seccomp profile: %w", err)
 		}

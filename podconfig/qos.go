@@ -1,4 +1,4 @@
-package controller
+package podconfig
 
 import (
 	v1 "k8s.io/api/core/v1"
@@ -12,11 +12,11 @@ const (
 	besteffortOOMScoreAdj = 1000
 )
 
-// qosClass is the pod's QoS class, computed as the kubelet's GetPodQOS does
+// QOSClass is the pod's QoS class, computed as the kubelet's GetPodQOS does
 // for cpu and memory over init and app containers: BestEffort when no
 // container requests or limits either, Guaranteed when every container
 // limits both and requests equal limits, else Burstable.
-func qosClass(pod *v1.Pod) v1.PodQOSClass {
+func QOSClass(pod *v1.Pod) v1.PodQOSClass {
 	requests, limits := v1.ResourceList{}, v1.ResourceList{}
 	guaranteed := true
 	var all []v1.Container
@@ -66,7 +66,7 @@ func oomScoreAdj(pod *v1.Pod, c *v1.Container, memCapacity int64) int {
 	if pod.Spec.PriorityClassName == "system-node-critical" {
 		return guaranteedOOMScoreAdj
 	}
-	switch qosClass(pod) {
+	switch QOSClass(pod) {
 	case v1.PodQOSGuaranteed:
 		return guaranteedOOMScoreAdj
 	case v1.PodQOSBestEffort:
@@ -90,8 +90,8 @@ func oomScoreAdj(pod *v1.Pod, c *v1.Container, memCapacity int64) int {
 }
 
 // clampOOM raises a negative adjustment to 0 where the host refuses them.
-func (c *Controller) clampOOM(adj int) int {
-	if c.cfg.NodeInfo.NoNegativeOOMScores && adj < 0 {
+func (b *Builder) clampOOM(adj int) int {
+	if b.cfg.NodeInfo.NoNegativeOOMScores && adj < 0 {
 		return 0
 	}
 	return adj

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
-	"strconv"
 	"sync"
 	"time"
 
@@ -14,99 +13,9 @@ import (
 
 	"github.com/berth-dev/berth/events"
 	"github.com/berth-dev/berth/model"
-	"github.com/berth-dev/berth/prober"
+	"github.com/berth-dev/berth/podconfig"
 	"github.com/berth-dev/berth/runtime"
 )
-
-// labelSandbox names the sandbox container an app container joined, so a
-// container left in a replaced sandbox is recognised.
-const labelSandbox = "io.berth.sandbox.id"
-
-// Reconcile makes the containers of pod key match its desired state. It reads
-// desired and actual state from the store only (never from an event), plans
-// with plan and carries the plan out with execute. While the pod has a
-// background operation running it does nothing: the operation enqueues the
-// key when it ends.
-func (c *Controller) Reconcile(ctx context.Context, key string) (Result, error) {
-	if c.ops.busy(key) {
-		return Result{}, nil
-	}
-	pod, err := c.store.Pod(nil, key)
-	if err != nil {
-		return Result{}, err
-	}
-	ctrs, err := c.store.ContainersByPod(nil, key)
-	if err != nil {
-		return Result{}, err
-	}
-	in := c.planInput(key, pod, ctrs)
-	pl := plan(in)
-	return c.execute(ctx, &in, &pl)
-}
-
-// planInput reads what plan needs besides the store: backoff state, probe
-// verdicts and source sync.
-func (c *Controller) planInput(key string, pod *model.Pod, ctrs []*model.Container) PlanInput {
-	in := PlanInput{Key: key, Pod: pod, Containers: ctrs, Now: c.cfg.Clock.Now(),
-		Synced: map[string]bool{}, Unhealthy: map[string]prober.Kind{}}
-	for _, ct := range ctrs {
-		if _, ok := in.Synced[ct.Source]; !ok {
-			in.Synced[ct.Source] = c.sourceSynced(ct.Source)
-		}
-		if ct.Running() && ct.Name != model.SandboxName {
-			if kind, bad := c.unhealthy(ct); bad {
-				in.Unhealthy[ct.ID] = kind
-			}
-		}
-	}
-	if pod == nil {
-		return in
-	}
-	in.Evicted = c.evictions.message(pod)
-	uid := string(pod.Spec.UID)
-	b := Backoffs{Policy: c.cfg.Backoff, Crash: map[string]CrashState{}, StartRetry: map[string]time.Time{}, Pulls: map[string]PullState{}}
-	names := []string{model.SandboxName}
-	for _, ct := range pod.Spec.Spec.InitContainers {
-		names = append(names, ct.Name)
-	}
-	for _, ct := range pod.Spec.Spec.Containers {
-		names = append(names, ct.Name)
-	}
-	for _, n := range names {
-		k := uid + "/" + n
-		if st := c.restarts.State(k); st.Restarted {
-			b.Crash[n] = st
-		}
-		if at := c.startFails.retryAt(k); !at.IsZero() {
-			b.StartRetry[n] = at
-		}
-		if ps := c.pulls.state(k); ps != (PullState{}) {
-			b.Pulls[n] = ps
-		}
-	}
-	in.Backoff = b
-	return in
-}
-
-// sourceSynced reports whether containers labelled with source may be
-// collected: the source completed a sync since start, or it is no longer
-// configured and every configured source has synced.
-func (c *Controller) sourceSynced(name string) bool {
-	src, _ := c.store.Source(nil, name)
-	if src != nil {
-		return src.Synced
-	}
-	all, _ := c.store.Sources(nil)
-	if len(all) == 0 {
-		return false
-	}
-	for _, s := range all {
-		if !s.Synced {
-			return false
-		}
-	}
-	return true
-}
 
 // execState is what carrying out one plan learned, for the status and the
 // result: waiting reasons and the earliest requeue.
@@ -190,7 +99,7 @@ func (c *Controller) execute(ctx context.Context, in *PlanInput, pl *Plan) (Resu
 		uid := string(in.Pod.Spec.UID)
 		for name, w := range x.waiting {
 			if w.Reason == "ErrImagePull" {
-				c.pulls.reported(uid + "/" + name)
+				c.images.Reported(uid + "/" + name)
 			}
 		}
 	}
@@ -208,7 +117,7 @@ func (c *Controller) executeStarts(ctx context.Context, p *model.Pod, pl *Plan, 
 		}
 		return nil
 	}
-	if err := c.ensureVolumes(ctx, p, pl.CreateSandbox != nil); err != nil {
+	if err := c.podconfig.EnsureVolumes(ctx, c.rt, p, pl.CreateSandbox != nil); err != nil {
 		return err
 	}
 	sbID := pl.sandboxID()
@@ -287,15 +196,29 @@ func (c *Controller) afterStart(p *model.Pod, s Start, id string, x *execState) 
 func (c *Controller) forget(ctx context.Context, uids []string) {
 	for _, uid := range uids {
 		c.restarts.Forget(uid + "/")
-		c.startFails.forget(uid + "/")
-		c.pulls.forget(uid + "/")
-		if err := c.paths().RemovePod(uid); err != nil {
+		c.startFails.Forget(uid + "/")
+		c.images.Forget(uid + "/")
+		if err := c.paths.RemovePod(uid); err != nil {
 			c.log.Warn("removing pod directory failed", "uid", uid, "err", err)
 		}
 		if err := c.removeVolumes(ctx, uid); err != nil {
 			c.log.Warn("removing pod volumes failed", "uid", uid, "err", err)
 		}
 	}
+}
+
+// removeVolumes drops the engine volumes of pod uid's Memory emptyDirs,
+// found by label (the spec may be gone); their containers must be gone.
+func (c *Controller) removeVolumes(ctx context.Context, uid string) error {
+	names, err := c.rt.ListVolumes(ctx, map[string]string{runtime.LabelManaged: "true", runtime.LabelPodUID: uid, runtime.LabelNode: c.cfg.Node})
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, n := range names {
+		errs = append(errs, c.rt.RemoveVolume(ctx, n))
+	}
+	return errors.Join(errs...)
 }
 
 // killAll carries out kills: app containers in parallel, then sandboxes.
@@ -331,11 +254,13 @@ func (c *Controller) killParallel(ctx context.Context, kills []Kill) error {
 	return errors.Join(errs...)
 }
 
+// graceOf is ct's grace period as its label says, or the default when the
+// label is absent or malformed.
 func graceOf(ct *model.Container) time.Duration {
-	if s, err := strconv.Atoi(ct.Labels[runtime.LabelGracePeriod]); err == nil && s >= 0 {
-		return time.Duration(s) * time.Second
+	if l, _ := runtime.DecodeLabels(ct.Labels); l.GracePeriod != nil {
+		return time.Duration(*l.GracePeriod) * time.Second
 	}
-	return 30 * time.Second
+	return model.DefaultGracePeriod
 }
 
 // stop stops ct when it runs (its preStop hook first) and removes it when
@@ -421,7 +346,7 @@ func newestFirst(cs []*model.Container) {
 // before the start call). One write: a newer event wins over it.
 func (c *Controller) observe(id string, cfg *runtime.ContainerConfig, t0, t1 time.Time, s0, s1 uint64, startErr error) {
 	ct := &model.Container{ID: id, DockerName: cfg.Name, Image: cfg.Image, State: model.StateCreated, CreatedAt: t0, Seq: s0}
-	ct.ImageID, _ = c.images.get(cfg.Image)
+	ct.ImageID, _ = c.images.ImageID(cfg.Image)
 	runtime.FillFromLabels(ct, cfg.Labels)
 	if startErr == nil {
 		ct.State, ct.StartedAt, ct.Seq = model.StateRunning, t1, s1
@@ -455,10 +380,10 @@ func (c *Controller) startExisting(ctx context.Context, p *model.Pod, name strin
 	err := c.rt.StartContainer(ctx, ct.ID)
 	if err == nil {
 		c.started(ct.ID, at, seq)
-		c.startFails.reset(key)
+		c.startFails.Reset(key)
 		return true
 	}
-	delay := c.startFails.failed(key, at)
+	delay := c.startFails.Failed(key)
 	x.requeue(delay)
 	x.wait(name, v1.ContainerStateWaiting{Reason: "RunContainerError", Message: err.Error()})
 	c.log.Info("cannot start created container; replacing it", "pod", p.Key, "container", ct.DockerName, "err", err, "retryIn", delay)
@@ -475,7 +400,7 @@ func (c *Controller) createSandbox(ctx context.Context, p *model.Pod, attempt in
 		return "", err
 	}
 	key := string(p.Spec.UID) + "/" + model.SandboxName
-	cfg := c.sandboxConfig(p, attempt)
+	cfg := c.podconfig.SandboxConfig(p, attempt)
 	at, s0 := c.cfg.Clock.Now(), c.store.Seq()
 	id, err := c.rt.CreateContainer(ctx, cfg)
 	if err != nil {
@@ -490,13 +415,13 @@ func (c *Controller) createSandbox(ctx context.Context, p *model.Pod, attempt in
 	err = c.rt.StartContainer(ctx, id)
 	c.observe(id, cfg, at, t1, s0, s1, err)
 	if err != nil {
-		delay := c.startFails.failed(key, t1)
+		delay := c.startFails.Failed(key)
 		x.requeue(delay)
 		c.event(p.Key, "", events.Warning, "FailedCreatePodSandBox", "Failed to start the pod sandbox: %v", err)
 		c.log.Warn("pod sandbox failed to start", "pod", p.Key, "err", err, "retryIn", delay)
 		return "", nil
 	}
-	c.startFails.reset(key)
+	c.startFails.Reset(key)
 	return id, nil
 }
 
@@ -514,18 +439,11 @@ func (c *Controller) startNew(ctx context.Context, p *model.Pod, s Start, sbID s
 		x.wait(ctr.Name, v1.ContainerStateWaiting{Reason: "CreateContainerConfigError", Message: err.Error()})
 		return "", err
 	}
-	cfg.Labels[labelSandbox] = sbID
-	if l := preStopLabel(ctr); l != "" {
-		cfg.Labels[labelPreStop] = l
-	}
-	if p.Spec.Spec.HostNetwork {
-		cfg.Labels[runtime.LabelHostNetwork] = "true"
-	}
 	at, s0 := c.cfg.Clock.Now(), c.store.Seq()
 	id, err := c.rt.CreateContainer(ctx, cfg)
 	if errors.Is(err, runtime.ErrImageNotFound) {
 		// Removed since it was seen: look again (and pull) next time.
-		c.images.forget(ctr.Image)
+		c.images.ForgetImage(ctr.Image)
 		x.wait(ctr.Name, v1.ContainerStateWaiting{Reason: "ContainerCreating", Message: err.Error()})
 		return "", err
 	}
@@ -541,31 +459,31 @@ func (c *Controller) startNew(ctx context.Context, p *model.Pod, s Start, sbID s
 	if err != nil {
 		// A start that fails (bad entrypoint, port taken) backs off like a
 		// crash instead of being retried at once.
-		delay := c.startFails.failed(key, t1)
+		delay := c.startFails.Failed(key)
 		x.requeue(delay)
 		x.wait(ctr.Name, v1.ContainerStateWaiting{Reason: "RunContainerError", Message: err.Error()})
 		c.event(p.Key, ctr.Name, events.Warning, "Failed", "Error: %v", err)
 		c.log.Warn("container failed to start", "pod", p.Key, "container", ctr.Name, "err", err, "retryIn", delay)
 		return "", nil
 	}
-	c.startFails.reset(key)
+	c.startFails.Reset(key)
 	c.event(p.Key, ctr.Name, events.Normal, "Started", "Started container %s", ctr.Name)
 	return id, nil
 }
 
-// newContainerConfig gathers what containerConfig maps from (the image's
+// newContainerConfig gathers what podconfig.ContainerConfig maps from (the image's
 // user, the sandbox's IP when the env reads it: asked for at once when no
 // event told it yet) and prepares the instance's termination log.
 func (c *Controller) newContainerConfig(ctx context.Context, p *model.Pod, ctr *v1.Container, sbID string, attempt, restarts int) (*runtime.ContainerConfig, error) {
-	image, err := c.imageInfo(ctx, ctr.Image)
+	image, err := c.images.Info(ctx, ctr.Image)
 	if err != nil {
 		return nil, err
 	}
-	sb := sandboxRef{ID: sbID, ips: podIPs{HostIP: c.cfg.NodeInfo.IP}}
+	sb := podconfig.Sandbox{ID: sbID, IPs: podconfig.PodIPs{HostIP: c.cfg.NodeInfo.IP}}
 	switch {
 	case p.Spec.Spec.HostNetwork:
-		sb.ips.PodIP = c.cfg.NodeInfo.IP
-	case needsPodIP(ctr):
+		sb.IPs.PodIP = c.cfg.NodeInfo.IP
+	case podconfig.NeedsPodIP(ctr):
 		ct, _ := c.store.Container(nil, sbID)
 		if ct == nil || ct.IP == "" {
 			c.refresh(ctx, sbID)
@@ -574,12 +492,12 @@ func (c *Controller) newContainerConfig(ctx context.Context, p *model.Pod, ctr *
 		if ct == nil || ct.IP == "" {
 			return nil, fmt.Errorf("the pod's IP is not known yet")
 		}
-		sb.ips.PodIP = ct.IP
+		sb.IPs.PodIP = ct.IP
 	}
-	if err := c.prepareTerminationLog(string(p.Spec.UID), ctr.Name, attempt); err != nil {
+	if err := c.podconfig.PrepareTerminationLog(string(p.Spec.UID), ctr.Name, attempt); err != nil {
 		return nil, fmt.Errorf("termination log: %w", err)
 	}
-	return c.containerConfig(p, ctr, sb, attempt, restarts, image)
+	return c.podconfig.ContainerConfig(p, ctr, sb, attempt, restarts, image)
 }
 
 // finish points the probe manager at the pod's running containers and
@@ -589,7 +507,7 @@ func (c *Controller) finish(ctx context.Context, p *model.Pod, pl *Plan, waiting
 	byName := c.currentContainers(p.Key, string(p.Spec.UID))
 	c.syncProbes(p, byName)
 	st := &podState{waiting: waiting, failedInit: pl.FailedInit, deadlineExceeded: pl.DeadlineExceeded,
-		evicted: pl.Evicted, probe: c.probes.Result, imageID: c.images.get}
+		evicted: pl.Evicted, probe: c.probes.Result, imageID: c.images.ImageID}
 	c.writeStatus(p, st, byName, c.newTerminationMessages(ctx, p.Key, p.Spec, byName))
 }
 
@@ -598,4 +516,24 @@ func (c *Controller) currentContainers(key, uid string) map[string][]*model.Cont
 	ctrs, _ := c.store.ContainersByPod(nil, key)
 	byName, _ := groupByName(ctrs, uid)
 	return byName
+}
+
+// terminationLogPath is the host file bound at the instance's
+// terminationMessagePath, for readers: "" (where no file is) when podfs
+// refuses the names.
+func (c *Controller) terminationLogPath(podUID, name string, attempt int) string {
+	p, _ := c.paths.TerminationLog(podUID, name, attempt)
+	return p
+}
+
+// ensureImage reports whether ctr's image may be used now (images.Ensure);
+// otherwise it sets the container's waiting reason and requeue.
+func (c *Controller) ensureImage(ctx context.Context, p *model.Pod, ctr *v1.Container, key string, x *execState) (bool, error) {
+	ready, w, retry, err := c.images.Ensure(ctx, p.Key, key, ctr)
+	if ready || err != nil {
+		return ready, err
+	}
+	x.wait(ctr.Name, w)
+	x.requeue(retry)
+	return false, nil
 }

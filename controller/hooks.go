@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -12,11 +11,6 @@ import (
 	"github.com/berth-dev/berth/prober"
 	"github.com/berth-dev/berth/runtime"
 )
-
-// labelPreStop carries a container's preStop hook (and ports, for named
-// ports), so the hook runs even when the pod's spec is gone or berth
-// restarted.
-const labelPreStop = "io.berth.prestop"
 
 // Prober is the controller's view of the probe manager.
 type Prober interface {
@@ -33,19 +27,6 @@ type noProber struct{}
 
 func (noProber) Sync(string, []prober.Probed)             {}
 func (noProber) Result(string, prober.Kind) prober.Result { return prober.Unknown }
-
-type preStopSpec struct {
-	Handler *v1.LifecycleHandler `json:"h"`
-	Ports   []v1.ContainerPort   `json:"p,omitempty"`
-}
-
-func preStopLabel(ctr *v1.Container) string {
-	if ctr.Lifecycle == nil || ctr.Lifecycle.PreStop == nil {
-		return ""
-	}
-	b, _ := json.Marshal(preStopSpec{Handler: ctr.Lifecycle.PreStop, Ports: ctr.Ports})
-	return string(b)
-}
 
 // podIP is where httpGet and tcpSocket handlers of the pod connect.
 func (c *Controller) podIP(podKey string, hostNetwork bool) string {
@@ -85,27 +66,23 @@ func sandboxIP(sandboxes []*model.Container) string {
 }
 
 // runPreStop runs the container's preStop hook, if any, within grace, and
-// returns the grace left for the stop itself (at least 2 s, as the kubelet).
+// returns the grace left for the stop itself (at least
+// model.MinGracePeriod, as the kubelet). The hook is the container's
+// preStop label: a malformed one runs nothing.
 func (c *Controller) runPreStop(ctx context.Context, ct *model.Container, grace time.Duration) time.Duration {
-	raw := ct.Labels[labelPreStop]
-	if raw == "" || !ct.Running() || c.hooks == nil {
+	if !ct.Running() || c.hooks == nil {
 		return grace
 	}
-	var spec preStopSpec
-	if err := json.Unmarshal([]byte(raw), &spec); err != nil || spec.Handler == nil {
+	l, _ := runtime.DecodeLabels(ct.Labels)
+	if l.PreStop == nil {
 		return grace
 	}
 	start := c.cfg.Clock.Now()
-	t := prober.Target{ContainerID: ct.ID, Spec: &v1.Container{Ports: spec.Ports},
-		PodIP: c.podIP(ct.PodKey, ct.Labels[runtime.LabelHostNetwork] == "true")}
-	if err := c.hooks.Run(ctx, prober.FromLifecycle(spec.Handler), t, grace); err != nil {
+	t := prober.Target{ContainerID: ct.ID, Spec: &v1.Container{Ports: l.PreStop.Ports}, PodIP: c.podIP(ct.PodKey, l.HostNetwork)}
+	if err := c.hooks.Run(ctx, prober.FromLifecycle(l.PreStop.Handler), t, grace); err != nil {
 		c.event(ct.PodKey, ct.Name, events.Warning, "FailedPreStopHook", "PreStop hook for container %s failed: %v", ct.Name, err)
 	}
-	left := grace - c.cfg.Clock.Since(start)
-	if left < 2*time.Second {
-		left = 2 * time.Second
-	}
-	return left
+	return max(grace-c.cfg.Clock.Since(start), model.MinGracePeriod)
 }
 
 // runPostStart runs the postStart hook; a failure kills the container, which
@@ -122,11 +99,13 @@ func (c *Controller) runPostStart(ctx context.Context, p *model.Pod, ctr *v1.Con
 	return err
 }
 
+// gracePeriod is the pod's termination grace period (the default when it
+// sets none), which bounds a postStart hook.
 func gracePeriod(pod *v1.Pod) time.Duration {
 	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil && *g >= 0 {
 		return time.Duration(*g) * time.Second
 	}
-	return 30 * time.Second
+	return model.DefaultGracePeriod
 }
 
 // unhealthy reports which probe condemned a running container, if any.

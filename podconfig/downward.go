@@ -1,4 +1,4 @@
-package controller
+package podconfig
 
 import (
 	"fmt"
@@ -12,15 +12,15 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// podIPs is what the downward API reports as status.podIP(s) and hostIP.
-type podIPs struct {
+// PodIPs is what the downward API reports as status.podIP(s) and hostIP.
+type PodIPs struct {
 	PodIP  string
 	HostIP string
 }
 
 // fieldRefValue resolves an env fieldRef as the kubelet's
 // podFieldSelectorRuntimeValue does; validation admits only these paths.
-func (c *Controller) fieldRefValue(pod *v1.Pod, path string, ips podIPs) (string, error) {
+func (b *Builder) fieldRefValue(pod *v1.Pod, path string, ips PodIPs) (string, error) {
 	switch path {
 	case "metadata.name":
 		return pod.Name, nil
@@ -29,7 +29,7 @@ func (c *Controller) fieldRefValue(pod *v1.Pod, path string, ips podIPs) (string
 	case "metadata.uid":
 		return string(pod.UID), nil
 	case "spec.nodeName":
-		return c.cfg.Node, nil
+		return b.cfg.Node, nil
 	case "spec.serviceAccountName":
 		return pod.Spec.ServiceAccountName, nil
 	case "status.podIP", "status.podIPs":
@@ -59,7 +59,7 @@ func metadataValue(pod *v1.Pod, path string) string {
 // ExtractResourceValueByContainerAndNodeAllocatable: the named container's
 // value divided by divisor (default 1) and rounded up, requests defaulting
 // to limits and limits to the node's capacity.
-func (c *Controller) resourceFieldValue(pod *v1.Pod, self *v1.Container, ref *v1.ResourceFieldSelector) (string, error) {
+func (b *Builder) resourceFieldValue(pod *v1.Pod, self *v1.Container, ref *v1.ResourceFieldSelector) (string, error) {
 	ctr := self
 	if ref.ContainerName != "" && ref.ContainerName != self.Name {
 		ctr = nil
@@ -86,7 +86,7 @@ func (c *Controller) resourceFieldValue(pod *v1.Pod, self *v1.Container, ref *v1
 		}
 	}
 	if !ok {
-		q = c.nodeCapacity(res)
+		q = b.nodeCapacity(res)
 	}
 	divisor := ref.Divisor
 	if divisor.IsZero() {
@@ -103,15 +103,15 @@ func (c *Controller) resourceFieldValue(pod *v1.Pod, self *v1.Container, ref *v1
 
 // nodeCapacity is the node's allocatable amount of res: berth reserves
 // nothing, so its capacity (ephemeral storage: root_dir's filesystem).
-func (c *Controller) nodeCapacity(res v1.ResourceName) resource.Quantity {
+func (b *Builder) nodeCapacity(res v1.ResourceName) resource.Quantity {
 	switch res {
 	case v1.ResourceCPU:
-		return *resource.NewMilliQuantity(c.cfg.NodeInfo.CPUMilli, resource.DecimalSI)
+		return *resource.NewMilliQuantity(b.cfg.NodeInfo.CPUMilli, resource.DecimalSI)
 	case v1.ResourceMemory:
-		return *resource.NewQuantity(c.cfg.NodeInfo.Memory, resource.BinarySI)
+		return *resource.NewQuantity(b.cfg.NodeInfo.Memory, resource.BinarySI)
 	case v1.ResourceEphemeralStorage:
 		var st syscall.Statfs_t
-		if err := syscall.Statfs(c.cfg.RootDir, &st); err == nil {
+		if err := syscall.Statfs(b.cfg.RootDir, &st); err == nil {
 			return *resource.NewQuantity(int64(st.Blocks)*int64(st.Bsize), resource.BinarySI)
 		}
 	}

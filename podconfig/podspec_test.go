@@ -1,4 +1,4 @@
-package controller
+package podconfig
 
 import (
 	"os"
@@ -13,15 +13,17 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/podfs"
 	"github.com/berth-dev/berth/runtime"
 )
 
 const gi = int64(1) << 30
 
-func mapper(t *testing.T) *Controller {
+func mapper(t *testing.T) *Builder {
 	t.Helper()
-	return &Controller{cfg: Config{Node: "node-a", RootDir: t.TempDir(),
-		NodeInfo: NodeInfo{IP: "10.0.0.5", CPUMilli: 4000, Memory: 8 * gi}}, rt: runtime.NewFake(nil)}
+	root := t.TempDir()
+	return New(Config{Node: "node-a", RootDir: root,
+		NodeInfo: NodeInfo{IP: "10.0.0.5", CPUMilli: 4000, Memory: 8 * gi}}, podfs.New(root))
 }
 
 func specPod(mutate func(*v1.Pod)) *model.Pod {
@@ -36,11 +38,11 @@ func specPod(mutate func(*v1.Pod)) *model.Pod {
 	return &model.Pod{Key: "prod/web", Source: "file", Spec: pod}
 }
 
-func build(t *testing.T, c *Controller, p *model.Pod, image runtime.ImageInfo) *runtime.ContainerConfig {
+func build(t *testing.T, c *Builder, p *model.Pod, image runtime.ImageInfo) *runtime.ContainerConfig {
 	t.Helper()
-	cfg, err := c.containerConfig(p, &p.Spec.Spec.Containers[0], sandboxRef{ID: "sb1", ips: podIPs{PodIP: "172.17.0.9", HostIP: "10.0.0.5"}}, 0, 0, image)
+	cfg, err := c.ContainerConfig(p, &p.Spec.Spec.Containers[0], Sandbox{ID: "sb1", IPs: PodIPs{PodIP: "172.17.0.9", HostIP: "10.0.0.5"}}, 0, 0, image)
 	if err != nil {
-		t.Fatalf("containerConfig: %v", err)
+		t.Fatalf("ContainerConfig: %v", err)
 	}
 	return cfg
 }
@@ -184,7 +186,7 @@ func TestSecurityContextMerge(t *testing.T) {
 				p.Spec.SecurityContext = tc.pod
 				p.Spec.Containers[0].SecurityContext = tc.ctr
 			})
-			cfg, err := c.containerConfig(p, &p.Spec.Spec.Containers[0], sandboxRef{ID: "sb"}, 0, 0, runtime.ImageInfo{User: tc.image})
+			cfg, err := c.ContainerConfig(p, &p.Spec.Spec.Containers[0], Sandbox{ID: "sb"}, 0, 0, runtime.ImageInfo{User: tc.image})
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)
@@ -224,7 +226,7 @@ func TestContainerNamespacesAndProcess(t *testing.T) {
 	if cfg.IpcMode != "host" || cfg.PidMode != "host" {
 		t.Errorf("hostIPC/hostPID: ipc %q pid %q", cfg.IpcMode, cfg.PidMode)
 	}
-	if sb := c.sandboxConfig(host, 0); sb.IpcMode != "host" || sb.PidMode != "host" {
+	if sb := c.SandboxConfig(host, 0); sb.IpcMode != "host" || sb.PidMode != "host" {
 		t.Errorf("sandbox ipc %q pid %q", sb.IpcMode, sb.PidMode)
 	}
 }
@@ -270,7 +272,7 @@ func TestResourcesAndOOMScores(t *testing.T) {
 			if r.CPUShares != tc.shares || r.CPUQuota != tc.quota || r.Memory != tc.memory || r.MemorySwap != tc.memory {
 				t.Errorf("resources %+v, want shares %d quota %d memory=swap %d", r, tc.shares, tc.quota, tc.memory)
 			}
-			if got := qosClass(p.Spec); got != tc.wantClass {
+			if got := QOSClass(p.Spec); got != tc.wantClass {
 				t.Errorf("qos %s, want %s", got, tc.wantClass)
 			}
 			if cfg.OomScoreAdj != tc.oom {
@@ -278,11 +280,11 @@ func TestResourcesAndOOMScores(t *testing.T) {
 			}
 		})
 	}
-	if sb := c.sandboxConfig(specPod(nil), 0); sb.OomScoreAdj != -998 {
+	if sb := c.SandboxConfig(specPod(nil), 0); sb.OomScoreAdj != -998 {
 		t.Errorf("sandbox oom_score_adj %d, want -998", sb.OomScoreAdj)
 	}
 	c.cfg.NodeInfo.NoNegativeOOMScores = true
-	if sb := c.sandboxConfig(specPod(nil), 0); sb.OomScoreAdj != 0 {
+	if sb := c.SandboxConfig(specPod(nil), 0); sb.OomScoreAdj != 0 {
 		t.Errorf("sandbox oom_score_adj where the host refuses negative ones: %d, want 0", sb.OomScoreAdj)
 	}
 }
@@ -298,7 +300,7 @@ func TestSandboxNetworkFiles(t *testing.T) {
 			Options: []v1.PodDNSConfigOption{{Name: "ndots", Value: ptr.To("2")}, {Name: "edns0"}}}
 		p.Spec.SecurityContext = &v1.PodSecurityContext{Sysctls: []v1.Sysctl{{Name: "net.ipv4.ping_group_range", Value: "0 1"}}}
 	})
-	sb := c.sandboxConfig(p, 0)
+	sb := c.SandboxConfig(p, 0)
 	if sb.Hostname != "db-0" || sb.Domainname != "db.prod.svc.cluster.local" {
 		t.Errorf("hostname %q domain %q", sb.Hostname, sb.Domainname)
 	}
@@ -348,6 +350,8 @@ func TestDNSMergesHostResolvConf(t *testing.T) {
 
 func TestVolumesMapping(t *testing.T) {
 	c := mapper(t)
+	rt := runtime.NewFake(nil)
+	root := podfs.New(c.cfg.RootDir)
 	host := t.TempDir()
 	if err := os.WriteFile(filepath.Join(host, "app.conf"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
@@ -373,18 +377,18 @@ func TestVolumesMapping(t *testing.T) {
 		v1.VolumeMount{Name: "data", MountPath: "/data", SubPathExpr: "per/$(NAME)"},
 		v1.VolumeMount{Name: "shm", MountPath: "/shm", SubPath: "part"},
 	)
-	if err := c.ensureVolumes(t.Context(), p, false); err != nil {
+	if err := c.EnsureVolumes(t.Context(), rt, p, false); err != nil {
 		t.Fatal(err)
 	}
-	if n := c.rt.(*runtime.Fake).CallCount("CreateVolume"); n != 0 {
+	if n := rt.CallCount("CreateVolume"); n != 0 {
 		t.Errorf("CreateVolume called %d times without a new sandbox", n)
 	}
-	if err := c.ensureVolumes(t.Context(), p, true); err != nil {
+	if err := c.EnsureVolumes(t.Context(), rt, p, true); err != nil {
 		t.Fatal(err)
 	}
 	uid := string(p.Spec.UID)
 	t.Cleanup(func() { // before the temporary directories go: the binds
-		if err := c.paths().RemovePod(uid); err != nil {
+		if err := root.RemovePod(uid); err != nil {
 			t.Error(err)
 		}
 	})
@@ -395,18 +399,22 @@ func TestVolumesMapping(t *testing.T) {
 	}
 	bound := func(volume string, index int) string {
 		t.Helper()
-		p, err := c.paths().SubpathDir(uid, volume, "app", index)
+		p, err := root.SubpathDir(uid, volume, "app", index)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return p
+	}
+	termLog, err := root.TerminationLog(uid, "app", 0)
+	if err != nil {
+		t.Fatal(err)
 	}
 	want := []runtime.Mount{
 		{Source: bound("conf", 0), Target: "/etc/app/app.conf", ReadOnly: true, RecursiveReadOnly: "enabled"},
 		{Source: bound("conf", 1), Target: "/new", Propagation: "rslave"},
 		{Source: bound("data", 2), Target: "/data"},
 		{Volume: true, Source: "berth-" + uid + "-shm", Subpath: "part", Target: "/shm"},
-		{Source: c.terminationLogPath(uid, "app", 0), Target: "/dev/termination-log"},
+		{Source: termLog, Target: "/dev/termination-log"},
 	}
 	if !slices.Equal(cfg.Mounts, want) {
 		t.Errorf("mounts\n got %+v\nwant %+v", cfg.Mounts, want)
@@ -432,19 +440,19 @@ func TestVolumesMapping(t *testing.T) {
 			t.Errorf("%s: mode %v gid %d, want 02777 group 2000", dir, fi.Mode(), gidOf(fi))
 		}
 	}
-	vols := c.rt.(*runtime.Fake).Volumes()
+	vols := rt.Volumes()
 	v, ok := vols["berth-"+string(p.Spec.UID)+"-shm"]
 	if !ok || v.SizeBytes != 16<<20 || v.Mode != 0o2777 || v.GID == nil || *v.GID != 2000 {
 		t.Errorf("memory volume %+v (present %v), want 16 MiB, mode 2777, gid 2000", v, ok)
 	}
-	sb := c.sandboxConfig(p, 0)
+	sb := c.SandboxConfig(p, 0)
 	if len(sb.Mounts) != 1 || !sb.Mounts[0].Volume || sb.Mounts[0].Source != v.Name {
 		t.Errorf("sandbox mounts %+v, want it to hold the memory volume", sb.Mounts)
 	}
 
 	for sub, msg := range map[string]string{"escape/passwd": "is a symlink", "../x": "relative path inside the volume", "app.conf/x": "not a directory"} {
 		bad := mk(v1.VolumeMount{Name: "conf", MountPath: "/x", SubPath: sub})
-		_, err := c.containerConfig(bad, &bad.Spec.Spec.Containers[0], sandboxRef{ID: "sb"}, 0, 0, runtime.ImageInfo{})
+		_, err := c.ContainerConfig(bad, &bad.Spec.Spec.Containers[0], Sandbox{ID: "sb"}, 0, 0, runtime.ImageInfo{})
 		if err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("subPath %q: err %v, want %q", sub, err, msg)
 		}
@@ -457,7 +465,7 @@ func TestVolumesMapping(t *testing.T) {
 		p.Spec.Volumes = []v1.Volume{{Name: "d", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}}
 		p.Spec.Containers[0].VolumeMounts = []v1.VolumeMount{{Name: "d", MountPath: "/dev/termination-log"}}
 	})
-	if err := c.ensureVolumes(t.Context(), plain, true); err != nil {
+	if err := c.EnsureVolumes(t.Context(), rt, plain, true); err != nil {
 		t.Fatal(err)
 	}
 	plainDir, _ := c.emptyDirPath(plain.Spec, "d")
@@ -516,24 +524,24 @@ func TestHashesOfExistingPodsStay(t *testing.T) {
 		Hostname             string
 		Ports                []port
 	}{false, false, "h", []port{{80, v1.ProtocolTCP, "", 8080}}})
-	if got := sandboxHash(p); got != oldSandbox {
+	if got := SandboxHash(p); got != oldSandbox {
 		t.Errorf("sandbox hash %s, was %s", got, oldSandbox)
 	}
 	oldContainer := hashOf(struct {
 		C    *v1.Container
 		Vols []v1.Volume
 	}{&p.Spec.Containers[0], p.Spec.Volumes})
-	if got := containerHash(p, &p.Spec.Containers[0]); got != oldContainer {
+	if got := ContainerHash(p, &p.Spec.Containers[0]); got != oldContainer {
 		t.Errorf("container hash %s, was %s", got, oldContainer)
 	}
 	changed := p.DeepCopy()
 	changed.Spec.HostIPC = true
-	if sandboxHash(changed) == oldSandbox {
+	if SandboxHash(changed) == oldSandbox {
 		t.Error("hostIPC is not in the sandbox hash")
 	}
 	changed = p.DeepCopy()
 	changed.Spec.SecurityContext = &v1.PodSecurityContext{RunAsUser: ptr.To[int64](5)}
-	if containerHash(changed, &changed.Spec.Containers[0]) == oldContainer {
+	if ContainerHash(changed, &changed.Spec.Containers[0]) == oldContainer {
 		t.Error("the pod securityContext is not in the container hash")
 	}
 }
@@ -549,7 +557,7 @@ func TestExpandedSubPathStaysInTheVolume(t *testing.T) {
 			p.Spec.Containers[0].Env = []v1.EnvVar{{Name: "X", Value: "../../../../etc"}}
 			p.Spec.Containers[0].VolumeMounts = []v1.VolumeMount{{Name: "data", MountPath: "/data", SubPathExpr: "$(X)"}}
 		})
-		_, err := c.containerConfig(p, &p.Spec.Spec.Containers[0], sandboxRef{ID: "sb1"}, 0, 0, runtime.ImageInfo{})
+		_, err := c.ContainerConfig(p, &p.Spec.Spec.Containers[0], Sandbox{ID: "sb1"}, 0, 0, runtime.ImageInfo{})
 		if err == nil || !strings.Contains(err.Error(), "not a relative path inside the volume") {
 			t.Errorf("%q emptyDir: %v", medium, err)
 		}

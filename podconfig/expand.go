@@ -1,4 +1,4 @@
-package controller
+package podconfig
 
 import "strings"
 

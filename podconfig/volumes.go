@@ -1,12 +1,10 @@
-package controller
+package podconfig
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -25,7 +23,9 @@ func memoryVolumeName(podUID, volume string) string {
 	return "berth-" + podUID + "-" + volume
 }
 
-func isMemoryEmptyDir(v *v1.Volume) bool {
+// IsMemoryEmptyDir reports whether v is an emptyDir of medium Memory: an
+// engine tmpfs volume, not a directory under root_dir.
+func IsMemoryEmptyDir(v *v1.Volume) bool {
 	return v.EmptyDir != nil && v.EmptyDir.Medium == v1.StorageMediumMemory
 }
 
@@ -47,8 +47,8 @@ func emptyDirMode(pod *v1.Pod) os.FileMode {
 // memoryVolumeSize is the tmpfs size of a Memory emptyDir as the kubelet
 // sizes it: the smallest of sizeLimit, the pod's memory limit (when every
 // container has one) and the node's memory; 0 when none is known.
-func (c *Controller) memoryVolumeSize(pod *v1.Pod, v *v1.Volume) int64 {
-	size := c.cfg.NodeInfo.Memory
+func (b *Builder) memoryVolumeSize(pod *v1.Pod, v *v1.Volume) int64 {
+	size := b.cfg.NodeInfo.Memory
 	smaller := func(n int64) {
 		if n > 0 && (size == 0 || n < size) {
 			size = n
@@ -78,42 +78,28 @@ func (c *Controller) memoryVolumeSize(pod *v1.Pod, v *v1.Volume) int64 {
 	return size
 }
 
-// ensureVolumes makes the pod's emptyDirs: disk ones as directories with
+// VolumeCreator is the engine's part in EnsureVolumes (runtime.Runtime).
+type VolumeCreator interface {
+	CreateVolume(ctx context.Context, v runtime.VolumeConfig) error
+}
+
+// EnsureVolumes makes the pod's emptyDirs: disk ones as directories with
 // the kubelet's mode and fsGroup ownership, and, when newSandbox is set,
 // Memory ones as engine tmpfs volumes (a running sandbox holds them, so
 // only a sandbox about to be created needs them made); it is idempotent.
-func (c *Controller) ensureVolumes(ctx context.Context, p *model.Pod, newSandbox bool) error {
+func (b *Builder) EnsureVolumes(ctx context.Context, engine VolumeCreator, p *model.Pod, newSandbox bool) error {
 	pod := p.Spec
 	for i := range pod.Spec.Volumes {
 		v := &pod.Spec.Volumes[i]
 		switch {
-		case isMemoryEmptyDir(v) && !newSandbox:
+		case IsMemoryEmptyDir(v) && !newSandbox:
 			// Held by the running sandbox.
-		case isMemoryEmptyDir(v):
-			mode := uint32(0o777)
-			if fsGroup(pod) != nil {
-				mode |= 0o2000 // setgid, as emptyDirMode
-			}
-			err := c.rt.CreateVolume(ctx, runtime.VolumeConfig{
-				Name: memoryVolumeName(string(pod.UID), v.Name),
-				Labels: map[string]string{runtime.LabelManaged: "true", runtime.LabelPodUID: string(pod.UID),
-					runtime.LabelPodNamespace: pod.Namespace, runtime.LabelPodName: pod.Name, runtime.LabelNode: c.cfg.Node},
-				SizeBytes: c.memoryVolumeSize(pod, v),
-				Mode:      mode,
-				GID:       fsGroup(pod),
-			})
-			if err != nil {
+		case IsMemoryEmptyDir(v):
+			if err := engine.CreateVolume(ctx, b.memoryVolume(pod, v)); err != nil {
 				return fmt.Errorf("emptyDir %s: %w", v.Name, err)
 			}
 		case v.EmptyDir != nil:
-			dir, err := c.emptyDirPath(pod, v.Name)
-			if err != nil {
-				return fmt.Errorf("emptyDir %s: %w", v.Name, err)
-			}
-			if err := os.MkdirAll(dir, 0o750); err != nil {
-				return fmt.Errorf("emptyDir %s: %w", v.Name, err)
-			}
-			if err := setOwnership(dir, pod); err != nil {
+			if _, err := b.paths.MakeVolumeDir(string(pod.UID), v.Name, func(dir *os.File) error { return ownOpen(dir, pod) }); err != nil {
 				return fmt.Errorf("emptyDir %s: %w", v.Name, err)
 			}
 		}
@@ -121,20 +107,24 @@ func (c *Controller) ensureVolumes(ctx context.Context, p *model.Pod, newSandbox
 	return nil
 }
 
-// setOwnership gives dir the emptyDir mode (umask aside) and the fsGroup,
-// through ownOpen on dir opened without following a symlink.
-func setOwnership(dir string, pod *v1.Pod) error {
-	f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		return err
+// memoryVolume is the engine volume of Memory emptyDir v.
+func (b *Builder) memoryVolume(pod *v1.Pod, v *v1.Volume) runtime.VolumeConfig {
+	mode := uint32(0o777)
+	if fsGroup(pod) != nil {
+		mode |= 0o2000 // setgid, as emptyDirMode
 	}
-	defer f.Close()
-	return ownOpen(f, pod)
+	return runtime.VolumeConfig{
+		Name:      memoryVolumeName(string(pod.UID), v.Name),
+		Labels:    runtime.VolumeLabels(pod.Namespace, pod.Name, string(pod.UID), b.cfg.Node),
+		SizeBytes: b.memoryVolumeSize(pod, v),
+		Mode:      mode,
+		GID:       fsGroup(pod),
+	}
 }
 
-// ownOpen gives an open directory the emptyDir mode and the fsGroup: the
-// emptyDir itself, or one a subPath made inside it, where a path could be
-// swapped for a symlink.
+// ownOpen gives an open directory the emptyDir mode (umask aside) and the
+// fsGroup: the emptyDir itself, or one a subPath made inside it, where a
+// path could be swapped for a symlink.
 func ownOpen(dir *os.File, pod *v1.Pod) error {
 	if g := fsGroup(pod); g != nil {
 		if err := dir.Chown(-1, int(*g)); err != nil {
@@ -144,25 +134,11 @@ func ownOpen(dir *os.File, pod *v1.Pod) error {
 	return dir.Chmod(emptyDirMode(pod))
 }
 
-// removeVolumes drops the engine volumes of pod uid's Memory emptyDirs,
-// found by label (the spec may be gone); their containers must be gone.
-func (c *Controller) removeVolumes(ctx context.Context, uid string) error {
-	names, err := c.rt.ListVolumes(ctx, map[string]string{runtime.LabelManaged: "true", runtime.LabelPodUID: uid, runtime.LabelNode: c.cfg.Node})
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, n := range names {
-		errs = append(errs, c.rt.RemoveVolume(ctx, n))
-	}
-	return errors.Join(errs...)
-}
-
 // sandboxMounts hold the pod's Memory emptyDirs mounted for its lifetime.
 func sandboxMounts(pod *v1.Pod) []runtime.Mount {
 	var ms []runtime.Mount
 	for i := range pod.Spec.Volumes {
-		if v := &pod.Spec.Volumes[i]; isMemoryEmptyDir(v) {
+		if v := &pod.Spec.Volumes[i]; IsMemoryEmptyDir(v) {
 			ms = append(ms, runtime.Mount{Volume: true, Source: memoryVolumeName(string(pod.UID), v.Name), Target: sandboxVolumeDir + v.Name})
 		}
 	}
@@ -174,7 +150,7 @@ func sandboxMounts(pod *v1.Pod) []runtime.Mount {
 // hostPath or disk emptyDir is bound under the pod's directory
 // (podfs.BindSubPath) and the engine gets that bind; a Memory emptyDir's
 // is the engine volume's Subpath, which the engine resolves itself.
-func (c *Controller) mount(pod *v1.Pod, ctrName string, index int, m v1.VolumeMount, subPath string) (runtime.Mount, error) {
+func (b *Builder) mount(pod *v1.Pod, ctrName string, index int, m v1.VolumeMount, subPath string) (runtime.Mount, error) {
 	var vol *v1.Volume
 	for i := range pod.Spec.Volumes {
 		if pod.Spec.Volumes[i].Name == m.Name {
@@ -217,7 +193,7 @@ func (c *Controller) mount(pod *v1.Pod, ctrName string, index int, m v1.VolumeMo
 			} else if err := prepareHostPath(vol.HostPath); err != nil {
 				return runtime.Mount{}, fmt.Errorf("volume %q: %w", vol.Name, err)
 			}
-			src, err := c.paths().BindSubPath(podfs.SubPath{UID: string(pod.UID), Volume: vol.Name, Container: ctrName, Index: index,
+			src, err := b.paths.BindSubPath(podfs.SubPath{UID: string(pod.UID), Volume: vol.Name, Container: ctrName, Index: index,
 				VolumePath: vol.HostPath.Path, Path: subPath, Mode: 0o755})
 			if err != nil {
 				return runtime.Mount{}, fmt.Errorf("volume %q: %w", vol.Name, err)
@@ -236,19 +212,19 @@ func (c *Controller) mount(pod *v1.Pod, ctrName string, index int, m v1.VolumeMo
 			return runtime.Mount{}, fmt.Errorf("volume %q: %w", vol.Name, err)
 		}
 		return out, nil
-	case isMemoryEmptyDir(vol):
+	case IsMemoryEmptyDir(vol):
 		out.Volume = true
 		out.Source = memoryVolumeName(string(pod.UID), vol.Name)
 		out.Subpath = subPath
 		return out, nil
 	case vol.EmptyDir != nil:
-		base, err := c.emptyDirPath(pod, vol.Name)
+		base, err := b.emptyDirPath(pod, vol.Name)
 		if err != nil {
 			return runtime.Mount{}, fmt.Errorf("volume %q: %w", vol.Name, err)
 		}
 		out.Source = base
 		if subPath != "" {
-			src, err := c.paths().BindSubPath(podfs.SubPath{UID: string(pod.UID), Volume: vol.Name, Container: ctrName, Index: index,
+			src, err := b.paths.BindSubPath(podfs.SubPath{UID: string(pod.UID), Volume: vol.Name, Container: ctrName, Index: index,
 				VolumePath: base, Path: subPath, Mode: emptyDirMode(pod), Own: func(dir *os.File) error { return ownOpen(dir, pod) }})
 			if err != nil {
 				return runtime.Mount{}, fmt.Errorf("volume %q: %w", vol.Name, err)
@@ -261,8 +237,8 @@ func (c *Controller) mount(pod *v1.Pod, ctrName string, index int, m v1.VolumeMo
 }
 
 // emptyDirPath is the directory of the pod's disk emptyDir volume.
-func (c *Controller) emptyDirPath(pod *v1.Pod, volume string) (string, error) {
-	return c.paths().VolumeDir(string(pod.UID), volume)
+func (b *Builder) emptyDirPath(pod *v1.Pod, volume string) (string, error) {
+	return b.paths.VolumeDir(string(pod.UID), volume)
 }
 
 // prepareHostPath enforces the typed hostPath checks as the kubelet does, on

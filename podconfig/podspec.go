@@ -1,14 +1,8 @@
-package controller
+package podconfig
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path"
-	"path/filepath"
-	"strconv"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -18,103 +12,9 @@ import (
 	"github.com/berth-dev/berth/runtime"
 )
 
-// minGracePeriodSeconds is the kubelet's minimumGracePeriodInSeconds.
-const minGracePeriodSeconds = 2
-
 // clusterDomain completes the FQDN of pods with a subdomain, as a kubelet's
 // default --cluster-domain.
 const clusterDomain = "cluster.local"
-
-func hashOf(v interface{}) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("hash: %v", err)) // v1 types always marshal
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:8])
-}
-
-// containerHash identifies the spec of one container, so that an edit of
-// that container (and only that) changes it. Volumes it mounts are included,
-// and the pod-level fields its config is built from; those are omitted when
-// unset, so hashes of pods that do not use them stay as they were.
-func containerHash(pod *v1.Pod, c *v1.Container) string {
-	var vols []v1.Volume
-	for _, m := range c.VolumeMounts {
-		for _, v := range pod.Spec.Volumes {
-			if v.Name == m.Name {
-				vols = append(vols, v)
-			}
-		}
-	}
-	var meta map[string]string
-	for _, e := range c.Env {
-		if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && strings.HasPrefix(e.ValueFrom.FieldRef.FieldPath, "metadata.") {
-			if meta == nil {
-				meta = map[string]string{}
-			}
-			// Labels and annotations an env var reads are part of its spec.
-			meta[e.ValueFrom.FieldRef.FieldPath] = metadataValue(pod, e.ValueFrom.FieldRef.FieldPath)
-		}
-	}
-	return hashOf(struct {
-		C        *v1.Container
-		Vols     []v1.Volume
-		PodSC    *v1.PodSecurityContext `json:",omitempty"`
-		SharePID *bool                  `json:",omitempty"`
-		Meta     map[string]string      `json:",omitempty"`
-		Priority string                 `json:",omitempty"`
-	}{c, vols, pod.Spec.SecurityContext, pod.Spec.ShareProcessNamespace, meta, pod.Spec.PriorityClassName})
-}
-
-// sandboxHash identifies the pod-level namespaces and the files they share
-// (ports, hostname, DNS, hosts, sysctls, Memory emptyDirs); when it changes
-// the whole pod is recreated. Fields added since the first release are
-// omitted when unset, so existing pods keep their hash.
-func sandboxHash(pod *v1.Pod) string {
-	type port struct {
-		Port   int32
-		Proto  v1.Protocol
-		HostIP string
-		Host   int32
-	}
-	var ports []port
-	for _, c := range pod.Spec.Containers {
-		for _, p := range c.Ports {
-			ports = append(ports, port{p.ContainerPort, p.Protocol, p.HostIP, p.HostPort})
-		}
-	}
-	var memVols []v1.Volume
-	for _, v := range pod.Spec.Volumes {
-		if isMemoryEmptyDir(&v) {
-			memVols = append(memVols, v)
-		}
-	}
-	var sysctls []v1.Sysctl
-	var fsg *int64
-	if sc := pod.Spec.SecurityContext; sc != nil {
-		sysctls, fsg = sc.Sysctls, sc.FSGroup
-	}
-	if len(memVols) == 0 {
-		fsg = nil
-	}
-	return hashOf(struct {
-		HostNetwork, HostPID bool
-		Hostname             string
-		Ports                []port
-		HostIPC              bool             `json:",omitempty"`
-		Subdomain            string           `json:",omitempty"`
-		FQDN                 *bool            `json:",omitempty"`
-		DNSPolicy            v1.DNSPolicy     `json:",omitempty"`
-		DNSConfig            *v1.PodDNSConfig `json:",omitempty"`
-		HostAliases          []v1.HostAlias   `json:",omitempty"`
-		Sysctls              []v1.Sysctl      `json:",omitempty"`
-		MemoryVolumes        []v1.Volume      `json:",omitempty"`
-		FSGroup              *int64           `json:",omitempty"`
-	}{pod.Spec.HostNetwork, pod.Spec.HostPID, pod.Spec.Hostname, ports,
-		pod.Spec.HostIPC, pod.Spec.Subdomain, pod.Spec.SetHostnameAsFQDN, pod.Spec.DNSPolicy, pod.Spec.DNSConfig,
-		pod.Spec.HostAliases, sysctls, memVols, fsg})
-}
 
 func uid8(uid string) string {
 	s := strings.ReplaceAll(uid, "-", "")
@@ -129,44 +29,37 @@ func dockerName(pod *v1.Pod, container string, attempt int) string {
 	return fmt.Sprintf("berth_%s_%s_%s_%s_%d", container, pod.Name, pod.Namespace, uid8(string(pod.UID)), attempt)
 }
 
-func (c *Controller) labels(p *model.Pod, name, hash string, attempt, restarts int) map[string]string {
-	grace := int64(30)
-	if p.Spec.Spec.TerminationGracePeriodSeconds != nil {
-		// The kubelet's minimum: 0 would be a SIGKILL without a chance.
-		grace = max(*p.Spec.Spec.TerminationGracePeriodSeconds, minGracePeriodSeconds)
+// labels are the labels of container name of p (model.SandboxName: its
+// sandbox), whose spec hashes to hash; the grace period is the pod's, at
+// least the kubelet's minimum (0 would be a SIGKILL without a chance).
+func (b *Builder) labels(p *model.Pod, name, hash string, attempt, restarts int) runtime.ContainerLabels {
+	grace := model.DefaultGracePeriodSeconds
+	if g := p.Spec.Spec.TerminationGracePeriodSeconds; g != nil {
+		grace = max(*g, model.MinGracePeriodSeconds)
 	}
-	return map[string]string{
-		runtime.LabelManaged:       "true",
-		runtime.LabelPodNamespace:  p.Spec.Namespace,
-		runtime.LabelPodName:       p.Spec.Name,
-		runtime.LabelPodUID:        string(p.Spec.UID),
-		runtime.LabelContainerName: name,
-		runtime.LabelContainerHash: hash,
-		runtime.LabelSource:        p.Source,
-		runtime.LabelNode:          c.cfg.Node,
-		runtime.LabelAttempt:       strconv.Itoa(attempt),
-		runtime.LabelRestartCount:  strconv.Itoa(restarts),
-		runtime.LabelGracePeriod:   strconv.FormatInt(grace, 10),
+	return runtime.ContainerLabels{
+		Namespace: p.Spec.Namespace, Pod: p.Spec.Name, PodUID: string(p.Spec.UID), Container: name, Hash: hash,
+		Source: p.Source, Node: b.cfg.Node, Attempt: attempt, RestartCount: restarts, GracePeriod: &grace,
 	}
 }
 
-// paths is root_dir as podfs confines it: every host path derived from a
-// manifest name (pod UID, volume, container) is made by it, never by
-// joining such a name onto a path here.
-func (c *Controller) paths() podfs.Root { return podfs.New(c.cfg.RootDir) }
+// containerLabels are the labels of app container ctr of p joined to
+// sandbox sbID: labels, with the sandbox, the preStop hook and hostNetwork.
+func (b *Builder) containerLabels(p *model.Pod, ctr *v1.Container, sbID string, attempt, restarts int) map[string]string {
+	l := b.labels(p, ctr.Name, ContainerHash(p.Spec, ctr), attempt, restarts)
+	l.Sandbox = sbID
+	if ctr.Lifecycle != nil && ctr.Lifecycle.PreStop != nil {
+		l.PreStop = &runtime.PreStop{Handler: ctr.Lifecycle.PreStop, Ports: ctr.Ports}
+	}
+	l.HostNetwork = p.Spec.Spec.HostNetwork
+	return l.Encode()
+}
 
 // terminationLogFile is the host file bound at the instance's
 // terminationMessagePath, root_dir/pods/<uid>/containers/<name>/<attempt>/termination-log;
-// it exists once the instance was created.
-func (c *Controller) terminationLogFile(podUID, name string, attempt int) (string, error) {
-	return c.paths().TerminationLog(podUID, name, attempt)
-}
-
-// terminationLogPath is terminationLogFile for readers: "" (where no file
-// is) when podfs refuses the names.
-func (c *Controller) terminationLogPath(podUID, name string, attempt int) string {
-	p, _ := c.terminationLogFile(podUID, name, attempt)
-	return p
+// it exists once PrepareTerminationLog made it.
+func (b *Builder) terminationLogFile(podUID, name string, attempt int) (string, error) {
+	return b.paths.TerminationLog(podUID, name, attempt)
 }
 
 // podHostname is the sandbox's hostname and domain as the kubelet's
@@ -191,14 +84,16 @@ func podHostname(pod *v1.Pod) (hostname, domain string) {
 	return hostname, domain
 }
 
-func (c *Controller) sandboxConfig(p *model.Pod, attempt int) *runtime.ContainerConfig {
+// SandboxConfig is the config of the pod's sandbox (the pause container
+// holding its namespaces), instance attempt.
+func (b *Builder) SandboxConfig(p *model.Pod, attempt int) *runtime.ContainerConfig {
 	pod := p.Spec
 	cfg := &runtime.ContainerConfig{
 		Name:        dockerName(pod, model.SandboxName, attempt),
-		Image:       c.cfg.PauseImage,
-		Labels:      c.labels(p, model.SandboxName, sandboxHash(pod), attempt, 0),
+		Image:       b.cfg.PauseImage,
+		Labels:      b.labels(p, model.SandboxName, SandboxHash(pod), attempt, 0).Encode(),
 		IpcMode:     "shareable",
-		OomScoreAdj: c.clampOOM(sandboxOOMScoreAdj),
+		OomScoreAdj: b.clampOOM(sandboxOOMScoreAdj),
 		Mounts:      sandboxMounts(pod),
 	}
 	cfg.Hostname, cfg.Domainname = podHostname(pod)
@@ -238,27 +133,30 @@ func (c *Controller) sandboxConfig(p *model.Pod, attempt int) *runtime.Container
 	return cfg
 }
 
-// containerConfig maps one v1.Container of the pod onto the engine, joined
-// to the namespaces of sandbox sb; image describes its image.
-func (c *Controller) containerConfig(p *model.Pod, ctr *v1.Container, sb sandboxRef, attempt, restarts int, image runtime.ImageInfo) (*runtime.ContainerConfig, error) {
+// ContainerConfig maps one v1.Container of the pod onto the engine, joined
+// to the namespaces of sandbox sb; image describes its image. It binds the
+// subPaths of the container's mounts, so the pod's emptyDirs must exist
+// (EnsureVolumes), and mounts the termination log PrepareTerminationLog
+// made.
+func (b *Builder) ContainerConfig(p *model.Pod, ctr *v1.Container, sb Sandbox, attempt, restarts int, image runtime.ImageInfo) (*runtime.ContainerConfig, error) {
 	pod := p.Spec
 	cfg := &runtime.ContainerConfig{
 		Name:        dockerName(pod, ctr.Name, attempt),
 		Image:       ctr.Image,
 		WorkingDir:  ctr.WorkingDir,
-		Labels:      c.labels(p, ctr.Name, containerHash(pod, ctr), attempt, restarts),
+		Labels:      b.containerLabels(p, ctr, sb.ID, attempt, restarts),
 		NetworkMode: "container:" + sb.ID,
 		IpcMode:     "container:" + sb.ID,
 		OpenStdin:   ctr.Stdin,
 		StdinOnce:   ctr.StdinOnce,
 		Tty:         ctr.TTY,
-		OomScoreAdj: c.clampOOM(oomScoreAdj(pod, ctr, c.cfg.NodeInfo.Memory)),
+		OomScoreAdj: b.clampOOM(oomScoreAdj(pod, ctr, b.cfg.NodeInfo.Memory)),
 		Resources:   resources(ctr),
 	}
 	if l := ctr.Lifecycle; l != nil && l.StopSignal != nil {
 		cfg.StopSignal = string(*l.StopSignal)
 	}
-	env, err := c.containerEnv(pod, ctr, sb.ips)
+	env, err := b.containerEnv(pod, ctr, sb.IPs)
 	if err != nil {
 		return nil, err
 	}
@@ -284,7 +182,7 @@ func (c *Controller) containerConfig(p *model.Pod, ctr *v1.Container, sb sandbox
 	if pod.Spec.HostIPC {
 		cfg.IpcMode = "host"
 	}
-	if err := c.applySecurity(cfg, pod, ctr, image); err != nil {
+	if err := b.applySecurity(cfg, pod, ctr, image); err != nil {
 		return nil, err
 	}
 	for i, m := range ctr.VolumeMounts {
@@ -297,14 +195,14 @@ func (c *Controller) containerConfig(p *model.Pod, ctr *v1.Container, sb sandbox
 				return nil, fmt.Errorf("volumeMount %q: subPathExpr expands to %q, which is not a relative path inside the volume: %w", m.Name, sub, err)
 			}
 		}
-		mnt, err := c.mount(pod, ctr.Name, i, m, sub)
+		mnt, err := b.mount(pod, ctr.Name, i, m, sub)
 		if err != nil {
 			return nil, err
 		}
 		cfg.Mounts = append(cfg.Mounts, mnt)
 	}
 	if tm := terminationMessagePath(ctr); tm != "" {
-		src, err := c.terminationLogFile(string(pod.UID), ctr.Name, attempt)
+		src, err := b.terminationLogFile(string(pod.UID), ctr.Name, attempt)
 		if err != nil {
 			return nil, err
 		}
@@ -328,34 +226,25 @@ func terminationMessagePath(ctr *v1.Container) string {
 	return tm
 }
 
-// prepareTerminationLog creates the empty, world-writable host file the
+// PrepareTerminationLog creates the empty, world-writable host file the
 // instance's terminationMessagePath is bound to.
-func (c *Controller) prepareTerminationLog(podUID, name string, attempt int) error {
-	f, err := c.terminationLogFile(podUID, name, attempt)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(f, nil, 0o666); err != nil {
-		return err
-	}
-	return os.Chmod(f, 0o666)
+func (b *Builder) PrepareTerminationLog(podUID, name string, attempt int) error {
+	_, err := b.paths.MakeTerminationLog(podUID, name, attempt)
+	return err
 }
 
-// sandboxRef is the sandbox a container joins and the addresses the
-// downward API reports.
-type sandboxRef struct {
+// Sandbox is the sandbox a container joins and the addresses the downward
+// API reports.
+type Sandbox struct {
 	ID  string
-	ips podIPs
+	IPs PodIPs
 }
 
 // containerEnv resolves the container's env as the kubelet's
 // makeEnvironmentVariables: in order, a value expanding $(NAME) against the
 // entries before it, valueFrom from the downward API; a later duplicate
 // replaces the earlier value.
-func (c *Controller) containerEnv(pod *v1.Pod, ctr *v1.Container, ips podIPs) ([]string, error) {
+func (b *Builder) containerEnv(pod *v1.Pod, ctr *v1.Container, ips PodIPs) ([]string, error) {
 	vars := map[string]string{}
 	var order []string
 	for _, e := range ctr.Env {
@@ -364,13 +253,13 @@ func (c *Controller) containerEnv(pod *v1.Pod, ctr *v1.Container, ips podIPs) ([
 		case e.ValueFrom == nil:
 			val = expand(val, mappingFor(vars))
 		case e.ValueFrom.FieldRef != nil:
-			v, err := c.fieldRefValue(pod, e.ValueFrom.FieldRef.FieldPath, ips)
+			v, err := b.fieldRefValue(pod, e.ValueFrom.FieldRef.FieldPath, ips)
 			if err != nil {
 				return nil, fmt.Errorf("env %s: %w", e.Name, err)
 			}
 			val = v
 		case e.ValueFrom.ResourceFieldRef != nil:
-			v, err := c.resourceFieldValue(pod, ctr, e.ValueFrom.ResourceFieldRef)
+			v, err := b.resourceFieldValue(pod, ctr, e.ValueFrom.ResourceFieldRef)
 			if err != nil {
 				return nil, fmt.Errorf("env %s: %w", e.Name, err)
 			}
@@ -390,8 +279,9 @@ func (c *Controller) containerEnv(pod *v1.Pod, ctr *v1.Container, ips podIPs) ([
 	return env, nil
 }
 
-// needsPodIP reports whether the container's env reads the pod's IP.
-func needsPodIP(ctr *v1.Container) bool {
+// NeedsPodIP reports whether the container's env reads the pod's IP, which
+// ContainerConfig then needs in its Sandbox.
+func NeedsPodIP(ctr *v1.Container) bool {
 	for _, e := range ctr.Env {
 		if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && strings.HasPrefix(e.ValueFrom.FieldRef.FieldPath, "status.podIP") {
 			return true
