@@ -11,6 +11,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/berth-dev/berth/etcdclient"
 	"github.com/berth-dev/berth/internal/testutil"
@@ -112,13 +114,14 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 func statusOf(p *model.Pod) v1.PodStatus { return p.Status }
 
 // member runs a lease and publisher for node until the test ends, or until
-// the returned stop is called.
-func member(t *testing.T, cli *clientv3.Client, node string, st StateReader, ttl, interval time.Duration, m Metrics) (*Lease, context.CancelFunc) {
+// the returned stop is called. The publisher runs on clk (nil: the real
+// clock); the lease always on the real clock, as etcd expires it in real time.
+func member(t *testing.T, cli *clientv3.Client, node string, st StateReader, ttl, interval time.Duration, clk clock.Clock, m Metrics) (*Lease, context.CancelFunc) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	lease := NewLease(cli, ttl, nil, m, nil)
 	pub := NewPublisher(PublisherConfig{NodeKey: DefaultNodesPrefix + node, StatusPrefix: StatusPrefix(node),
-		Interval: interval, Metrics: m}, cli, lease, st, staticNode(node), statusOf)
+		Interval: interval, Clock: clk, Metrics: m}, cli, lease, st, staticNode(node), statusOf)
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); lease.Run(ctx) }()
@@ -138,11 +141,17 @@ func TestLeaseKeepsAndRevokes(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := &countingMetrics{}
-	_, stop := member(t, cli, "n1", st, 2*time.Second, 10*time.Millisecond, m)
+	const ttl = 2 * time.Second
+	_, stop := member(t, cli, "n1", st, ttl, 10*time.Millisecond, nil, m)
 	eventually(t, 5*time.Second, "node key", func() bool { _, _, ok := get(t, cli, DefaultNodesPrefix+"n1"); return ok })
-	time.Sleep(5 * time.Second) // 2.5 TTLs
+	// etcd expires leases on its own real clock, so the key must be seen
+	// to outlive its TTL in real time: until five renewals and 1.5 TTLs.
+	appeared := time.Now()
+	for deadline := appeared.Add(5 * time.Second); (m.renewed.Load() < 5 || time.Since(appeared) <= ttl*3/2) &&
+		time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	}
 	if _, lease, ok := get(t, cli, DefaultNodesPrefix+"n1"); !ok || lease == 0 {
-		t.Fatalf("node key after 2.5 TTLs: present %v, lease %x", ok, lease)
+		t.Fatalf("node key after %s (TTL %s): present %v, lease %x", time.Since(appeared).Round(time.Millisecond), ttl, ok, lease)
 	}
 	if n := m.renewed.Load(); n < 5 {
 		t.Errorf("%d renewals in 5 s with TTL 2 s, want at least 5 (every TTL/3)", n)
@@ -163,7 +172,7 @@ func TestLeaseLostIsReplaced(t *testing.T) {
 	if err := st.UpsertPod(testPod("a", v1.PodRunning)); err != nil {
 		t.Fatal(err)
 	}
-	lease, _ := member(t, cli, "n1", st, 2*time.Second, 10*time.Millisecond, nil)
+	lease, _ := member(t, cli, "n1", st, 2*time.Second, 10*time.Millisecond, nil, nil)
 	statusKey := PodKey(StatusPrefix("n1"), "default", "a")
 	eventually(t, 5*time.Second, "status key", func() bool { _, _, ok := get(t, cli, statusKey); return ok })
 	old, _ := lease.Current()
@@ -180,7 +189,8 @@ func TestLeaseLostIsReplaced(t *testing.T) {
 // TestStatusWrittenOnlyOnChange: a status key is written when the pod
 // appears and when its status changes, never for a rewrite of the same
 // status, and deleted with the pod; changes within one interval are one
-// batch.
+// batch. The publisher runs on a fake clock: a batch it holds back is
+// written when the test steps the clock.
 func TestStatusWrittenOnlyOnChange(t *testing.T) {
 	e := testutil.StartEtcd(t)
 	obs := &countingObserver{}
@@ -188,31 +198,56 @@ func TestStatusWrittenOnlyOnChange(t *testing.T) {
 	check := client(t, e, nil)
 	st, _ := store.New(nil)
 	m := &countingMetrics{}
-	member(t, cli, "n1", st, 10*time.Second, 300*time.Millisecond, m)
+	const interval = 300 * time.Millisecond
+	clk := clocktesting.NewFakeClock(time.Now())
+	member(t, cli, "n1", st, 10*time.Second, interval, clk, m)
+	// flushed polls cond, stepping the publisher's clock by an interval
+	// every tick.
+	flushed := func(what string, cond func() bool) {
+		t.Helper()
+		eventually(t, 5*time.Second, what, func() bool { clk.Step(interval); return cond() })
+	}
+	message := func(key string) string {
+		v, _, _ := get(t, check, key)
+		var s v1.PodStatus
+		_ = json.Unmarshal([]byte(v), &s)
+		return s.Message
+	}
 	for _, name := range []string{"a", "b", "c"} {
 		if err := st.UpsertPod(testPod(name, v1.PodPending)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	key := PodKey(StatusPrefix("n1"), "default", "a")
-	eventually(t, 5*time.Second, "three status keys", func() bool {
+	keyB, keyC := PodKey(StatusPrefix("n1"), "default", "b"), PodKey(StatusPrefix("n1"), "default", "c")
+	flushed("three status keys, written once each", func() bool {
 		resp, err := check.Get(context.Background(), StatusPrefix("n1"), clientv3.WithPrefix(), clientv3.WithCountOnly())
-		return err == nil && resp.Count == 3
+		return err == nil && resp.Count == 3 && m.writes.Load() == 3
 	})
-	// Unchanged rewrites (a resync): no etcd write at all.
-	time.Sleep(400 * time.Millisecond)
+	// Unchanged rewrites (a resync) over more than an interval: no etcd
+	// write at all. The change of c after them is the write that shows
+	// they were all seen: it must be the only transaction since, and c's
+	// key the only key written.
 	rev := revision(t, check)
 	for range 5 {
 		if _, err := st.UpdatePod("default/a", func(p *model.Pod) bool { p.Status = *p.Status.DeepCopy(); return true }); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(100 * time.Millisecond)
+		clk.Step(interval / 3)
 	}
-	time.Sleep(400 * time.Millisecond)
-	if got := revision(t, check); got != rev {
-		t.Fatalf("etcd revision moved from %d to %d on unchanged statuses", rev, got)
+	if _, err := st.UpdatePod("default/c", func(p *model.Pod) bool { p.Status.Message = "after the rewrites"; return true }); err != nil {
+		t.Fatal(err)
 	}
-	// Ten changes of two pods within a few ms: one or two batches.
+	flushed("the change after the rewrites", func() bool {
+		return message(keyC) == "after the rewrites" && m.writes.Load() >= 4
+	})
+	if got := revision(t, check); got != rev+1 {
+		t.Fatalf("etcd revision moved from %d to %d on unchanged statuses and one change", rev, got)
+	}
+	if n := m.writes.Load(); n != 4 {
+		t.Fatalf("%d status keys written for 3 new pods and one change, want 4: unchanged statuses were rewritten", n)
+	}
+	// Ten changes of two pods within one interval: one or two batches.
 	txns := obs.count("txn")
 	writes := m.writes.Load()
 	for i := range 10 {
@@ -224,12 +259,7 @@ func TestStatusWrittenOnlyOnChange(t *testing.T) {
 			_, _ = st.UpdatePod(k, func(p *model.Pod) bool { p.Status.Phase = phase; p.Status.Message = itoa(i); return true })
 		}
 	}
-	eventually(t, 5*time.Second, "the last status", func() bool {
-		v, _, _ := get(t, check, key)
-		var s v1.PodStatus
-		return json.Unmarshal([]byte(v), &s) == nil && s.Message == "9"
-	})
-	time.Sleep(400 * time.Millisecond)
+	flushed("the last statuses", func() bool { return message(key) == "9" && message(keyB) == "9" })
 	if n := obs.count("txn") - txns; n > 2 {
 		t.Errorf("%d transactions for 20 changes within one interval, want at most 2", n)
 	}
@@ -239,8 +269,8 @@ func TestStatusWrittenOnlyOnChange(t *testing.T) {
 	if err := st.DeletePod("default/c"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "deleted pod's status key gone", func() bool {
-		_, _, ok := get(t, check, PodKey(StatusPrefix("n1"), "default", "c"))
+	flushed("deleted pod's status key gone", func() bool {
+		_, _, ok := get(t, check, keyC)
 		return !ok
 	})
 	if v, _, _ := get(t, check, DefaultNodesPrefix+"n1"); !json.Valid([]byte(v)) {

@@ -5,6 +5,7 @@ package runtime
 // them.
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -238,6 +239,26 @@ func waitState(t *testing.T, d *Docker, id, state string) *model.Container {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// waitLogLine follows the logs of container id until a line is want.
+func waitLogLine(t *testing.T, d *Docker, id, want string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	rc, err := d.Logs(ctx, id, LogOptions{Follow: true, TailLines: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	var seen []string
+	for sc := bufio.NewScanner(rc); sc.Scan(); {
+		if sc.Text() == want {
+			return
+		}
+		seen = append(seen, sc.Text())
+	}
+	t.Fatalf("container %s: no log line %q within 20 s; seen %q", id, want, seen)
 }
 
 func TestDockerImages(t *testing.T) {
@@ -626,7 +647,8 @@ func TestDockerStopGrace(t *testing.T) {
 	ctx := t.Context()
 	pod := uniquePod(t)
 	id, _ := runSleeper(t, d, pod, "s")
-	time.Sleep(200 * time.Millisecond) // let testapp install its signal handler
+	// testapp writes this line just before installing its SIGTERM handler.
+	waitLogLine(t, d, id, "testapp sleep stderr")
 	t0 := time.Now()
 	if err := d.StopContainer(ctx, id, 10*time.Second); err != nil {
 		t.Fatal(err)

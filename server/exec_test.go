@@ -314,13 +314,14 @@ func TestExecStreams(t *testing.T) {
 func TestExecOutlivesReadTimeout(t *testing.T) {
 	l := DefaultLimits
 	l.Read = 300 * time.Millisecond
+	l.ReadHeader = l.Read // for readDeadlinePassed
 	addr, _ := execAPI(t, []string{"tok"}, l)
 	c := mustDial(t, addr, execPath("app", true, false, "cat"))
 	if err := c.fw.WriteFrame(ChanStdin, []byte("early ")); err != nil {
 		t.Fatal(err)
 	}
 	c.readUntil(t, "early ")
-	time.Sleep(3 * l.Read) // idle past the read timeout: what is tested, not a synchronization
+	readDeadlinePassed(t, addr) // idle past the read timeout
 	if err := c.fw.WriteFrame(ChanStdin, []byte("late")); err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
 
 	"github.com/berth-dev/berth/events"
 	"github.com/berth-dev/berth/model"
@@ -43,6 +44,9 @@ type Options struct {
 	Events func() []events.Event
 	// Node is the node's name, the spec.nodeName of every served pod.
 	Node string
+	// Clock times the watch: its coalescing and the deletionTimestamp of
+	// DELETED (nil: the real clock).
+	Clock clock.Clock
 }
 
 // Server serves the API; build with New, serve with http.Server{Handler: s}.
@@ -56,6 +60,9 @@ type Server struct {
 
 // New returns the API handler.
 func New(o Options) *Server {
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
 	s := &Server{opts: o, mux: http.NewServeMux()}
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
 	s.mux.HandleFunc("GET /readyz", s.readyz)

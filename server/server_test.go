@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -74,5 +77,22 @@ func TestReadyzReportsProblems(t *testing.T) {
 	}
 	if got := get(t, srv.URL+"/pods", "").StatusCode; got != 200 {
 		t.Fatalf("pods without configured tokens: %d", got)
+	}
+}
+
+// readDeadlinePassed returns once the server at addr (host:port) has
+// dropped a connection that sent nothing: its header read timeout has
+// then passed for every connection opened before. With ReadHeader equal
+// to Read, their Read deadlines have passed too.
+func readDeadlinePassed(t *testing.T, addr string) {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if n, err := conn.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+		t.Fatalf("idle connection: read %d bytes, %v; want the server to close it", n, err)
 	}
 }

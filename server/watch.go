@@ -78,7 +78,7 @@ func (s *Server) watchPods(w http.ResponseWriter, r *http.Request) {
 	// is read, and its background read still sees the client leave.
 	prev := map[string]watched{}
 	for first := true; ; first = false {
-		rendered := time.Now()
+		rendered := s.opts.Clock.Now()
 		ws := memdb.NewWatchSet()
 		pods, err := s.opts.Store.Pods(ws)
 		if err != nil {
@@ -112,7 +112,7 @@ func (s *Server) watchPods(w http.ResponseWriter, r *http.Request) {
 				continue
 			}
 			gone := prev[p].obj
-			gone.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+			gone.DeletionTimestamp = &metav1.Time{Time: s.opts.Clock.Now()}
 			raw, err := json.Marshal(gone)
 			if err != nil {
 				return
@@ -141,13 +141,13 @@ func (s *Server) watchPods(w http.ResponseWriter, r *http.Request) {
 		if err := ws.WatchCtx(ctx); err != nil {
 			return
 		}
-		if wait := time.Until(rendered.Add(watchInterval)); wait > 0 {
-			t := time.NewTimer(wait)
+		if wait := rendered.Add(watchInterval).Sub(s.opts.Clock.Now()); wait > 0 {
+			t := s.opts.Clock.NewTimer(wait)
 			select {
 			case <-ctx.Done():
 				t.Stop()
 				return
-			case <-t.C:
+			case <-t.C():
 			}
 		}
 	}

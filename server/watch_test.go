@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/store"
@@ -26,7 +29,13 @@ func watchPod(name string) *model.Pod {
 // once per finished watch request.
 func watchServer(t *testing.T, st *store.Store, l Limits) (base string, done chan struct{}) {
 	t.Helper()
-	s := New(Options{Store: st, Tokens: []string{"tok"}})
+	return watchServerOn(t, st, nil, l)
+}
+
+// watchServerOn is watchServer with the server on clock clk.
+func watchServerOn(t *testing.T, st *store.Store, clk clock.Clock, l Limits) (base string, done chan struct{}) {
+	t.Helper()
+	s := New(Options{Store: st, Tokens: []string{"tok"}, Clock: clk})
 	done = make(chan struct{}, 16)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.ServeHTTP(w, r)
@@ -122,9 +131,8 @@ func TestWatchPodsAddModifyDelete(t *testing.T) {
 		t.Fatalf("ADDED object is not the rendered pod: %+v", ev.Object)
 	}
 
-	// Let the connection's read deadline pass (not synchronisation: the
-	// elapsed time is what is tested).
-	time.Sleep(600 * time.Millisecond)
+	// Let the connection's read deadline pass.
+	readDeadlinePassed(t, strings.TrimPrefix(base, "http://"))
 
 	_ = st.UpsertPod(watchPod("c"))
 	expectEvent(t, w.next(t), WatchAdded, "c")
@@ -159,21 +167,38 @@ func TestWatchPodsAddModifyDelete(t *testing.T) {
 func TestWatchPodsCoalescesABusyStore(t *testing.T) {
 	st, _ := store.New(nil)
 	_ = st.UpsertPod(watchPod("busy"))
-	base, _ := watchServer(t, st, DefaultLimits)
+	clk := clocktesting.NewFakeClock(time.Now())
+	base, _ := watchServerOn(t, st, clk, DefaultLimits)
 	w := openWatch(t, base)
 	expectEvent(t, w.next(t), WatchAdded, "busy")
 
+	// held waits until the watch holds a change back on its clock.
+	held := func() {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); !clk.HasWaiters(); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the watch does not hold a change back for watchInterval")
+			}
+		}
+	}
 	const busy = 500 * time.Millisecond
-	start := time.Now()
-	n := 0
-	for time.Since(start) < busy {
+	n, modified := 0, 0
+	for start := clk.Now(); clk.Since(start) < busy; {
 		n++
-		msg := time.Now().String()
+		msg := clk.Now().String()
 		_, _ = st.UpdatePod("default/busy", func(p *model.Pod) bool { p.Status.Message = msg; return true })
-		time.Sleep(time.Millisecond) // the write rate of a busy store
+		held()
+		clk.Step(time.Millisecond) // the write rate of a busy store
+		if !clk.HasWaiters() {     // an interval ended: the writes so far are sent
+			if ev := w.next(t); ev.Type != WatchModified {
+				t.Fatalf("event %s after %d writes, want MODIFIED", ev.Type, n)
+			}
+			modified++
+		}
 	}
 	_ = st.DeletePod("default/busy")
-	modified := 0
+	held()
+	clk.Step(watchInterval)
 	for {
 		ev := w.next(t)
 		if ev.Type == WatchDeleted {
