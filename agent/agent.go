@@ -38,8 +38,9 @@ import (
 // controller, informers, sources, API). Nothing runs and nothing listens
 // until Run; an Agent runs once.
 type Agent struct {
-	cfg *config.Config
-	log *slog.Logger
+	cfg   *config.Config
+	log   *slog.Logger
+	clock clock.WithTicker // every component's clock
 
 	rt         *runtime.Docker
 	st         *store.Store
@@ -92,6 +93,7 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Agent, err error) {
 	}
 
 	clk := clock.RealClock{}
+	a.clock = clk
 	m := metrics.New()
 	a.metrics = m
 	// The queue comes first: the store and the prober report changes to it,
@@ -163,6 +165,7 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Agent, err error) {
 
 	api := server.New(server.Options{
 		Store:      st,
+		Clock:      clk,
 		Node:       cfg.NodeName,
 		Registry:   m.Registry,
 		Tokens:     tokens,
@@ -314,7 +317,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		} else {
 			log.Info("node capacity from /proc (no cAdvisor machine info)", "err", err)
 		}
-		cm := newClusterMember(a, a.etcd, clock.RealClock{}, host, log)
+		cm := newClusterMember(a, a.etcd, a.clock, host, log)
 		log.Info("registering the node in etcd", "etcd", describeEtcd(cfg), "node_key", cfg.EtcdNodesPrefix+cfg.NodeName,
 			"status_prefix", cfg.EtcdStatusPrefix, "lease_ttl", cfg.EtcdLeaseTTL)
 		g.Go(func() error { cm.lease.Run(ctx); return nil })
