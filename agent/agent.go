@@ -24,6 +24,7 @@ import (
 	"github.com/berth-dev/berth/etcdclient"
 	"github.com/berth-dev/berth/events"
 	"github.com/berth-dev/berth/informer"
+	"github.com/berth-dev/berth/manifest"
 	"github.com/berth-dev/berth/metrics"
 	"github.com/berth-dev/berth/prober"
 	"github.com/berth-dev/berth/runtime"
@@ -221,9 +222,9 @@ func loadTokens(cfg *config.Config) (admin, push []string, err error) {
 // returned on its own (nil when disabled) for its API routes.
 func buildSources(cfg *config.Config, nodeIP string, obs etcdclient.Observer, log *slog.Logger) (srcs []sources.Source, push *sources.PushSource) {
 	opts := func(src string) sources.Options {
-		return sources.Options{Level: cfg.PodSecurity[src], HostPorts: cfg.HostPorts[src],
+		return sources.Options{Log: log, Options: manifest.Options{Level: cfg.PodSecurity[src], HostPorts: cfg.HostPorts[src],
 			AllowedUnsafeSysctls: cfg.AllowedUnsafeSysctls, MaxContainers: cfg.MaxContainersPerPod,
-			DeriveUIDs: src != "file", NodeIP: nodeIP, Node: cfg.NodeName, Log: log}
+			DeriveUIDs: src != "file", NodeIP: nodeIP, Node: cfg.NodeName}}
 	}
 	if cfg.FilePath != "" {
 		srcs = append(srcs, sources.NewFileSource("file", cfg.FilePath, cfg.FileRescan, opts("file")))

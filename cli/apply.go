@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/berth-dev/berth/cluster"
+	"github.com/berth-dev/berth/manifest"
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/sources"
 )
@@ -77,8 +78,8 @@ func applyCmd() *cobra.Command {
 }
 
 // applyOptions decode as a node's etcd source does.
-func applyOptions(node string, allowHost bool) sources.Options {
-	o := sources.Options{Node: node, Level: model.LevelBaseline}
+func applyOptions(node string, allowHost bool) manifest.Options {
+	o := manifest.Options{Node: node, Level: model.LevelBaseline}
 	if allowHost {
 		o.Level = model.LevelPrivileged
 	}

@@ -12,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/berth-dev/berth/internal/testutil"
+	"github.com/berth-dev/berth/manifest"
 	"github.com/berth-dev/berth/sources"
 )
 
@@ -52,8 +53,8 @@ func TestClusterCommands(t *testing.T) {
 	if err != nil || len(resp.Kvs) != 1 {
 		t.Fatalf("applied key: %v %v", resp, err)
 	}
-	want, _, _, _ := sources.LoadFiles([]string{good}, "etcd", sources.Options{Node: "n1"})
-	got, errs := sources.Decode("etcd", "/registry/hosts/n1/pods/default/web", resp.Kvs[0].Value, sources.Options{Node: "n1"})
+	want, _, _, _ := sources.LoadFiles([]string{good}, "etcd", manifest.Options{Node: "n1"})
+	got, errs := manifest.Decode("etcd", "/registry/hosts/n1/pods/default/web", resp.Kvs[0].Value, manifest.Options{Node: "n1"})
 	if len(errs) != 0 || len(got) != 1 || got[0].Pod.UID != want[0].Pod.UID || got[0].Pod.Spec.Containers[0].Ports[0].HostPort != 8080 {
 		t.Fatalf("decoded applied pod: %+v %v", got, errs)
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/berth-dev/berth/manifest"
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/sources"
 )
@@ -48,8 +49,8 @@ func validateCmd() *cobra.Command {
 
 // validateOptions are the checks of `berth validate`: the file source's
 // (privileged) unless a level or --network-source says otherwise.
-func validateOptions(level string, network bool, hostPorts string, sysctls []string) (sources.Options, error) {
-	opts := sources.Options{Level: model.LevelPrivileged, AllowedUnsafeSysctls: sysctls}
+func validateOptions(level string, network bool, hostPorts string, sysctls []string) (manifest.Options, error) {
+	opts := manifest.Options{Level: model.LevelPrivileged, AllowedUnsafeSysctls: sysctls}
 	if network {
 		opts.Level = model.LevelBaseline
 	}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
+	"github.com/berth-dev/berth/manifest"
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/sources"
 	"github.com/berth-dev/berth/store"
@@ -184,14 +185,14 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 		}
 	}
 
-	reject := func(d sources.Desired, key, msg string) {
-		e := sources.ManifestError{Origin: d.Origin, PodKey: key, Err: msg}
+	reject := func(d manifest.Desired, key, msg string) {
+		e := manifest.ManifestError{Origin: d.Origin, PodKey: key, Err: msg}
 		errs = append(errs, e.Error())
 		podErr[key] = e.Error()
 	}
 	// Existing pods are checked first: an accepted pod keeps its ports
 	// against newcomers of the same source.
-	ordered := append([]sources.Desired(nil), u.Pods...)
+	ordered := append([]manifest.Desired(nil), u.Pods...)
 	sort.SliceStable(ordered, func(a, b int) bool {
 		_, ea := have[podKey(ordered[a].Pod)]
 		_, eb := have[podKey(ordered[b].Pod)]
@@ -287,7 +288,7 @@ func podKey(p *v1.Pod) string { return p.Namespace + "/" + p.Name }
 
 // merge returns the stored pod for desired d: the old object when nothing
 // changed, else a new one carrying over status for the same UID.
-func (i *SourceInformer) merge(old *model.Pod, source string, d sources.Desired, now time.Time) *model.Pod {
+func (i *SourceInformer) merge(old *model.Pod, source string, d manifest.Desired, now time.Time) *model.Pod {
 	if old != nil && old.Origin == d.Origin && (old.Spec == d.Pod || equality.Semantic.DeepEqual(old.Spec, d.Pod)) {
 		return old
 	}

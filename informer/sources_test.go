@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/berth-dev/berth/manifest"
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/sources"
 	"github.com/berth-dev/berth/store"
@@ -33,13 +34,13 @@ func newInformer(t *testing.T) (*SourceInformer, *store.Store, *countMetrics, *[
 	return NewSourceInformer(st, nil, m, nil), st, m, &notified
 }
 
-func pod(name, image string, hostPort int32) sources.Desired {
+func pod(name, image string, hostPort int32) manifest.Desired {
 	p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
 		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: image}}}}
 	if hostPort != 0 {
 		p.Spec.Containers[0].Ports = []v1.ContainerPort{{ContainerPort: 80, HostPort: hostPort, Protocol: v1.ProtocolTCP}}
 	}
-	return sources.Desired{Pod: p, Origin: name + ".yaml"}
+	return manifest.Desired{Pod: p, Origin: name + ".yaml"}
 }
 
 func mustApply(t *testing.T, i *SourceInformer, u sources.Update) {
@@ -58,7 +59,7 @@ func TestApplyAddUpdateDelete(t *testing.T) {
 	if src.Synced {
 		t.Fatal("source synced before its first update")
 	}
-	mustApply(t, inf, sources.Update{Source: "file", Pods: []sources.Desired{pod("a", "img:1", 0), pod("b", "img:1", 0)}})
+	mustApply(t, inf, sources.Update{Source: "file", Pods: []manifest.Desired{pod("a", "img:1", 0), pod("b", "img:1", 0)}})
 	if src, _ = st.Source(nil, "file"); !src.Synced {
 		t.Fatal("source not synced after an update")
 	}
@@ -69,14 +70,14 @@ func TestApplyAddUpdateDelete(t *testing.T) {
 	a1, _ := st.Pod(nil, "default/a")
 
 	*notified = nil
-	mustApply(t, inf, sources.Update{Source: "file", Pods: []sources.Desired{pod("a", "img:1", 0), pod("b", "img:2", 0)}})
+	mustApply(t, inf, sources.Update{Source: "file", Pods: []manifest.Desired{pod("a", "img:1", 0), pod("b", "img:2", 0)}})
 	if a2, _ := st.Pod(nil, "default/a"); a2 != a1 {
 		t.Error("unchanged pod rewritten")
 	}
 	if strings.Join(*notified, ",") != "default/b" {
 		t.Errorf("notified %v, want only default/b", *notified)
 	}
-	mustApply(t, inf, sources.Update{Source: "file", Pods: []sources.Desired{pod("b", "img:2", 0)}})
+	mustApply(t, inf, sources.Update{Source: "file", Pods: []manifest.Desired{pod("b", "img:2", 0)}})
 	if a, _ := st.Pod(nil, "default/a"); a != nil {
 		t.Error("pod a not deleted")
 	}
@@ -84,10 +85,10 @@ func TestApplyAddUpdateDelete(t *testing.T) {
 
 func TestInvalidEditKeepsLastGoodSpec(t *testing.T) {
 	inf, st, m, _ := newInformer(t)
-	mustApply(t, inf, sources.Update{Source: "file", Pods: []sources.Desired{pod("a", "img:1", 0), pod("b", "img:1", 0)}})
+	mustApply(t, inf, sources.Update{Source: "file", Pods: []manifest.Desired{pod("a", "img:1", 0), pod("b", "img:1", 0)}})
 
 	// a's file no longer decodes at all; b's pod is invalid.
-	mustApply(t, inf, sources.Update{Source: "file", Errors: []sources.ManifestError{
+	mustApply(t, inf, sources.Update{Source: "file", Errors: []manifest.ManifestError{
 		{Origin: "a.yaml", Err: "yaml: line 3: did not find expected key"},
 		{Origin: "b.yaml", PodKey: "default/b", Field: "spec.containers[0].image", Err: "Required value"},
 	}})
@@ -104,21 +105,21 @@ func TestInvalidEditKeepsLastGoodSpec(t *testing.T) {
 		t.Errorf("source errors %v, counted %d", src.Errors, m.manifestErrs["file"])
 	}
 	// The same errors again are not counted again; a fix clears them.
-	mustApply(t, inf, sources.Update{Source: "file", Errors: []sources.ManifestError{
+	mustApply(t, inf, sources.Update{Source: "file", Errors: []manifest.ManifestError{
 		{Origin: "a.yaml", Err: "yaml: line 3: did not find expected key"},
 		{Origin: "b.yaml", PodKey: "default/b", Field: "spec.containers[0].image", Err: "Required value"},
 	}})
 	if m.manifestErrs["file"] != 2 {
 		t.Errorf("repeated errors counted again: %d", m.manifestErrs["file"])
 	}
-	mustApply(t, inf, sources.Update{Source: "file", Pods: []sources.Desired{pod("a", "img:1", 0), pod("b", "img:3", 0)}})
+	mustApply(t, inf, sources.Update{Source: "file", Pods: []manifest.Desired{pod("a", "img:1", 0), pod("b", "img:3", 0)}})
 	b, _ = st.Pod(nil, "default/b")
 	if b.Error != "" || b.Spec.Spec.Containers[0].Image != "img:3" {
 		t.Errorf("fix not applied: %q %q", b.Error, b.Spec.Spec.Containers[0].Image)
 	}
 	// An invalid new pod is simply not created.
-	mustApply(t, inf, sources.Update{Source: "file", Pods: []sources.Desired{pod("a", "img:1", 0), pod("b", "img:3", 0)},
-		Errors: []sources.ManifestError{{Origin: "c.yaml", PodKey: "default/c", Field: "metadata.name", Err: "bad"}}})
+	mustApply(t, inf, sources.Update{Source: "file", Pods: []manifest.Desired{pod("a", "img:1", 0), pod("b", "img:3", 0)},
+		Errors: []manifest.ManifestError{{Origin: "c.yaml", PodKey: "default/c", Field: "metadata.name", Err: "bad"}}})
 	if c, _ := st.Pod(nil, "default/c"); c != nil {
 		t.Error("invalid new pod created")
 	}
@@ -126,8 +127,8 @@ func TestInvalidEditKeepsLastGoodSpec(t *testing.T) {
 
 func TestConflictsBetweenSources(t *testing.T) {
 	inf, st, _, _ := newInformer(t)
-	mustApply(t, inf, sources.Update{Source: "file", Pods: []sources.Desired{pod("a", "img:1", 8080)}})
-	mustApply(t, inf, sources.Update{Source: "http", Pods: []sources.Desired{pod("a", "img:2", 0), pod("b", "img:1", 8080), pod("c", "img:1", 9090)}})
+	mustApply(t, inf, sources.Update{Source: "file", Pods: []manifest.Desired{pod("a", "img:1", 8080)}})
+	mustApply(t, inf, sources.Update{Source: "http", Pods: []manifest.Desired{pod("a", "img:2", 0), pod("b", "img:1", 8080), pod("c", "img:1", 9090)}})
 	a, _ := st.Pod(nil, "default/a")
 	if a.Source != "file" || a.Spec.Spec.Containers[0].Image != "img:1" {
 		t.Error("first source lost its pod to the second")
@@ -144,7 +145,7 @@ func TestConflictsBetweenSources(t *testing.T) {
 		t.Errorf("errors %q", joined)
 	}
 	// Within one source, an accepted pod keeps its port against a newcomer.
-	mustApply(t, inf, sources.Update{Source: "http", Pods: []sources.Desired{pod("d", "img:1", 9090), pod("c", "img:1", 9090)}})
+	mustApply(t, inf, sources.Update{Source: "http", Pods: []manifest.Desired{pod("d", "img:1", 9090), pod("c", "img:1", 9090)}})
 	if c, _ := st.Pod(nil, "default/c"); c == nil {
 		t.Error("accepted pod lost its port")
 	}
@@ -161,7 +162,7 @@ func TestReadFailureKeepsPodsAndDoesNotSync(t *testing.T) {
 	if src.Synced || src.LastError == "" {
 		t.Fatalf("after a failed first read: synced=%v lastError=%q", src.Synced, src.LastError)
 	}
-	mustApply(t, inf, sources.Update{Source: "http", Pods: []sources.Desired{pod("a", "img:1", 0)}})
+	mustApply(t, inf, sources.Update{Source: "http", Pods: []manifest.Desired{pod("a", "img:1", 0)}})
 	mustApply(t, inf, sources.Update{Source: "http", Err: errors.New("timeout")})
 	if a, _ := st.Pod(nil, "default/a"); a == nil {
 		t.Fatal("read failure dropped pods")
@@ -174,10 +175,10 @@ func TestReadFailureKeepsPodsAndDoesNotSync(t *testing.T) {
 
 func TestKeptPodKeepsItsPorts(t *testing.T) {
 	inf, st, _, _ := newInformer(t)
-	mustApply(t, inf, sources.Update{Source: "file", Pods: []sources.Desired{pod("a", "img:1", 8080)}})
+	mustApply(t, inf, sources.Update{Source: "file", Pods: []manifest.Desired{pod("a", "img:1", 8080)}})
 	// a.yaml is mid-edit and unparsable while b.yaml claims the same port.
-	mustApply(t, inf, sources.Update{Source: "file", Pods: []sources.Desired{pod("b", "img:1", 8080)},
-		Errors: []sources.ManifestError{{Origin: "a.yaml", Err: "yaml: truncated"}}})
+	mustApply(t, inf, sources.Update{Source: "file", Pods: []manifest.Desired{pod("b", "img:1", 8080)},
+		Errors: []manifest.ManifestError{{Origin: "a.yaml", Err: "yaml: truncated"}}})
 	if a, _ := st.Pod(nil, "default/a"); a == nil {
 		t.Fatal("kept pod dropped")
 	}
@@ -188,7 +189,7 @@ func TestKeptPodKeepsItsPorts(t *testing.T) {
 
 func TestStatusWrittenMeanwhileIsNotRolledBack(t *testing.T) {
 	inf, st, _, _ := newInformer(t)
-	mustApply(t, inf, sources.Update{Source: "file", Pods: []sources.Desired{pod("a", "img:1", 0)}})
+	mustApply(t, inf, sources.Update{Source: "file", Pods: []manifest.Desired{pod("a", "img:1", 0)}})
 	old, _ := st.Pod(nil, "default/a")
 	// The controller records status; then the source re-sends the same
 	// desired pod, as the stale object it read before.
@@ -211,7 +212,7 @@ func TestStatusWrittenMeanwhileIsNotRolledBack(t *testing.T) {
 
 func TestEditKeepsTerminalStateAndMessages(t *testing.T) {
 	inf, st, _, _ := newInformer(t)
-	mustApply(t, inf, sources.Update{Source: "file", Pods: []sources.Desired{pod("a", "img:1", 0)}})
+	mustApply(t, inf, sources.Update{Source: "file", Pods: []manifest.Desired{pod("a", "img:1", 0)}})
 	msgs := map[string]string{"c1": "bye"}
 	_, _ = st.UpdatePod("default/a", func(p *model.Pod) bool {
 		p.Terminal, p.TerminalSpec, p.TerminationMessages = v1.PodFailed, "h1", msgs
@@ -225,7 +226,7 @@ func TestEditKeepsTerminalStateAndMessages(t *testing.T) {
 		}
 	}
 	// Through the informer's merge.
-	mustApply(t, inf, sources.Update{Source: "file", Pods: []sources.Desired{pod("a", "img:2", 0)}})
+	mustApply(t, inf, sources.Update{Source: "file", Pods: []manifest.Desired{pod("a", "img:2", 0)}})
 	check("edit through the informer")
 	// Through the store's replace.
 	cur, _ := st.Pod(nil, "default/a")
@@ -245,11 +246,11 @@ func TestRunningPodOfUnsyncedSourceKeepsItsClaim(t *testing.T) {
 	_ = inf.Register("http")
 	// After a restart: http ran default/web, file answers first.
 	_, _ = st.UpsertContainer(&model.Container{ID: "1", PodKey: "default/web", Source: "http", State: model.StateRunning})
-	mustApply(t, inf, sources.Update{Source: "file", Pods: []sources.Desired{pod("web", "img:1", 0)}})
+	mustApply(t, inf, sources.Update{Source: "file", Pods: []manifest.Desired{pod("web", "img:1", 0)}})
 	if p, _ := st.Pod(nil, "default/web"); p != nil {
 		t.Fatal("the first source to answer took a pod another source runs")
 	}
-	mustApply(t, inf, sources.Update{Source: "http", Pods: []sources.Desired{pod("web", "img:1", 0)}})
+	mustApply(t, inf, sources.Update{Source: "http", Pods: []manifest.Desired{pod("web", "img:1", 0)}})
 	if p, _ := st.Pod(nil, "default/web"); p == nil || p.Source != "http" {
 		t.Fatal("the running source did not keep its pod")
 	}
@@ -260,19 +261,19 @@ func TestRunningPodOfUnsyncedSourceKeepsItsClaim(t *testing.T) {
 // and a renamed pod keeping its UID is no clash with itself.
 func TestUIDClaimedOnce(t *testing.T) {
 	inf, st, _, _ := newInformer(t)
-	twin := func(name, uid string) sources.Desired {
+	twin := func(name, uid string) manifest.Desired {
 		d := pod(name, "img:1", 0)
 		d.Pod.UID = types.UID(uid)
 		return d
 	}
-	mustApply(t, inf, sources.Update{Source: "file", Pods: []sources.Desired{twin("a", "shared"), twin("b", "shared")}})
+	mustApply(t, inf, sources.Update{Source: "file", Pods: []manifest.Desired{twin("a", "shared"), twin("b", "shared")}})
 	if a, _ := st.Pod(nil, "default/a"); a == nil {
 		t.Fatal("first claimant rejected")
 	}
 	if b, _ := st.Pod(nil, "default/b"); b != nil {
 		t.Error("second pod with the same uid accepted")
 	}
-	mustApply(t, inf, sources.Update{Source: "http", Pods: []sources.Desired{twin("c", "shared")}})
+	mustApply(t, inf, sources.Update{Source: "http", Pods: []manifest.Desired{twin("c", "shared")}})
 	if c, _ := st.Pod(nil, "default/c"); c != nil {
 		t.Error("another source's pod took the uid")
 	}
@@ -281,7 +282,7 @@ func TestUIDClaimedOnce(t *testing.T) {
 		t.Errorf("errors %q", joined)
 	}
 	// a renamed to a2, same uid, in one update: accepted.
-	mustApply(t, inf, sources.Update{Source: "file", Pods: []sources.Desired{twin("a2", "shared")}})
+	mustApply(t, inf, sources.Update{Source: "file", Pods: []manifest.Desired{twin("a2", "shared")}})
 	if a2, _ := st.Pod(nil, "default/a2"); a2 == nil {
 		t.Error("a renamed pod lost its own uid")
 	}

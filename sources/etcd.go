@@ -3,7 +3,6 @@ package sources
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,9 +15,9 @@ import (
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"sigs.k8s.io/yaml"
 
 	"github.com/berth-dev/berth/etcdclient"
+	"github.com/berth-dev/berth/manifest"
 )
 
 // Defaults of an EtcdSource's timing fields.
@@ -96,8 +95,8 @@ type EtcdSource struct {
 
 type etcdEntry struct {
 	value []byte
-	pods  []Desired
-	errs  []ManifestError
+	pods  []manifest.Desired
+	errs  []manifest.ManifestError
 }
 
 // NewEtcdSource returns a source named name reading the etcd of cfg.
@@ -269,43 +268,8 @@ func (s *EtcdSource) keysDesc() string {
 
 func (s *EtcdSource) decode(key string, value []byte) *etcdEntry {
 	e := &etcdEntry{value: slices.Clone(value)}
-	e.pods, e.errs = Decode(s.name, key, podSequenceAsList(value), s.opts)
+	e.pods, e.errs = manifest.Decode(s.name, key, manifest.PodSequenceAsList(value), s.opts.Options)
 	return e
-}
-
-// podSequenceAsList turns a top-level YAML/JSON sequence whose items all
-// carry a kind or apiVersion (v1 Pods, as a legacy key may hold) into a v1
-// List, which Decode reads; Decode takes any other sequence for legacy
-// ContainerManifests. Other data is returned as is.
-func podSequenceAsList(data []byte) []byte {
-	t := bytes.TrimSpace(bytes.TrimPrefix(data, utf8BOM))
-	if len(t) == 0 || (t[0] != '[' && t[0] != '-') {
-		return data
-	}
-	j, err := yaml.YAMLToJSON(t)
-	if err != nil {
-		return data
-	}
-	var items []map[string]json.RawMessage
-	if json.Unmarshal(j, &items) != nil || len(items) == 0 {
-		return data
-	}
-	for _, it := range items {
-		_, kind := it["kind"]
-		_, apiVersion := it["apiVersion"]
-		if !kind && !apiVersion {
-			return data
-		}
-	}
-	var raw []json.RawMessage
-	if json.Unmarshal(j, &raw) != nil {
-		return data
-	}
-	list, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": raw})
-	if err != nil {
-		return data
-	}
-	return list
 }
 
 // watchKey returns the key and options of the one watch that covers the
@@ -481,7 +445,7 @@ func (s *EtcdSource) snapshot() Update {
 		u.Pods = append(u.Pods, e.pods...)
 		u.Errors = append(u.Errors, e.errs...)
 	}
-	var dups []ManifestError
+	var dups []manifest.ManifestError
 	u.Pods, dups = dedupe(u.Pods)
 	u.Errors = append(u.Errors, dups...)
 	s.warned.log(s.opts.logger().With("source", s.name), u.Pods)

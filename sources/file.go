@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/berth-dev/berth/manifest"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -182,10 +183,10 @@ func (s *FileSource) scan(log *slog.Logger) (Update, bool) {
 		}
 		log.Error("cannot list manifests; keeping the last scan", "err", err)
 		u = Update{Source: s.name, Pods: s.last.Pods}
-		u.Errors = append(slices.Clip(s.last.Errors), ManifestError{Origin: s.path, Err: err.Error()})
+		u.Errors = append(slices.Clip(s.last.Errors), manifest.ManifestError{Origin: s.path, Err: err.Error()})
 		return u, true
 	default:
-		u = s.cache.decodeFiles(s.name, files, s.opts)
+		u = s.cache.decodeFiles(s.name, files, s.opts.Options)
 	}
 	s.last = &u
 	s.logErrors(log, u)
@@ -276,15 +277,15 @@ const (
 )
 
 // decodeFile reads and decodes one manifest file.
-func decodeFile(source, file string, opts Options) ([]Desired, []ManifestError, readResult) {
+func decodeFile(source, file string, opts manifest.Options) ([]manifest.Desired, []manifest.ManifestError, readResult) {
 	data, err := readManifest(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, readVanished
 	}
 	if err != nil {
-		return nil, []ManifestError{{Origin: file, Err: err.Error()}}, readFailed
+		return nil, []manifest.ManifestError{{Origin: file, Err: err.Error()}}, readFailed
 	}
-	pods, errs := Decode(source, file, data, opts)
+	pods, errs := manifest.Decode(source, file, data, opts)
 	return pods, errs, readOK
 }
 
@@ -316,16 +317,16 @@ func unwrapPathError(err error) error {
 
 // dedupe keeps the first pod of each key and reports the others as errors
 // of their origins.
-func dedupe(pods []Desired) ([]Desired, []ManifestError) {
+func dedupe(pods []manifest.Desired) ([]manifest.Desired, []manifest.ManifestError) {
 	first := map[string]string{}
-	var kept []Desired
-	var errs []ManifestError
+	var kept []manifest.Desired
+	var errs []manifest.ManifestError
 	for _, d := range pods {
-		key := podKey(d.Pod.Namespace, d.Pod.Name)
+		key := manifest.PodKey(d.Pod.Namespace, d.Pod.Name)
 		if origin, ok := first[key]; ok {
 			e := field.Duplicate(field.NewPath("metadata", "name"), d.Pod.Name)
 			e.Detail = "pod " + key + " is already declared in " + origin
-			errs = append(errs, ManifestError{Origin: d.Origin, PodKey: key, Field: e.Field, Err: e.ErrorBody()})
+			errs = append(errs, manifest.ManifestError{Origin: d.Origin, PodKey: key, Field: e.Field, Err: e.ErrorBody()})
 			continue
 		}
 		first[key] = d.Origin
@@ -442,7 +443,7 @@ func (w *dirWatch) close() {
 
 // decodeFiles decodes every file (skipping ones that vanished) into one
 // complete update of source, a pod key declared twice kept by the first file.
-func decodeFiles(source string, files []string, opts Options) Update {
+func decodeFiles(source string, files []string, opts manifest.Options) Update {
 	return (*decodeCache)(nil).decodeFiles(source, files, opts)
 }
 
@@ -453,8 +454,8 @@ type decodeCache map[string]decoded
 
 type decoded struct {
 	id   fileID
-	pods []Desired
-	errs []ManifestError
+	pods []manifest.Desired
+	errs []manifest.ManifestError
 }
 
 // racyWindow is more than the granularity of file times (a kernel tick).
@@ -466,7 +467,7 @@ type fileID struct {
 	ino          uint64
 }
 
-func (c *decodeCache) decodeFiles(source string, files []string, opts Options) Update {
+func (c *decodeCache) decodeFiles(source string, files []string, opts manifest.Options) Update {
 	u := Update{Source: source}
 	next := decodeCache{}
 	for _, f := range files {
@@ -497,7 +498,7 @@ func (c *decodeCache) decodeFiles(source string, files []string, opts Options) U
 	if c != nil {
 		*c = next
 	}
-	var dups []ManifestError
+	var dups []manifest.ManifestError
 	u.Pods, dups = dedupe(u.Pods)
 	u.Errors = append(u.Errors, dups...)
 	return u

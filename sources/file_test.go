@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/berth-dev/berth/manifest"
 )
 
 func podManifest(name, image string) string {
@@ -104,7 +106,7 @@ func TestFileSourceSizeLimit(t *testing.T) {
 	if !hasPods("small")(u) {
 		t.Errorf("pods %v", podNames(u))
 	}
-	want := []ManifestError{{Origin: filepath.Join(dir, "big.yaml"), Err: "file is larger than 10 MiB"}}
+	want := []manifest.ManifestError{{Origin: filepath.Join(dir, "big.yaml"), Err: "file is larger than 10 MiB"}}
 	if !reflect.DeepEqual(u.Errors, want) {
 		t.Errorf("errors %v", u.Errors)
 	}

@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/berth-dev/berth/manifest"
 )
 
 // DefaultHTTPTimeout bounds one poll of an HTTPSource (request and body)
@@ -171,7 +173,7 @@ func (s *HTTPSource) fetch(ctx context.Context, client *http.Client) (Update, er
 	case resp.StatusCode != http.StatusOK:
 		snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
 		msg := fmt.Sprintf("GET %s: %s", s.url, resp.Status)
-		if t := oneLine(string(snippet)); t != "" && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/") {
+		if t := strings.Join(strings.Fields(string(snippet)), " "); t != "" && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/") {
 			msg += ": " + t
 		}
 		return Update{}, errors.New(msg)
@@ -187,7 +189,7 @@ func (s *HTTPSource) fetch(ctx context.Context, client *http.Client) (Update, er
 	if len(data) > MaxManifestBytes {
 		// Not remembered: the next poll asks again unconditionally.
 		s.last, s.etag, s.lastModified = nil, "", ""
-		return Update{Source: s.name, Errors: []ManifestError{{
+		return Update{Source: s.name, Errors: []manifest.ManifestError{{
 			Origin: s.url, Err: fmt.Sprintf("body is larger than %d MiB", MaxManifestBytes>>20),
 		}}}, nil
 	}
@@ -195,7 +197,7 @@ func (s *HTTPSource) fetch(ctx context.Context, client *http.Client) (Update, er
 	if s.last == nil || sum != s.lastHash {
 		u := Update{Source: s.name}
 		if len(bytes.TrimSpace(data)) > 0 {
-			u.Pods, u.Errors = Decode(s.name, s.url, data, s.opts)
+			u.Pods, u.Errors = manifest.Decode(s.name, s.url, data, s.opts.Options)
 		}
 		s.last, s.lastHash = &u, sum
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/manifest"
 	"github.com/berth-dev/berth/model"
 )
 
@@ -318,7 +319,7 @@ func TestHTTPSourceHostAccess(t *testing.T) {
 			if e.Field != tc.field || !strings.Contains(e.Err, `violates PodSecurity "baseline"`) || e.PodKey == "" {
 				t.Errorf("error %q, want field %s", e.Error(), tc.field)
 			}
-			u = <-startSource(t, newTestHTTPSource(srv.URL, nil, Options{Level: model.LevelPrivileged}))
+			u = <-startSource(t, newTestHTTPSource(srv.URL, nil, Options{Options: manifest.Options{Level: model.LevelPrivileged}}))
 			if len(u.Pods) != 1 || len(u.Errors) != 0 {
 				t.Errorf("allowed: %s", describeFull(u))
 			}

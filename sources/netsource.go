@@ -3,6 +3,8 @@ package sources
 import (
 	"context"
 	"time"
+
+	"github.com/berth-dev/berth/manifest"
 )
 
 // send delivers u on out unless ctx ends first; it reports whether u was
@@ -38,13 +40,13 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 func cloneUpdate(u Update) Update {
 	cp := u
 	if u.Pods != nil {
-		cp.Pods = make([]Desired, len(u.Pods))
+		cp.Pods = make([]manifest.Desired, len(u.Pods))
 		for i, d := range u.Pods {
-			cp.Pods[i] = Desired{Pod: d.Pod.DeepCopy(), Origin: d.Origin}
+			cp.Pods[i] = manifest.Desired{Pod: d.Pod.DeepCopy(), Origin: d.Origin}
 		}
 	}
 	if u.Errors != nil {
-		cp.Errors = append([]ManifestError(nil), u.Errors...)
+		cp.Errors = append([]manifest.ManifestError(nil), u.Errors...)
 	}
 	if u.Warnings != nil {
 		cp.Warnings = append([]string(nil), u.Warnings...)

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/berth-dev/berth/manifest"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -101,7 +102,7 @@ func (s *PushSource) scan() Update {
 	if err != nil {
 		return Update{Source: s.name, Err: fmt.Errorf("push: %w", err)}
 	}
-	return decodeFiles(s.name, files, s.opts)
+	return decodeFiles(s.name, files, s.opts.Options)
 }
 
 // Routes returns the push handlers keyed by their http.ServeMux patterns.
@@ -155,7 +156,7 @@ func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
 
 // readPod reads and decodes the body; it writes the error response and
 // returns ok false when the body does not declare the pod ns/name.
-func (s *PushSource) readPod(w http.ResponseWriter, r *http.Request, ns, name string) (data []byte, d Desired, ok bool) {
+func (s *PushSource) readPod(w http.ResponseWriter, r *http.Request, ns, name string) (data []byte, d manifest.Desired, ok bool) {
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxPushBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -164,10 +165,10 @@ func (s *PushSource) readPod(w http.ResponseWriter, r *http.Request, ns, name st
 		} else {
 			http.Error(w, "reading body: "+err.Error(), http.StatusBadRequest)
 		}
-		return nil, Desired{}, false
+		return nil, manifest.Desired{}, false
 	}
 	origin := r.URL.Path
-	pods, errs := Decode(s.name, origin, data, s.opts)
+	pods, errs := manifest.Decode(s.name, origin, data, s.opts.Options)
 	if len(errs) > 0 {
 		code := http.StatusUnprocessableEntity
 		lines := make([]string, len(errs))
@@ -178,20 +179,20 @@ func (s *PushSource) readPod(w http.ResponseWriter, r *http.Request, ns, name st
 			}
 		}
 		http.Error(w, strings.Join(lines, "\n"), code)
-		return nil, Desired{}, false
+		return nil, manifest.Desired{}, false
 	}
 	switch {
 	case len(pods) == 0:
 		http.Error(w, origin+": body declares no pod", http.StatusBadRequest)
-		return nil, Desired{}, false
+		return nil, manifest.Desired{}, false
 	case len(pods) > 1:
 		http.Error(w, fmt.Sprintf("%s: body declares %d pods, want exactly one", origin, len(pods)), http.StatusBadRequest)
-		return nil, Desired{}, false
+		return nil, manifest.Desired{}, false
 	}
 	p := pods[0].Pod
 	if p.Namespace != ns || p.Name != name {
 		http.Error(w, fmt.Sprintf("%s: pod %s/%s in the body does not match %s/%s in the URL", origin, p.Namespace, p.Name, ns, name), http.StatusBadRequest)
-		return nil, Desired{}, false
+		return nil, manifest.Desired{}, false
 	}
 	return data, pods[0], true
 }

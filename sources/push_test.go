@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/manifest"
 	"github.com/berth-dev/berth/model"
 )
 
@@ -139,7 +140,7 @@ func TestPushSourceHostAccess(t *testing.T) {
 			if code != http.StatusUnprocessableEntity || !strings.Contains(body, tc.field+`: Forbidden: violates PodSecurity "baseline"`) {
 				t.Errorf("denied: %d %q", code, body)
 			}
-			allowed := newPushServer(t, NewPushSource("push", t.TempDir(), Options{Level: model.LevelPrivileged}))
+			allowed := newPushServer(t, NewPushSource("push", t.TempDir(), Options{Options: manifest.Options{Level: model.LevelPrivileged}}))
 			if code, body := pushRequest(t, allowed, "PUT", path, tc.manifest); code != http.StatusCreated {
 				t.Errorf("allowed: %d %q", code, body)
 			}

@@ -40,6 +40,7 @@ import (
 	"github.com/berth-dev/berth/events"
 	"github.com/berth-dev/berth/informer"
 	"github.com/berth-dev/berth/internal/testutil"
+	"github.com/berth-dev/berth/manifest"
 	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/server"
 	"github.com/berth-dev/berth/sources"
@@ -182,7 +183,7 @@ func newSimAgent(ctx context.Context, tb testing.TB, cfg simConfig, node, rootDi
 	}, st, a.rt, queue)
 	a.srcInf = informer.NewSourceInformer(st, clk, nil, nil)
 	a.src = sources.NewEtcdSource("etcd", sources.EtcdConfig{Client: ec, Prefix: cluster.PodsPrefix(node),
-		LegacyKey: cluster.DefaultHostsPrefix + node + "/kubelet"}, sources.Options{Node: node})
+		LegacyKey: cluster.DefaultHostsPrefix + node + "/kubelet"}, sources.Options{Options: manifest.Options{Node: node}})
 	a.src.CheckInterval = cfg.check
 	if err := a.srcInf.Register(a.src.Name()); err != nil {
 		tb.Fatal(err)
@@ -258,9 +259,9 @@ func podName(i int) string { return fmt.Sprintf("pod-%04d", i) }
 
 func nodeName(i int) string { return fmt.Sprintf("sim-%03d", i) }
 
-// manifest is what a user writes: one container, one port with a hostPort
+// podManifest is what a user writes: one container, one port with a hostPort
 // distinct within the node, resource requests.
-func manifest(name string, hostPort int) string {
+func podManifest(name string, hostPort int) string {
 	return fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":%q,"namespace":"default","labels":{"app":"sim"}},`+
 		`"spec":{"containers":[{"name":"app","image":%q,"ports":[{"containerPort":8080,"hostPort":%d,"protocol":"TCP"}],`+
 		`"resources":{"requests":{"cpu":"10m","memory":"16Mi"}}}]}}`, name, appImage, hostPort)
@@ -429,7 +430,7 @@ func applyPods(ctx context.Context, tb testing.TB, cli *clientv3.Client, agents,
 				key := cluster.PodKey(cluster.PodsPrefix(node), "default", podName(i))
 				mark(node+"/"+podName(i), time.Now())
 				pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-				_, err := cli.Put(pctx, key, manifest(podName(i), baseHostPort+i))
+				_, err := cli.Put(pctx, key, podManifest(podName(i), baseHostPort+i))
 				cancel()
 				if err != nil {
 					select {

@@ -1,4 +1,4 @@
-package sources
+package manifest
 
 import (
 	"bytes"
@@ -128,7 +128,7 @@ func (d *decoder) legacy(j []byte, prefix string) {
 	}
 	key := ""
 	if sigsjson.UnmarshalCaseSensitivePreserveInts(j, &head) == nil && head.ID != "" {
-		key = podKey("", head.ID)
+		key = PodKey("", head.ID)
 	}
 	var m containerManifest
 	if !d.unmarshalStrict(j, &m, key, prefix) {

@@ -1,17 +1,14 @@
-package sources
+package manifest
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
 
+	"github.com/berth-dev/berth/model"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
-
-// DefaultTerminationGracePeriodSeconds is the grace period of pods that do
-// not set one.
-const DefaultTerminationGracePeriodSeconds int64 = 30
 
 // PodUID is the UID of a pod whose manifest sets none: the first 16 bytes of
 // sha256(source/namespace/name) in UUID form. It depends only on the pod's
@@ -61,7 +58,7 @@ func Default(source string, pod *v1.Pod, derive bool) {
 		spec.RestartPolicy = v1.RestartPolicyAlways
 	}
 	if spec.TerminationGracePeriodSeconds == nil {
-		g := DefaultTerminationGracePeriodSeconds
+		g := model.DefaultGracePeriodSeconds
 		spec.TerminationGracePeriodSeconds = &g
 	}
 	for i := range spec.Volumes {

@@ -1,4 +1,4 @@
-package sources
+package manifest
 
 import (
 	"bufio"
@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"slices"
 	"strings"
 
@@ -44,8 +43,6 @@ type Options struct {
 	// metadata.uid, so berths of different nodes sharing one engine never
 	// name containers alike.
 	Node string
-	// Log receives the source's own log lines (nil: discarded).
-	Log *slog.Logger
 }
 
 // DefaultMaxContainers caps a pod's init and app containers together.
@@ -56,13 +53,6 @@ func (o Options) maxContainers() int {
 		return DefaultMaxContainers
 	}
 	return o.MaxContainers
-}
-
-func (o Options) logger() *slog.Logger {
-	if o.Log == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return o.Log
 }
 
 // uidScope is what derived UIDs are unique within: the node and the source.
@@ -382,10 +372,12 @@ func podKeyOf(j []byte) string {
 	if sigsjson.UnmarshalCaseSensitivePreserveInts(j, &m) != nil || m.Metadata.Name == "" {
 		return ""
 	}
-	return podKey(m.Metadata.Namespace, m.Metadata.Name)
+	return PodKey(m.Metadata.Namespace, m.Metadata.Name)
 }
 
-func podKey(namespace, name string) string {
+// PodKey is the key of a pod in the store and in errors, "namespace/name",
+// with the default namespace for "".
+func PodKey(namespace, name string) string {
 	if namespace == "" {
 		namespace = v1.NamespaceDefault
 	}
@@ -405,7 +397,7 @@ func (d *decoder) pod(j []byte, prefix string) {
 func (d *decoder) accept(pod *v1.Pod, prefix string) {
 	key := ""
 	if pod.Name != "" {
-		key = podKey(pod.Namespace, pod.Name)
+		key = PodKey(pod.Namespace, pod.Name)
 	}
 	var errs field.ErrorList
 	if d.opts.DeriveUIDs {
@@ -484,4 +476,39 @@ func (d *decoder) unmarshalStrict(j []byte, v interface{}, key, prefix string) b
 		d.strictError(key, prefix, e)
 	}
 	return len(strict) == 0
+}
+
+// PodSequenceAsList turns a top-level YAML/JSON sequence whose items all
+// carry a kind or apiVersion (v1 Pods, as a legacy key may hold) into a v1
+// List, which Decode reads; Decode takes any other sequence for legacy
+// ContainerManifests. Other data is returned as is.
+func PodSequenceAsList(data []byte) []byte {
+	t := bytes.TrimSpace(bytes.TrimPrefix(data, utf8BOM))
+	if len(t) == 0 || (t[0] != '[' && t[0] != '-') {
+		return data
+	}
+	j, err := yaml.YAMLToJSON(t)
+	if err != nil {
+		return data
+	}
+	var items []map[string]json.RawMessage
+	if json.Unmarshal(j, &items) != nil || len(items) == 0 {
+		return data
+	}
+	for _, it := range items {
+		_, kind := it["kind"]
+		_, apiVersion := it["apiVersion"]
+		if !kind && !apiVersion {
+			return data
+		}
+	}
+	var raw []json.RawMessage
+	if json.Unmarshal(j, &raw) != nil {
+		return data
+	}
+	list, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": raw})
+	if err != nil {
+		return data
+	}
+	return list
 }

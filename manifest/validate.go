@@ -1,9 +1,7 @@
-package sources
+package manifest
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"net"
 	"path"
 	"reflect"
@@ -529,47 +527,4 @@ func validatePort(port intstr.IntOrString, p *field.Path) field.ErrorList {
 		errs = append(errs, field.Invalid(p, port.IntVal, msg))
 	}
 	return errs
-}
-
-// ValidateFiles decodes and validates the manifests at paths, as
-// `berth validate` does. A path may be a file, read whatever its name, or a
-// directory, whose entries are filtered as the file source filters them. It
-// returns the number of valid pods, the WarningLine of each that has one,
-// and every manifest error, including pod keys declared by more than one
-// file; err joins the paths that do not exist or cannot be listed.
-func ValidateFiles(paths []string, opts Options) (npods int, warnings []string, errs []ManifestError, err error) {
-	pods, warnings, errs, err := LoadFiles(paths, "validate", opts)
-	return len(pods), warnings, errs, err
-}
-
-// LoadFiles decodes and validates the manifests at paths (files or
-// directories) as the file source would, as source source: the accepted
-// pods (deduplicated), warning lines, rejections, and the paths that could
-// not be read.
-func LoadFiles(paths []string, source string, opts Options) (pods []Desired, warnings []string, errs []ManifestError, err error) {
-	var pathErrs []error
-	for _, p := range paths {
-		files, lerr := listManifests(p)
-		if errors.Is(lerr, fs.ErrNotExist) {
-			pathErrs = append(pathErrs, fmt.Errorf("%s: path does not exist", p))
-			continue
-		}
-		if lerr != nil {
-			pathErrs = append(pathErrs, lerr)
-			continue
-		}
-		for _, f := range files {
-			fp, ferrs, _ := decodeFile(source, f, opts)
-			pods = append(pods, fp...)
-			errs = append(errs, ferrs...)
-		}
-	}
-	pods, dups := dedupe(pods)
-	errs = append(errs, dups...)
-	for _, d := range pods {
-		if line := WarningLine(d); line != "" {
-			warnings = append(warnings, line)
-		}
-	}
-	return pods, warnings, errs, errors.Join(pathErrs...)
 }

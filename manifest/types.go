@@ -1,0 +1,31 @@
+package manifest
+
+import (
+	v1 "k8s.io/api/core/v1"
+)
+
+// Desired is one validated, defaulted pod and where it came from.
+type Desired struct {
+	Pod    *v1.Pod
+	Origin string // file path, URL or etcd key
+}
+
+// ManifestError is one rejected manifest or pod. When PodKey is empty the
+// whole origin failed to decode, and the pods it held before are kept.
+type ManifestError struct {
+	Origin string
+	PodKey string // "namespace/name" when known
+	Field  string // JSON path of the bad field, e.g. spec.containers[0].image
+	Err    string
+}
+
+func (e ManifestError) Error() string {
+	s := e.Origin
+	if e.PodKey != "" {
+		s += ": " + e.PodKey
+	}
+	if e.Field != "" {
+		s += ": " + e.Field
+	}
+	return s + ": " + e.Err
+}

@@ -1,0 +1,57 @@
+package sources
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/berth-dev/berth/manifest"
+)
+
+func TestValidateFiles(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "a.yaml", podYAML)
+	write(t, dir, "b.json", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web"},"spec":{"containers":[{"name":"c","image":"i"}]}}`)
+	write(t, dir, "c.yml", strings.Replace(podYAML, "name: web\nspec", "name: bad\nspec", 1)+"    imagee: x\n")
+	write(t, dir, "notes.txt", "not a manifest")
+	single := write(t, t.TempDir(), "pod.txt", strings.ReplaceAll(podYAML, "name: web", "name: other"))
+
+	n, warns, errs, err := ValidateFiles([]string{dir, single}, manifest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 {
+		t.Errorf("npods %d, want 2", n)
+	}
+	var got []string
+	for _, e := range errs {
+		got = append(got, e.Error())
+	}
+	want := []string{
+		filepath.Join(dir, "c.yml") + ": default/bad: spec.containers[0].imagee: unknown field",
+		filepath.Join(dir, "b.json") + `: default/web: metadata.name: Duplicate value: "web": pod default/web is already declared in ` + filepath.Join(dir, "a.yaml"),
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("errors\n%q\nwant\n%q", got, want)
+	}
+
+	if len(warns) != 0 {
+		t.Errorf("warnings %q", warns)
+	}
+
+	_, _, _, err = ValidateFiles([]string{filepath.Join(dir, "missing")}, manifest.Options{})
+	if err == nil || !strings.Contains(err.Error(), "path does not exist") {
+		t.Errorf("missing path: %v", err)
+	}
+}
+
+func write(t *testing.T, dir, name, data string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
