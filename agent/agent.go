@@ -21,7 +21,6 @@ import (
 
 	"github.com/berth-dev/berth/config"
 	"github.com/berth-dev/berth/controller"
-	"github.com/berth-dev/berth/etcdclient"
 	"github.com/berth-dev/berth/events"
 	"github.com/berth-dev/berth/informer"
 	"github.com/berth-dev/berth/manifest"
@@ -155,7 +154,7 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Agent, err error) {
 
 	a.srcInf = informer.NewSourceInformer(st, clk, m, log)
 	var push *sources.PushSource
-	a.srcs, push = buildSources(cfg, node.IP, m, log)
+	a.srcs, push = buildSources(cfg, node.IP, a.etcd, clk, log)
 	for _, s := range a.srcs {
 		if err := a.srcInf.Register(s.Name()); err != nil {
 			return nil, err
@@ -219,10 +218,11 @@ func loadTokens(cfg *config.Config) (admin, push []string, err error) {
 }
 
 // buildSources returns the configured sources, file first; push is also
-// returned on its own (nil when disabled) for its API routes.
-func buildSources(cfg *config.Config, nodeIP string, obs etcdclient.Observer, log *slog.Logger) (srcs []sources.Source, push *sources.PushSource) {
+// returned on its own (nil when disabled) for its API routes. The etcd
+// source reads through etcd, the agent's one client.
+func buildSources(cfg *config.Config, nodeIP string, etcd *clientv3.Client, clk clock.WithTicker, log *slog.Logger) (srcs []sources.Source, push *sources.PushSource) {
 	opts := func(src string) sources.Options {
-		return sources.Options{Log: log, Options: manifest.Options{Level: cfg.PodSecurity[src], HostPorts: cfg.HostPorts[src],
+		return sources.Options{Log: log, Clock: clk, Options: manifest.Options{Level: cfg.PodSecurity[src], HostPorts: cfg.HostPorts[src],
 			AllowedUnsafeSysctls: cfg.AllowedUnsafeSysctls, MaxContainers: cfg.MaxContainersPerPod,
 			DeriveUIDs: src != "file", NodeIP: nodeIP, Node: cfg.NodeName}}
 	}
@@ -234,9 +234,7 @@ func buildSources(cfg *config.Config, nodeIP string, obs etcdclient.Observer, lo
 			opts("http")))
 	}
 	if len(cfg.EtcdEndpoints) > 0 {
-		ec := cfg.EtcdClient()
-		ec.Observer = obs
-		es := sources.NewEtcdSource("etcd", sources.EtcdConfig{Client: ec, Prefix: cfg.EtcdPrefix, LegacyKey: cfg.EtcdLegacyKey},
+		es := sources.NewEtcdSource("etcd", sources.EtcdConfig{Client: cfg.EtcdClient(), Conn: etcd, Prefix: cfg.EtcdPrefix, LegacyKey: cfg.EtcdLegacyKey},
 			opts("etcd"))
 		es.CheckInterval, es.RequestTimeout = cfg.EtcdCheckInterval, cfg.EtcdRequestTimeout
 		srcs = append(srcs, es)

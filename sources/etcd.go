@@ -17,6 +17,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/berth-dev/berth/etcdclient"
+	"github.com/berth-dev/berth/internal/backoff"
 	"github.com/berth-dev/berth/manifest"
 )
 
@@ -32,6 +33,10 @@ const (
 type EtcdConfig struct {
 	// Client is how to reach etcd (endpoints, TLS, auth, metrics).
 	Client etcdclient.Config
+	// Conn, when set, is the agent's one etcd client, shared with the
+	// cluster member and the event sink: the source uses it instead of
+	// dialling Client and never closes it.
+	Conn *clientv3.Client
 	// Prefix holds one key per pod (/registry/hosts/<node>/pods/<ns>/<name>),
 	// each value a Pod manifest in YAML or JSON; the key is the origin.
 	Prefix string
@@ -118,18 +123,18 @@ func (s *EtcdSource) requestTimeout() time.Duration {
 	return DefaultEtcdRequestTimeout
 }
 
-func (s *EtcdSource) backoff() *backoff {
-	b := &backoff{initial: s.RetryInitial, max: s.RetryMax}
-	if b.initial <= 0 {
-		b.initial = DefaultEtcdRetryInitial
+func (s *EtcdSource) retryPolicy() backoff.Policy {
+	p := backoff.Policy{Initial: s.RetryInitial, Max: s.RetryMax}
+	if p.Initial <= 0 {
+		p.Initial = DefaultEtcdRetryInitial
 	}
-	if b.max <= 0 {
-		b.max = DefaultEtcdRetryMax
+	if p.Max <= 0 {
+		p.Max = DefaultEtcdRetryMax
 	}
-	if b.max < b.initial {
-		b.max = b.initial
+	if p.Max < p.Initial {
+		p.Max = p.Initial
 	}
-	return b
+	return p
 }
 
 // Run lists and watches until ctx ends, then returns nil. It must not be
@@ -141,18 +146,23 @@ func (s *EtcdSource) Run(ctx context.Context, out chan<- Update) error {
 		<-ctx.Done()
 		return nil
 	}
-	bo := s.backoff()
-	var cli *clientv3.Client
-	defer func() {
-		if cli != nil {
-			_ = cli.Close()
-		}
-	}()
+	clk := s.opts.clock()
+	policy := s.retryPolicy()
+	bo := backoff.New(policy, clk)
+	retry := func() bool { return sleepCtx(ctx, clk, bo.Failed(s.name)) }
+	cli := s.cfg.Conn
+	if cli == nil {
+		defer func() {
+			if cli != nil {
+				_ = cli.Close()
+			}
+		}()
+	}
 	for ctx.Err() == nil {
 		if cli == nil {
 			c, err := s.cfg.Client.New(ctx)
 			if err != nil {
-				if !s.failed(ctx, out, log, fmt.Errorf("etcd client: %w", err)) || !sleepCtx(ctx, bo.next()) {
+				if !s.failed(ctx, out, log, fmt.Errorf("etcd client: %w", err)) || !retry() {
 					return nil
 				}
 				continue
@@ -161,7 +171,7 @@ func (s *EtcdSource) Run(ctx context.Context, out chan<- Update) error {
 		}
 		rev, err := s.list(ctx, cli)
 		if err != nil {
-			if ctx.Err() != nil || !s.failed(ctx, out, log, err) || !sleepCtx(ctx, bo.next()) {
+			if ctx.Err() != nil || !s.failed(ctx, out, log, err) || !retry() {
 				return nil
 			}
 			continue
@@ -173,14 +183,14 @@ func (s *EtcdSource) Run(ctx context.Context, out chan<- Update) error {
 		if !send(ctx, out, s.snapshot()) {
 			return nil
 		}
-		start := time.Now()
+		start := clk.Now()
 		var replaced *replacedError
 		err = s.watch(ctx, cli, rev, out)
 		if ctx.Err() != nil {
 			return nil
 		}
-		if time.Since(start) > bo.max {
-			bo.reset()
+		if clk.Since(start) > policy.Max {
+			bo.Reset(s.name)
 		}
 		if errors.As(err, &replaced) {
 			// Relist at once: the list decides what goes, never the change.
@@ -188,7 +198,7 @@ func (s *EtcdSource) Run(ctx context.Context, out chan<- Update) error {
 			continue
 		}
 		log.Warn("etcd watch ended; relisting", "err", err)
-		if !sleepCtx(ctx, bo.next()) {
+		if !retry() {
 			return nil
 		}
 	}
@@ -335,9 +345,9 @@ func (s *EtcdSource) watch(ctx context.Context, cli *clientv3.Client, rev int64,
 	ch := cli.Watch(wctx, key, opts...)
 	var check <-chan time.Time
 	if iv := s.checkInterval(); iv > 0 {
-		t := time.NewTicker(iv)
+		t := s.opts.clock().NewTicker(iv)
 		defer t.Stop()
-		check = t.C
+		check = t.C()
 	}
 	for {
 		select {

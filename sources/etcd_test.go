@@ -473,3 +473,27 @@ func TestEtcdSourceReplacedHeader(t *testing.T) {
 		}
 	}
 }
+
+// TestEtcdSourceUsesSharedClient: given the agent's client, the source reads
+// through it (dials nothing of its own) and leaves it open when it stops.
+func TestEtcdSourceUsesSharedClient(t *testing.T) {
+	t.Parallel()
+	e := startEtcd(t)
+	c := e.Client()
+	mustPut(t, c, testPrefix+"default/a", podManifest("a", "busybox:1"))
+	// Client points nowhere: only Conn can reach etcd.
+	s := NewEtcdSource("etcd", EtcdConfig{Client: etcdclient.Config{Endpoints: []string{"127.0.0.1:1"}}, Conn: c, Prefix: testPrefix}, Options{})
+	s.CheckInterval = -1
+	ctx, cancel := context.WithCancel(context.Background())
+	out := make(chan Update)
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx, out) }()
+	await(t, out, 10*time.Second, "list through the shared client", exactly("a"))
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if _, err := c.Get(context.Background(), testPrefix); err != nil {
+		t.Fatalf("the shared client was closed by the source: %v", err)
+	}
+}

@@ -88,19 +88,20 @@ func (s *FileSource) Run(ctx context.Context, out chan<- Update) error {
 	defer w.close()
 	w.ensure(s.path)
 
+	clk := s.opts.clock()
 	var tick <-chan time.Time
 	if s.rescan > 0 {
-		t := time.NewTicker(s.rescan)
+		t := clk.NewTicker(s.rescan)
 		defer t.Stop()
-		tick = t.C
+		tick = t.C()
 	}
-	timer := time.NewTimer(debounce)
+	timer := clk.NewTimer(debounce)
 	timer.Stop()
 	var pending <-chan time.Time
 	wake := func() {
 		if pending == nil {
 			timer.Reset(debounce)
-			pending = timer.C
+			pending = timer.C()
 		}
 	}
 
@@ -484,7 +485,7 @@ func (c *decodeCache) decodeFiles(source string, files []string, opts manifest.O
 		if read == readVanished {
 			continue
 		}
-		if statOK && read == readOK && time.Now().UnixNano()-id.ctime > int64(racyWindow) {
+		if statOK && read == readOK && time.Now().UnixNano()-id.ctime > int64(racyWindow) { // the kernel's clock, as file times are
 			// The identity was read before the content: a write in between
 			// changes it again, so the next scan decodes anew. A file
 			// changed within racyWindow is not kept: the kernel's coarse

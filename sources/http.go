@@ -99,7 +99,7 @@ func (s *HTTPSource) Run(ctx context.Context, out chan<- Update) error {
 		defer tr.CloseIdleConnections()
 		client = &http.Client{Transport: tr}
 	}
-	t := time.NewTicker(s.interval)
+	t := s.opts.clock().NewTicker(s.interval)
 	defer t.Stop()
 	for {
 		u := s.poll(ctx, client, log)
@@ -109,7 +109,7 @@ func (s *HTTPSource) Run(ctx context.Context, out chan<- Update) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-t.C:
+		case <-t.C():
 		}
 	}
 }

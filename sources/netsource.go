@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"k8s.io/utils/clock"
+
 	"github.com/berth-dev/berth/manifest"
 )
 
@@ -20,14 +22,14 @@ func send(ctx context.Context, out chan<- Update, u Update) bool {
 
 // sleepCtx waits d, or less when ctx ends; it reports whether ctx is still
 // live.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
+func sleepCtx(ctx context.Context, clk clock.Clock, d time.Duration) bool {
 	if d <= 0 {
 		return ctx.Err() == nil
 	}
-	t := time.NewTimer(d)
+	t := clk.NewTimer(d)
 	defer t.Stop()
 	select {
-	case <-t.C:
+	case <-t.C():
 		return true
 	case <-ctx.Done():
 		return false
@@ -53,22 +55,3 @@ func cloneUpdate(u Update) Update {
 	}
 	return cp
 }
-
-// backoff is a doubling delay between initial and max.
-type backoff struct {
-	initial, max, cur time.Duration
-}
-
-func (b *backoff) next() time.Duration {
-	if b.cur <= 0 {
-		b.cur = b.initial
-	} else {
-		b.cur *= 2
-	}
-	if b.cur > b.max {
-		b.cur = b.max
-	}
-	return b.cur
-}
-
-func (b *backoff) reset() { b.cur = 0 }

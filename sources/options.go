@@ -3,6 +3,8 @@ package sources
 import (
 	"log/slog"
 
+	"k8s.io/utils/clock"
+
 	"github.com/berth-dev/berth/manifest"
 )
 
@@ -12,6 +14,17 @@ type Options struct {
 	manifest.Options
 	// Log receives the source's own log lines (nil: discarded).
 	Log *slog.Logger
+	// Clock drives rescans, polls, debounces, health checks and retries
+	// (nil: the real clock). File times are compared with the kernel's
+	// clock, never with this one.
+	Clock clock.WithTicker
+}
+
+func (o Options) clock() clock.WithTicker {
+	if o.Clock == nil {
+		return clock.RealClock{}
+	}
+	return o.Clock
 }
 
 func (o Options) logger() *slog.Logger {

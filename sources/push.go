@@ -72,7 +72,7 @@ func (s *PushSource) Run(ctx context.Context, out chan<- Update) error {
 		u := s.scan()
 		if u.Err != nil {
 			log.Error("cannot read pushed pods; keeping the last good set", "err", u.Err)
-			retry = time.After(pushRetry)
+			retry = s.opts.clock().After(pushRetry)
 		} else {
 			retry = nil
 			for _, e := range u.Errors {
