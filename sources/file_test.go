@@ -265,7 +265,7 @@ func TestFileSourceStopsWhileSending(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx, make(chan Update)) }()
-	time.Sleep(20 * time.Millisecond)
+	waitBlockedIn(t, "(*FileSource).scanAndSend")
 	cancel()
 	select {
 	case err := <-done:

@@ -332,9 +332,7 @@ func TestHTTPSourceStopsWhileSending(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- newTestHTTPSource(srv.URL, nil, Options{}).Run(ctx, make(chan Update)) }()
-	for srv.requests.Load() == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	waitBlockedIn(t, "send")
 	cancel()
 	select {
 	case err := <-done:

@@ -3,6 +3,7 @@ package sources
 import (
 	"context"
 	"fmt"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -90,4 +91,27 @@ var hostAccessCases = []struct{ name, manifest, field, pod string }{
 		"spec.hostNetwork", "hn"},
 	{"hostPID", "apiVersion: v1\nkind: Pod\nmetadata: {name: hpid}\nspec:\n  hostPID: true\n  containers: [{name: c, image: busybox}]\n",
 		"spec.hostPID", "hpid"},
+}
+
+// waitBlockedIn waits until a goroutine is blocked in a select in fn (as
+// "(*FileSource).scanAndSend"), offering an update nobody takes: the state
+// "stops while sending" starts from. It reads the goroutines' stacks,
+// polling.
+func waitBlockedIn(t *testing.T, fn string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	buf := make([]byte, 1<<20)
+	for {
+		n := goruntime.Stack(buf, true)
+		for _, g := range strings.Split(string(buf[:n]), "\n\n") {
+			header, _, _ := strings.Cut(g, "\n")
+			if strings.Contains(g, "berth/sources."+fn+"(") && strings.Contains(header, "[select") {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no goroutine blocked in %s within 5 s", fn)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
