@@ -80,23 +80,30 @@ func TestStaleInspectDoesNotHideAnExit(t *testing.T) {
 	l.put(testPod("web", ctr("a", "app:1")))
 	waitUntil(t, "pod running", 5*time.Second, func() bool { return l.running("default/web")["a"] != nil })
 	a := l.running("default/web")["a"]
+	// The store must hold the running row first: a stale answer about a
+	// container the store has never seen is the only news and is written.
+	waitUntil(t, "store saw the start", 5*time.Second, func() bool {
+		c, _ := l.st.Container(nil, a.ID)
+		return c != nil && c.State == model.StateRunning
+	})
 
-	var once sync.Once
-	l.rt.InspectHook = func(id string) {
-		if id != a.ID {
+	// Only this test's own inspect is overtaken; the workers' inspects of
+	// the same container pass untouched (they must not block on it).
+	type mine struct{}
+	ctx := context.WithValue(context.Background(), mine{}, true)
+	l.rt.InspectHook = func(ctx context.Context, id string) {
+		if id != a.ID || ctx.Value(mine{}) == nil {
 			return
 		}
-		once.Do(func() {
-			// The inspect took its snapshot (running); before its answer
-			// arrives, the container dies and the informer records it.
-			l.rt.Exit(a.ID, 1)
-			waitUntil(t, "informer saw the death", 5*time.Second, func() bool {
-				c, _ := l.st.Container(nil, a.ID)
-				return c == nil || c.State == model.StateExited
-			})
+		// The inspect took its snapshot (running); before its answer
+		// arrives, the container dies and the informer records it.
+		l.rt.Exit(a.ID, 1)
+		waitUntil(t, "informer saw the death", 5*time.Second, func() bool {
+			c, _ := l.st.Container(nil, a.ID)
+			return c == nil || c.State == model.StateExited
 		})
 	}
-	l.ctrl.refresh(context.Background(), a.ID)
+	l.ctrl.refresh(ctx, a.ID)
 	if c, _ := l.st.Container(nil, a.ID); c != nil && c.State == model.StateRunning {
 		t.Fatal("the older inspect overwrote the newer exit: the store says running")
 	}

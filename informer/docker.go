@@ -165,6 +165,10 @@ func applyEvent(old *model.Container, ev runtime.Event) (*model.Container, bool)
 	}
 	var c model.Container
 	switch {
+	case old != nil && ev.Action == "create":
+		// A container's first event, behind a call's answer already held:
+		// applied, it would set a started container back to created.
+		return nil, false
 	case old != nil:
 		c = *old
 	case ev.Action != "create" && ev.Action != "start" && ev.Action != "die":

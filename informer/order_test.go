@@ -72,3 +72,24 @@ func TestOrderingSurvivesClockSteps(t *testing.T) {
 		})
 	}
 }
+
+// A create or start call's answer can reach the store before the engine's
+// "create" event does. The late event must not set a started container back
+// to created: a reconcile reading "created" starts it again, and a container
+// that meanwhile crashed restarts in place, past its backoff and its restart
+// count. Create is the first event of a container, so on a held row it is
+// old news.
+func TestLateCreateEventDoesNotUndoAStart(t *testing.T) {
+	started := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	for _, state := range []string{model.StateRunning, model.StateExited} {
+		old := &model.Container{ID: "c1", PodKey: "default/p", State: state, StartedAt: started, Seq: 3}
+		next, write := applyEvent(old, runtime.Event{ContainerID: "c1", Action: "create", Time: started.Add(-time.Second),
+			Attributes: map[string]string{"name": "berth_x"}})
+		if write && next.State != state {
+			t.Errorf("held %s: the late create event set the row to %s", state, next.State)
+		}
+		if old.State != state {
+			t.Fatal("applyEvent modified the held row")
+		}
+	}
+}

@@ -44,14 +44,10 @@ type Fake struct {
 	PullSteps []PullProgress
 	// ExecFunc answers Exec (default: exit 0, no output).
 	ExecFunc func(id string, cmd []string) (int, []byte, error)
-	// AfterStart, when set, runs after a successful StartContainer, before
-	// it returns (outside the fake's lock): what happens to the container
-	// while the caller waits for the engine's answer.
-	AfterStart func(id string)
 	// InspectHook, when set, runs after InspectContainer took its snapshot
 	// and before it returns (outside the lock): an answer overtaken by
-	// newer events.
-	InspectHook func(id string)
+	// newer events. ctx is the caller's, so a test can pick its own call.
+	InspectHook func(ctx context.Context, id string)
 }
 
 var _ Runtime = (*Fake)(nil)
@@ -147,7 +143,7 @@ func (f *Fake) InspectContainer(ctx context.Context, id string) (*model.Containe
 	hook := f.InspectHook
 	f.mu.Unlock()
 	if hook != nil {
-		hook(id)
+		hook(ctx, id)
 	}
 	if !ok {
 		return nil, fmt.Errorf("container %s: %w", id, ErrNotFound)
@@ -205,16 +201,7 @@ func (f *Fake) CreateContainer(ctx context.Context, cfg *ContainerConfig) (strin
 }
 
 func (f *Fake) StartContainer(ctx context.Context, id string) error {
-	if err := f.start(id); err != nil {
-		return err
-	}
-	f.mu.Lock()
-	hook := f.AfterStart
-	f.mu.Unlock()
-	if hook != nil {
-		hook(id)
-	}
-	return nil
+	return f.start(id)
 }
 
 func (f *Fake) start(id string) error {
