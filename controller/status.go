@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/berth-dev/berth/model"
@@ -57,6 +59,7 @@ func (c *Controller) writeStatus(p *model.Pod, st *podState, byName map[string][
 		if cur.Spec.UID != p.Spec.UID {
 			return false
 		}
+		before := *cur
 		cur.TerminationMessages = keptMessages(cur.TerminationMessages, messages, byName)
 		status := computeStatus(cur, byName, st)
 		cur.Status = status
@@ -67,11 +70,21 @@ func (c *Controller) writeStatus(p *model.Pod, st *podState, byName map[string][
 			cur.StartedAt = now
 			observed = true
 		}
-		return true
+		return statusChanged(&before, cur)
 	})
 	if observed {
 		c.cfg.Metrics.PodStarted(now.Sub(p.SeenAt))
 	}
+}
+
+// statusChanged reports whether writeStatus changed what the pod's row
+// records of its status. Without a change nothing is written: a write holds
+// the store's lock and wakes every watcher.
+func statusChanged(old, cur *model.Pod) bool {
+	return old.Terminal != cur.Terminal || old.TerminalSpec != cur.TerminalSpec ||
+		!old.StartedAt.Equal(cur.StartedAt) ||
+		!maps.Equal(old.TerminationMessages, cur.TerminationMessages) ||
+		!apiequality.Semantic.DeepEqual(old.Status, cur.Status)
 }
 
 func allRunning(s *v1.PodStatus) bool {

@@ -2,12 +2,15 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-memdb"
 	v1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/berth-dev/berth/events"
@@ -374,5 +377,59 @@ func TestStartedFalseUnlessRunning(t *testing.T) {
 	}
 	if w := b.State.Waiting; w == nil || w.Reason != "ContainerCreating" {
 		t.Errorf("b %+v", b.State)
+	}
+}
+
+// A reconcile that changes nothing writes nothing: every status write holds
+// the store's write lock and wakes every watcher (the etcd publisher, each
+// /pods?watch), which then re-render every pod to find nothing new. The
+// kubelet's status manager compares before it writes; so does berth.
+func TestSteadyPodsWriteNoStatus(t *testing.T) {
+	h := newHarness(t)
+	var keys []string
+	for i := range 100 {
+		p := testPod(fmt.Sprintf("web%03d", i), ctr("a", "app:1"))
+		h.put(p)
+		keys = append(keys, "default/"+p.Name)
+	}
+	for _, k := range keys {
+		h.settle(k)
+		h.reconcile(k) // the status of the settled state
+	}
+	ws := memdb.NewWatchSet()
+	before, err := h.st.Pods(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range before {
+		if p.Status.Phase != v1.PodRunning {
+			t.Fatalf("%s is %s, not steady", p.Key, p.Status.Phase)
+		}
+	}
+	h.clock.Step(30 * time.Second) // a resync later
+	for _, k := range keys {
+		h.reconcile(k)
+	}
+	for ch := range ws {
+		select {
+		case <-ch:
+			t.Fatal("a resync of steady pods woke the pods' watchers")
+		default:
+		}
+	}
+	after, _ := h.st.Pods(nil)
+	for i := range after {
+		if after[i] != before[i] {
+			t.Fatalf("%s: its row was rewritten by a resync that changed nothing", after[i].Key)
+		}
+	}
+
+	// A change is still written: a crash shows in the status.
+	c := h.running(keys[7])["a"]
+	h.rt.Exit(c.ID, 1)
+	h.ctrl.refresh(context.Background(), c.ID)
+	h.reconcile(keys[7])
+	if p, _ := h.st.Pod(nil, keys[7]); p == before[7] || apiequality.Semantic.DeepEqual(p.Status, before[7].Status) {
+		t.Fatalf("the crash of %s was not written: %+v", keys[7], p.Status.ContainerStatuses)
 	}
 }
