@@ -177,20 +177,26 @@ func TestDeletedPodStopsItsProbes(t *testing.T) {
 	}
 }
 
-// flakyInspect fails the first inspect of every container.
+// flakyInspect fails the first inspect of every container; while hold is
+// set, later inspects wait for it to close.
 type flakyInspect struct {
 	*runtime.Fake
 	mu   sync.Mutex
 	seen map[string]bool
+	hold chan struct{}
 }
 
 func (f *flakyInspect) InspectContainer(ctx context.Context, id string) (*model.Container, error) {
 	f.mu.Lock()
 	first := !f.seen[id]
 	f.seen[id] = true
+	hold := f.hold
 	f.mu.Unlock()
 	if first {
 		return nil, errors.New("engine busy")
+	}
+	if hold != nil {
+		<-hold
 	}
 	return f.Fake.InspectContainer(ctx, id)
 }
@@ -200,16 +206,27 @@ func (f *flakyInspect) InspectContainer(ctx context.Context, id string) (*model.
 func TestSandboxIPAskedAgainAfterAFailedInspect(t *testing.T) {
 	h, fp, _ := withProbes(t)
 	cfg := h.ctrl.cfg
-	h.ctrl = New(cfg, h.st, &flakyInspect{Fake: h.rt, seen: map[string]bool{}}, nil)
+	fi := &flakyInspect{Fake: h.rt, seen: map[string]bool{}}
+	h.ctrl = New(cfg, h.st, fi, nil)
 	c := ctr("a", "app:1")
 	c.ReadinessProbe = probe()
 	h.put(testPod("web", c))
 	h.reconcile("default/web") // starts all; the inspect for the IP fails
-	h.reconcile("default/web") // the IP is still unknown: asked again
+	// The IP is still unknown: asked again, beside the worker; its answer
+	// is held until the pass's status is checked.
+	release := make(chan struct{})
+	fi.mu.Lock()
+	fi.hold = release
+	fi.mu.Unlock()
+	if _, err := h.ctrl.Reconcile(context.Background(), "default/web"); err != nil {
+		t.Fatal(err)
+	}
 	p, _ := h.st.Pod(nil, "default/web")
 	if p.Status.PodIP != "" || len(fp.synced["default/web"]) != 0 {
 		t.Fatalf("test broken: IP %q known, probes %+v", p.Status.PodIP, fp.synced["default/web"])
 	}
+	close(release)
+	waitUntil(t, "the inspect beside the worker", 5*time.Second, func() bool { return !h.ctrl.ops.busy("default/web") })
 	h.reconcile("default/web") // the wakeup after the inspect
 	p, _ = h.st.Pod(nil, "default/web")
 	if p.Status.PodIP == "" {

@@ -3,6 +3,7 @@ package informer
 import (
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -285,5 +286,58 @@ func TestUIDClaimedOnce(t *testing.T) {
 	mustApply(t, inf, sources.Update{Source: "file", Pods: []manifest.Desired{twin("a2", "shared")}})
 	if a2, _ := st.Pod(nil, "default/a2"); a2 == nil {
 		t.Error("a renamed pod lost its own uid")
+	}
+}
+
+// Admission's checks and its write are one store transaction. While they
+// were separate reads and a later write, two sources offering the same host
+// port (or the same pod key) at once could both pass the checks, and both
+// pods were stored: two pods bound to one port, or one pod of two sources.
+func TestConcurrentSourcesAdmitOnePod(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		a, b manifest.Desired
+	}{
+		{"same host port", pod("a", "img", 8080), pod("b", "img", 8080)},
+		{"same pod key", pod("web", "img:1", 0), pod("web", "img:2", 0)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for round := range 300 {
+				inf, st, _, _ := newInformer(t)
+				for _, s := range []string{"file", "http"} {
+					if err := st.UpsertSource(&model.Source{Name: s, Synced: true}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				b := tc.b
+				b.Pod = b.Pod.DeepCopy()
+				b.Pod.UID = "uid-other" // the UID check is not what refuses it
+				start := make(chan struct{})
+				var wg sync.WaitGroup
+				for _, u := range []sources.Update{
+					{Source: "file", Pods: []manifest.Desired{tc.a}},
+					{Source: "http", Pods: []manifest.Desired{b}},
+				} {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						<-start
+						if err := inf.Apply(u); err != nil {
+							t.Error(err)
+						}
+					}()
+				}
+				close(start)
+				wg.Wait()
+				pods, _ := st.Pods(nil)
+				if len(pods) != 1 {
+					var got []string
+					for _, p := range pods {
+						got = append(got, p.Source+":"+p.Key)
+					}
+					t.Fatalf("round %d: %d pods admitted (%v), want exactly one", round, len(pods), got)
+				}
+			}
+		})
 	}
 }

@@ -63,7 +63,10 @@ func (s *Store) PodsBySource(ws memdb.WatchSet, source string) ([]*model.Pod, er
 }
 
 func (s *Store) podsBy(ws memdb.WatchSet, index string, args ...interface{}) ([]*model.Pod, error) {
-	txn := s.db.Txn(false)
+	return podsIn(s.db.Txn(false), ws, index, args...)
+}
+
+func podsIn(txn *memdb.Txn, ws memdb.WatchSet, index string, args ...interface{}) ([]*model.Pod, error) {
 	it, err := txn.Get(TablePods, index, args...)
 	if err != nil {
 		return nil, fmt.Errorf("pod list: %w", err)
@@ -129,6 +132,14 @@ func (s *Store) DeletePod(key string) error {
 func (s *Store) ReplaceSourcePods(source string, pods []*model.Pod) error {
 	txn := s.db.Txn(true)
 	defer txn.Abort()
+	if err := s.replaceSourcePods(txn, source, pods); err != nil {
+		return err
+	}
+	txn.Commit()
+	return nil
+}
+
+func (s *Store) replaceSourcePods(txn *memdb.Txn, source string, pods []*model.Pod) error {
 	want := make(map[string]*model.Pod, len(pods))
 	for _, p := range pods {
 		if p.Source != source {
@@ -169,7 +180,6 @@ func (s *Store) ReplaceSourcePods(source string, pods []*model.Pod) error {
 		}
 		s.deferNotify(txn, key)
 	}
-	txn.Commit()
 	return nil
 }
 

@@ -1,0 +1,206 @@
+// Package admission decides which pods of a source's update the node takes:
+// one source per pod key, one pod per key within a source, one pod per UID
+// (it names the pod's directories on the host), no host port bound twice,
+// and a pod still running for a source that has not synced since berth
+// started stays that source's. It is pure over a View of the store, so the
+// store can run the decision and its write in one transaction.
+package admission
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/berth-dev/berth/manifest"
+	"github.com/berth-dev/berth/model"
+)
+
+// View is the store as admission reads it (store.View, inside the write
+// transaction that records the decision).
+type View interface {
+	Pods() ([]*model.Pod, error)
+	ContainersByPod(key string) ([]*model.Container, error)
+	Source(name string) (*model.Source, error)
+}
+
+// Update is one complete update of a source: every pod it offers now, and
+// the manifests it could not decode or validate.
+type Update struct {
+	Source string
+	Pods   []manifest.Desired
+	Errors []manifest.ManifestError
+	// Now stamps SeenAt on new or changed pods.
+	Now time.Time
+}
+
+// Decision is the source's pods after an update and why pods were refused.
+type Decision struct {
+	// Pods replace the source's pods (store.ReplaceSourcePods semantics).
+	// Pods whose update was refused keep their last good spec, with Error
+	// set; pods of an origin that failed as a whole are kept unchanged.
+	Pods []*model.Pod
+	// Errors are the update's manifest errors and the refusals, each once.
+	Errors []string
+}
+
+// Admit decides u against the store as v shows it. It never modifies what v
+// returns.
+func Admit(v View, u Update) (Decision, error) {
+	all, err := v.Pods()
+	if err != nil {
+		return Decision{}, err
+	}
+	have := map[string]*model.Pod{}
+	// Ports and UIDs held by other sources' pods.
+	var taken portClaims
+	uids := map[types.UID]string{}
+	owner := map[string]string{}
+	for _, p := range all {
+		if p.Source == u.Source {
+			have[p.Key] = p
+			continue
+		}
+		owner[p.Key] = p.Source
+		taken.add(p.Key, p.Spec)
+		uids[p.Spec.UID] = p.Key
+	}
+
+	failedOrigin := map[string]bool{}
+	podErr := map[string]string{}
+	var errs []string
+	for _, e := range u.Errors {
+		errs = append(errs, e.Error())
+		if e.PodKey == "" {
+			failedOrigin[e.Origin] = true
+		} else {
+			podErr[e.PodKey] = e.Error()
+		}
+	}
+
+	// Pods kept on their last good spec (their update failed) keep their
+	// ports and UIDs too, so a newcomer cannot take them meanwhile.
+	offered := map[string]bool{}
+	for _, d := range u.Pods {
+		offered[key(d)] = true
+	}
+	for k, old := range have {
+		if _, bad := podErr[k]; (bad || failedOrigin[old.Origin]) && !offered[k] {
+			taken.add(k, old.Spec)
+			uids[old.Spec.UID] = k
+		}
+	}
+
+	refuse := func(d manifest.Desired, k, msg string) {
+		e := manifest.ManifestError{Origin: d.Origin, PodKey: k, Err: msg}
+		errs = append(errs, e.Error())
+		podErr[k] = e.Error()
+	}
+	// Pods already admitted are checked first: an admitted pod keeps its
+	// ports against newcomers of the same source.
+	ordered := append([]manifest.Desired(nil), u.Pods...)
+	sort.SliceStable(ordered, func(a, b int) bool {
+		_, ea := have[key(ordered[a])]
+		_, eb := have[key(ordered[b])]
+		return ea && !eb
+	})
+	next := map[string]*model.Pod{}
+	for _, d := range ordered {
+		k := key(d)
+		if _, dup := next[k]; dup {
+			refuse(d, k, "duplicate pod key in source")
+			continue
+		}
+		if other, ok := owner[k]; ok {
+			refuse(d, k, fmt.Sprintf("pod already provided by source %q", other))
+			continue
+		}
+		holder, err := heldBy(v, k, u.Source)
+		if err != nil {
+			return Decision{}, err
+		}
+		if holder != "" {
+			refuse(d, k, fmt.Sprintf("pod is running for source %q, which has not synced since berth started", holder))
+			continue
+		}
+		if clash := taken.clash(k, d.Pod); clash != "" {
+			refuse(d, k, clash)
+			continue
+		}
+		if o, used := uids[d.Pod.UID]; used && o != k {
+			refuse(d, k, fmt.Sprintf("metadata.uid: %s is already the uid of pod %s", d.Pod.UID, o))
+			continue
+		}
+		uids[d.Pod.UID] = k
+		taken.add(k, d.Pod)
+		next[k] = merge(have[k], u.Source, d, u.Now)
+	}
+	// Keep the last good spec of pods whose update failed.
+	for k, old := range have {
+		if _, ok := next[k]; ok {
+			continue
+		}
+		if msg, bad := podErr[k]; bad {
+			next[k] = withError(old, msg)
+		} else if failedOrigin[old.Origin] {
+			next[k] = old
+		}
+	}
+	pods := make([]*model.Pod, 0, len(next))
+	for k, p := range next {
+		if msg, bad := podErr[k]; bad && p.Error != msg {
+			p = withError(p, msg)
+		} else if !bad && p.Error != "" {
+			p = withError(p, "")
+		}
+		pods = append(pods, p)
+	}
+	sort.Slice(pods, func(a, b int) bool { return pods[a].Key < pods[b].Key })
+	return Decision{Pods: pods, Errors: errs}, nil
+}
+
+func key(d manifest.Desired) string { return manifest.PodKey(d.Pod.Namespace, d.Pod.Name) }
+
+// merge returns the stored pod for desired d: the old object when nothing
+// changed, else a new one carrying over status for the same UID.
+func merge(old *model.Pod, source string, d manifest.Desired, now time.Time) *model.Pod {
+	if old != nil && old.Origin == d.Origin && (old.Spec == d.Pod || equality.Semantic.DeepEqual(old.Spec, d.Pod)) {
+		return old
+	}
+	p := &model.Pod{Key: key(d), Source: source, Origin: d.Origin, Spec: d.Pod, SeenAt: now}
+	if old != nil && old.Spec.UID == d.Pod.UID {
+		return p.WithObserved(old)
+	}
+	return p
+}
+
+func withError(p *model.Pod, msg string) *model.Pod {
+	cp := *p
+	cp.Error = msg
+	return &cp
+}
+
+// heldBy names another, not yet synced source whose containers run pod key:
+// after a restart the source that ran a pod keeps its claim until it has
+// synced, whichever source happens to answer first.
+func heldBy(v View, k, source string) (string, error) {
+	ctrs, err := v.ContainersByPod(k)
+	if err != nil {
+		return "", err
+	}
+	for _, ct := range ctrs {
+		if ct.Source == "" || ct.Source == source || !ct.Running() {
+			continue
+		}
+		src, err := v.Source(ct.Source)
+		if err != nil {
+			return "", err
+		}
+		if src != nil && !src.Synced {
+			return ct.Source, nil
+		}
+	}
+	return "", nil
+}

@@ -1,0 +1,71 @@
+package admission
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// hostPort is one port a pod binds on the host.
+type hostPort struct {
+	ip    string
+	proto v1.Protocol
+	port  int32
+}
+
+// hostPorts lists the host ports pod binds: its hostPorts, and under
+// hostNetwork every containerPort.
+func hostPorts(p *v1.Pod) []hostPort {
+	var out []hostPort
+	for _, c := range p.Spec.Containers {
+		for _, port := range c.Ports {
+			if port.HostPort == 0 && !p.Spec.HostNetwork {
+				continue
+			}
+			hp := port.HostPort
+			if p.Spec.HostNetwork && hp == 0 {
+				hp = port.ContainerPort
+			}
+			ip := port.HostIP
+			if ip == "" {
+				ip = "0.0.0.0"
+			}
+			out = append(out, hostPort{ip, port.Protocol, hp})
+		}
+	}
+	return out
+}
+
+// portClaims are the host ports held by admitted pods.
+type portClaims []portClaim
+
+type portClaim struct {
+	key string
+	hp  hostPort
+}
+
+// add records the host ports of pod key.
+func (c *portClaims) add(key string, p *v1.Pod) {
+	for _, hp := range hostPorts(p) {
+		*c = append(*c, portClaim{key, hp})
+	}
+}
+
+// clash describes the first port of p (pod key) that another pod holds, or
+// returns "".
+func (c portClaims) clash(key string, p *v1.Pod) string {
+	for _, hp := range hostPorts(p) {
+		for _, t := range c {
+			if t.key != key && conflicts(hp, t.hp) {
+				return fmt.Sprintf("spec.containers[].ports: hostPort %d/%s on %s already used by pod %s", hp.port, hp.proto, hp.ip, t.key)
+			}
+		}
+	}
+	return ""
+}
+
+// conflicts reports whether a and b cannot both be bound: same port and
+// protocol on the same address, or either on every address.
+func conflicts(a hostPort, b hostPort) bool {
+	return a.port == b.port && a.proto == b.proto && (a.ip == b.ip || a.ip == "0.0.0.0" || b.ip == "0.0.0.0")
+}

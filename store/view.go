@@ -1,0 +1,79 @@
+package store
+
+import (
+	"fmt"
+
+	memdb "github.com/hashicorp/go-memdb"
+
+	"github.com/berth-dev/berth/model"
+)
+
+// View reads the store inside one of its write transactions: what a check
+// reads through it cannot change before the transaction's own write.
+//
+// Misuse: a View is valid only during the call it was given to; kept
+// beyond it, it reads an aborted or committed transaction.
+type View struct{ txn *memdb.Txn }
+
+// Pods returns every desired pod, ordered by key.
+func (v View) Pods() ([]*model.Pod, error) { return podsIn(v.txn, nil, IndexID) }
+
+// PodsBySource returns the desired pods owned by source.
+func (v View) PodsBySource(source string) ([]*model.Pod, error) {
+	return podsIn(v.txn, nil, IndexSource, source)
+}
+
+// ContainersByPod returns the actual containers labelled with pod key.
+func (v View) ContainersByPod(key string) ([]*model.Container, error) {
+	it, err := v.txn.Get(TableContainers, IndexPod, key)
+	if err != nil {
+		return nil, fmt.Errorf("container list: %w", err)
+	}
+	var out []*model.Container
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		out = append(out, raw.(*model.Container))
+	}
+	return out, nil
+}
+
+// Source returns the registered source name, or nil.
+func (v View) Source(name string) (*model.Source, error) {
+	raw, err := v.txn.First(TableSources, IndexID, name)
+	if err != nil {
+		return nil, fmt.Errorf("source lookup: %w", err)
+	}
+	if raw == nil {
+		return nil, nil
+	}
+	return raw.(*model.Source), nil
+}
+
+// ApplySource decides and writes one update of source in one transaction:
+// decide reads the store through a View and returns the source's pods after
+// the update (replaced as ReplaceSourcePods does) and its source row; no
+// other write comes between the reads and the write. An error from decide
+// writes nothing.
+//
+// Misuse: decide runs under the store's write lock; it must not call the
+// Store (that deadlocks) nor block.
+func (s *Store) ApplySource(source string, decide func(View) ([]*model.Pod, *model.Source, error)) error {
+	txn := s.db.Txn(true)
+	defer txn.Abort()
+	pods, src, err := decide(View{txn})
+	if err != nil {
+		return err
+	}
+	if err := s.replaceSourcePods(txn, source, pods); err != nil {
+		return err
+	}
+	if src != nil {
+		if src.Name != source {
+			return fmt.Errorf("source row %q written for source %q", src.Name, source)
+		}
+		if err := txn.Insert(TableSources, src); err != nil {
+			return fmt.Errorf("source insert: %w", err)
+		}
+	}
+	txn.Commit()
+	return nil
+}
