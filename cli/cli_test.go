@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/runtime/fake"
+
 	"github.com/spf13/cobra"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,14 +31,14 @@ type cliAPI struct {
 	url       string
 	tokenFile string
 	st        *store.Store
-	rt        *runtime.Fake
+	rt        *fake.Runtime
 	ev        *events.Buffer
 }
 
 func newCLIAPI(t *testing.T) *cliAPI {
 	t.Helper()
 	st, _ := store.New(nil)
-	a := &cliAPI{st: st, rt: runtime.NewFake(nil), ev: events.NewBuffer(100)}
+	a := &cliAPI{st: st, rt: fake.New(nil), ev: events.NewBuffer(100)}
 	a.rt.AddImage("img")
 	s := server.New(server.Options{Store: st, Tokens: []string{"tok"}, Events: a.ev.List})
 	server.RegisterLogs(s, a.rt)

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/runtime/fake"
+
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -23,7 +25,7 @@ import (
 type harness struct {
 	t     *testing.T
 	st    *store.Store
-	rt    *runtime.Fake
+	rt    *fake.Runtime
 	ctrl  *Controller
 	clock *clocktesting.FakeClock
 }
@@ -35,7 +37,7 @@ func newHarness(t *testing.T) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt := runtime.NewFake(clk.Now)
+	rt := fake.New(clk.Now)
 	rt.AddImage("app:1")
 	rt.AddImage("app:2")
 	ctrl := New(Config{

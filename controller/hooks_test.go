@@ -7,12 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/runtime/fake"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/prober"
-	"github.com/berth-dev/berth/runtime"
 )
 
 type fakeProber struct {
@@ -180,7 +181,7 @@ func TestDeletedPodStopsItsProbes(t *testing.T) {
 // flakyInspect fails the first inspect of every container; while hold is
 // set, later inspects wait for it to close.
 type flakyInspect struct {
-	*runtime.Fake
+	*fake.Runtime
 	mu   sync.Mutex
 	seen map[string]bool
 	hold chan struct{}
@@ -198,7 +199,7 @@ func (f *flakyInspect) InspectContainer(ctx context.Context, id string) (*model.
 	if hold != nil {
 		<-hold
 	}
-	return f.Fake.InspectContainer(ctx, id)
+	return f.Runtime.InspectContainer(ctx, id)
 }
 
 // A sandbox whose inspect failed is asked again for its IP; until then no
@@ -206,7 +207,7 @@ func (f *flakyInspect) InspectContainer(ctx context.Context, id string) (*model.
 func TestSandboxIPAskedAgainAfterAFailedInspect(t *testing.T) {
 	h, fp, _ := withProbes(t)
 	cfg := h.ctrl.cfg
-	fi := &flakyInspect{Fake: h.rt, seen: map[string]bool{}}
+	fi := &flakyInspect{Runtime: h.rt, seen: map[string]bool{}}
 	h.ctrl = New(cfg, h.st, fi, nil)
 	c := ctr("a", "app:1")
 	c.ReadinessProbe = probe()

@@ -8,12 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/runtime/fake"
+
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/berth-dev/berth/model"
-	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/store"
 )
 
@@ -42,7 +43,7 @@ func simulate(tb testing.TB, n, workers int) simResult {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	rt := runtime.NewFake(nil)
+	rt := fake.New(nil)
 	rt.AddImage("app:1")
 	m := &countingMetrics{}
 	ctrl := New(Config{Node: "sim", RootDir: tb.TempDir(), Workers: workers, PauseImage: "pause", PauseBinary: "/berth",

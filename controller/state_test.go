@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/runtime/fake"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 
@@ -34,7 +36,7 @@ func newLive(t *testing.T, workers int) *live {
 	cfg.Workers, cfg.Clock, cfg.Resync = workers, clock.RealClock{}, 0
 	m := &outcomeMetrics{}
 	cfg.Metrics = m
-	h.rt = runtime.NewFake(nil)
+	h.rt = fake.New(nil)
 	h.rt.AddImage("app:1")
 	h.rt.AddImage("app:2")
 	q := NewQueue(cfg.Clock, nil)
@@ -210,7 +212,7 @@ func TestSlowStopsDoNotHoldWorkers(t *testing.T) {
 
 // panicky fails the plan's first engine call with a panic.
 type panicky struct {
-	*runtime.Fake
+	*fake.Runtime
 	armed atomic.Bool
 }
 
@@ -218,14 +220,14 @@ func (p *panicky) CreateContainer(ctx context.Context, cfg *runtime.ContainerCon
 	if p.armed.CompareAndSwap(true, false) {
 		panic("boom")
 	}
-	return p.Fake.CreateContainer(ctx, cfg)
+	return p.Runtime.CreateContainer(ctx, cfg)
 }
 
 // A panic in one pod's reconcile is counted, logged and retried; berth and
 // the other pods go on.
 func TestPanicInReconcileIsRecovered(t *testing.T) {
 	h := newHarness(t)
-	rt := &panicky{Fake: h.rt}
+	rt := &panicky{Runtime: h.rt}
 	rt.armed.Store(true)
 	m := &outcomeMetrics{}
 	cfg := h.ctrl.cfg

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/runtime/fake"
+
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/berth-dev/berth/internal/testutil"
@@ -16,7 +18,7 @@ import (
 )
 
 func TestDockerInformerFollowsEventsAndRelists(t *testing.T) {
-	rt := runtime.NewFake(nil)
+	rt := fake.New(nil)
 	rt.AddImage("img")
 	st, _ := store.New(nil)
 	labels := func(node string) map[string]string {
@@ -63,19 +65,19 @@ func TestDockerInformerFollowsEventsAndRelists(t *testing.T) {
 
 // countingRuntime counts inspects on top of the fake engine.
 type countingRuntime struct {
-	*runtime.Fake
+	*fake.Runtime
 	inspects atomic.Int64
 }
 
 func (c *countingRuntime) InspectContainer(ctx context.Context, id string) (*model.Container, error) {
 	c.inspects.Add(1)
-	return c.Fake.InspectContainer(ctx, id)
+	return c.Runtime.InspectContainer(ctx, id)
 }
 
 func TestEventsCostNoInspect(t *testing.T) {
-	fake := runtime.NewFake(nil)
-	fake.AddImage("img")
-	rt := &countingRuntime{Fake: fake}
+	eng := fake.New(nil)
+	eng.AddImage("img")
+	rt := &countingRuntime{Runtime: eng}
 	var notified atomic.Int64
 	st, _ := store.New(func(string) { notified.Add(1) })
 	ctx, cancel := context.WithCancel(context.Background())
@@ -85,18 +87,18 @@ func TestEventsCostNoInspect(t *testing.T) {
 	testutil.WaitFor(t, 5*time.Second, "initial list", inf.Synced)
 	labels := map[string]string{runtime.LabelManaged: "true", runtime.LabelNode: "n1", runtime.LabelPodNamespace: "default",
 		runtime.LabelPodName: "p", runtime.LabelContainerName: "c", runtime.LabelRestartCount: "3"}
-	id, _ := fake.CreateContainer(ctx, &runtime.ContainerConfig{Name: "berth_c", Image: "img", Labels: labels})
+	id, _ := eng.CreateContainer(ctx, &runtime.ContainerConfig{Name: "berth_c", Image: "img", Labels: labels})
 	testutil.WaitFor(t, 5*time.Second, "create seen", func() bool { c, _ := st.Container(nil, id); return c != nil })
 	before := notified.Load()
 	for i := 0; i < 10; i++ {
-		fake.Emit(id, "exec_start")
+		eng.Emit(id, "exec_start")
 	}
-	_ = fake.StartContainer(ctx, id)
+	_ = eng.StartContainer(ctx, id)
 	testutil.WaitFor(t, 5*time.Second, "start seen", func() bool { c, _ := st.Container(nil, id); return c.State == model.StateRunning })
 	if n := notified.Load() - before; n != 1 {
 		t.Fatalf("10 exec events and a start notified the pod %d times, want 1 (exec events change nothing)", n)
 	}
-	fake.Exit(id, 3)
+	eng.Exit(id, 3)
 	testutil.WaitFor(t, 5*time.Second, "die seen", func() bool { c, _ := st.Container(nil, id); return c.State == model.StateExited })
 	c, _ := st.Container(nil, id)
 	if c.ExitCode != 3 || c.PodKey != "default/p" || c.Name != "c" || c.RestartCount != 3 || c.DockerName != "berth_c" || c.Image != "img" ||
@@ -110,12 +112,12 @@ func TestEventsCostNoInspect(t *testing.T) {
 
 // dropping loses every event of one action, as a stream that missed it.
 type dropping struct {
-	*runtime.Fake
+	*fake.Runtime
 	action string
 }
 
 func (d *dropping) Events(ctx context.Context, match map[string]string) (<-chan runtime.Event, <-chan error) {
-	in, errs := d.Fake.Events(ctx, match)
+	in, errs := d.Runtime.Events(ctx, match)
 	out := make(chan runtime.Event)
 	go func() {
 		defer close(out)
@@ -137,16 +139,16 @@ func (d *dropping) Events(ctx context.Context, match map[string]string) (<-chan 
 // healthy node it costs one list and no inspect.
 func TestPeriodicRelistRepairsAMissedEvent(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Now())
-	fake := runtime.NewFake(clk.Now)
-	fake.AddImage("img")
-	counting := &countingRuntime{Fake: fake}
-	rt := &dropping{Fake: fake, action: "die"}
+	eng := fake.New(clk.Now)
+	eng.AddImage("img")
+	counting := &countingRuntime{Runtime: eng}
+	rt := &dropping{Runtime: eng, action: "die"}
 	st, _ := store.New(nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	labels := map[string]string{runtime.LabelManaged: "true", runtime.LabelNode: "n1", runtime.LabelPodNamespace: "default", runtime.LabelPodName: "p"}
-	id, _ := fake.CreateContainer(ctx, &runtime.ContainerConfig{Name: "c", Image: "img", Labels: labels})
-	_ = fake.StartContainer(ctx, id)
+	id, _ := eng.CreateContainer(ctx, &runtime.ContainerConfig{Name: "c", Image: "img", Labels: labels})
+	_ = eng.StartContainer(ctx, id)
 	inf := NewDockerInformer(&struct {
 		*dropping
 		inspector
@@ -156,16 +158,16 @@ func TestPeriodicRelistRepairsAMissedEvent(t *testing.T) {
 	testutil.WaitFor(t, 5*time.Second, "initial list", inf.Synced)
 	testutil.WaitFor(t, 5*time.Second, "relist ticker", func() bool { return clk.HasWaiters() })
 
-	lists := fake.CallCount("ListContainers")
+	lists := eng.CallCount("ListContainers")
 	inspects := counting.inspects.Load()
 	clk.Step(time.Minute)
-	testutil.WaitFor(t, 5*time.Second, "healthy relist", func() bool { return fake.CallCount("ListContainers") == lists+1 })
+	testutil.WaitFor(t, 5*time.Second, "healthy relist", func() bool { return eng.CallCount("ListContainers") == lists+1 })
 	time.Sleep(20 * time.Millisecond)
 	if n := counting.inspects.Load() - inspects; n != 0 {
 		t.Fatalf("a relist of an up-to-date cache inspected %d containers", n)
 	}
 
-	fake.Exit(id, 2) // its die event is lost
+	eng.Exit(id, 2) // its die event is lost
 	time.Sleep(20 * time.Millisecond)
 	if c, _ := st.Container(nil, id); c.State != model.StateRunning {
 		t.Fatalf("test broken: the die event arrived (%s)", c.State)

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/runtime/fake"
+
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/berth-dev/berth/internal/testutil"
@@ -29,7 +31,7 @@ func TestOrderingSurvivesClockSteps(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			berth := clocktesting.NewFakeClock(base)
-			rt := runtime.NewFake(func() time.Time { return base.Add(tc.engine) })
+			rt := fake.New(func() time.Time { return base.Add(tc.engine) })
 			rt.AddImage("img")
 			st, _ := store.New(nil)
 			inf := NewDockerInformer(rt, st, "n1", berth, nil, nil)

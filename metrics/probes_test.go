@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/runtime/fake"
+
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	v1 "k8s.io/api/core/v1"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -66,7 +68,7 @@ prober_probe_total{container="web",namespace="shop",pod="cart",pod_uid="u1",prob
 func TestProberManagerFeedsProbeSeries(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	rt := runtime.NewFake(nil)
+	rt := fake.New(nil)
 	rt.AddImage("img")
 	id, err := rt.CreateContainer(ctx, &runtime.ContainerConfig{Name: "web", Image: "img"})
 	if err != nil {

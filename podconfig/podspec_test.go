@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/berth-dev/berth/runtime/fake"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -350,7 +352,7 @@ func TestDNSMergesHostResolvConf(t *testing.T) {
 
 func TestVolumesMapping(t *testing.T) {
 	c := mapper(t)
-	rt := runtime.NewFake(nil)
+	rt := fake.New(nil)
 	root := podfs.New(c.cfg.RootDir)
 	host := t.TempDir()
 	if err := os.WriteFile(filepath.Join(host, "app.conf"), []byte("x"), 0o644); err != nil {

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/runtime/fake"
+
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/berth-dev/berth/internal/testutil"
@@ -23,7 +25,7 @@ func execProbe() *v1.Probe {
 }
 
 // running adds a running container to rt and returns its ID.
-func running(t *testing.T, rt *runtime.Fake, name string) string {
+func running(t *testing.T, rt *fake.Runtime, name string) string {
 	t.Helper()
 	ctx := context.Background()
 	id, err := rt.CreateContainer(ctx, &runtime.ContainerConfig{Name: name, Image: "img"})
@@ -37,7 +39,7 @@ func running(t *testing.T, rt *runtime.Fake, name string) string {
 }
 
 func TestResultsCountedPerContainerAndDroppedWhenWorkerStops(t *testing.T) {
-	rt := runtime.NewFake(nil)
+	rt := fake.New(nil)
 	rt.AddImage("img")
 	web, side := running(t, rt, "web"), running(t, rt, "side")
 	e := newEnv(t, rt)
@@ -81,7 +83,7 @@ func TestResultsCountedPerContainerAndDroppedWhenWorkerStops(t *testing.T) {
 }
 
 func TestProbeDurationOnTheProberClock(t *testing.T) {
-	rt := runtime.NewFake(nil)
+	rt := fake.New(nil)
 	rt.AddImage("img")
 	id := running(t, rt, "web")
 	e := newEnv(t, rt)
@@ -102,7 +104,7 @@ func TestProbeDurationOnTheProberClock(t *testing.T) {
 }
 
 func TestRestartedContainerKeepsItsSeries(t *testing.T) {
-	rt := runtime.NewFake(nil)
+	rt := fake.New(nil)
 	rt.AddImage("img")
 	first, second := running(t, rt, "web-1"), running(t, rt, "web-2")
 	e := newEnv(t, rt)
@@ -121,7 +123,7 @@ func TestRestartedContainerKeepsItsSeries(t *testing.T) {
 }
 
 func TestVanishedContainerIsUnknownNotFailed(t *testing.T) {
-	rt := runtime.NewFake(nil)
+	rt := fake.New(nil)
 	e := newEnv(t, rt)
 	spec := &v1.Container{Name: "web", LivenessProbe: execProbe()}
 	p := Probe{Kind: Liveness, Container: "web", Pod: "cart", Namespace: "shop", PodUID: "u"}
@@ -137,7 +139,7 @@ func TestVanishedContainerIsUnknownNotFailed(t *testing.T) {
 }
 
 func TestSucceededStartupProbeKeepsSeriesUntilStopped(t *testing.T) {
-	rt := runtime.NewFake(nil)
+	rt := fake.New(nil)
 	rt.AddImage("img")
 	id := running(t, rt, "web")
 	e := newEnv(t, rt)

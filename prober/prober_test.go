@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/runtime/fake"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -114,7 +116,7 @@ func newEnv(t *testing.T, rt runtime.Runtime) *env {
 	t.Cleanup(cancel)
 	e := &env{clk: clocktesting.NewFakeClock(time.Now()), notified: make(chan string, 100), metrics: newCounter()}
 	if rt == nil {
-		rt = runtime.NewFake(nil)
+		rt = fake.New(nil)
 	}
 	e.m = NewManager(ctx, NewExecutor(rt), e.clk, func(k string) { e.notified <- k }, e.metrics)
 	return e
@@ -201,7 +203,7 @@ func TestStartupGatesReadinessAndInitialDelay(t *testing.T) {
 }
 
 func TestExecAndTCPProbes(t *testing.T) {
-	rt := runtime.NewFake(nil)
+	rt := fake.New(nil)
 	rt.AddImage("img")
 	id, _ := rt.CreateContainer(context.Background(), &runtime.ContainerConfig{Name: "x", Image: "img"})
 	_ = rt.StartContainer(context.Background(), id)
@@ -242,7 +244,7 @@ func TestHTTPSProbeAcceptsSelfSignedCertificates(t *testing.T) {
 	u, _ := url.Parse(srv.URL)
 	port, _ := strconv.Atoi(u.Port())
 	h := Handler{HTTPGet: &v1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(int32(port)), Scheme: v1.URISchemeHTTPS}}
-	if err := NewExecutor(runtime.NewFake(nil)).Run(context.Background(), h, Target{PodIP: u.Hostname()}, time.Second); err != nil {
+	if err := NewExecutor(fake.New(nil)).Run(context.Background(), h, Target{PodIP: u.Hostname()}, time.Second); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -255,7 +257,7 @@ func TestHandlerWithoutPodIPNeverReachesTheHost(t *testing.T) {
 	defer srv.Close()
 	u, _ := url.Parse(srv.URL)
 	port, _ := strconv.Atoi(u.Port())
-	ex := NewExecutor(runtime.NewFake(nil))
+	ex := NewExecutor(fake.New(nil))
 	for _, h := range []Handler{
 		{HTTPGet: &v1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(int32(port)), Scheme: v1.URISchemeHTTP}},
 		{TCPSocket: &v1.TCPSocketAction{Port: intstr.FromInt32(int32(port))}},

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/runtime/fake"
+
 	"github.com/berth-dev/berth/metrics"
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/runtime"
@@ -24,7 +26,7 @@ import (
 
 // recordingExec wraps the fake's ExecStream and reports each call's error.
 type recordingExec struct {
-	rt   *runtime.Fake
+	rt   *fake.Runtime
 	errs chan error
 }
 
@@ -42,7 +44,7 @@ func (r *recordingExec) ExecStream(ctx context.Context, id string, o runtime.Exe
 func execAPI(t *testing.T, tokens []string, l Limits) (string, *recordingExec) {
 	t.Helper()
 	st, _ := store.New(nil)
-	rt := runtime.NewFake(nil)
+	rt := fake.New(nil)
 	rt.AddImage("img")
 	for _, name := range []string{"app", "done", model.SandboxName} {
 		labels := map[string]string{runtime.LabelPodNamespace: "default", runtime.LabelPodName: "web",

@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/berth-dev/berth/runtime/fake"
+
 	"github.com/berth-dev/berth/metrics"
 	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/store"
@@ -13,7 +15,7 @@ import (
 
 func TestContainerLogs(t *testing.T) {
 	st, _ := store.New(nil)
-	rt := runtime.NewFake(nil)
+	rt := fake.New(nil)
 	rt.AddImage("img")
 	ids := map[int]string{}
 	for attempt := 0; attempt < 2; attempt++ {

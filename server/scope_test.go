@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/runtime/fake"
+
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -30,7 +32,7 @@ const pushManifest = "apiVersion: v1\nkind: Pod\nmetadata: {name: new, namespace
 func scopeAPI(t *testing.T, admin, push []string) (base, addr string) {
 	t.Helper()
 	st, _ := store.New(nil)
-	rt := runtime.NewFake(nil)
+	rt := fake.New(nil)
 	rt.AddImage("img")
 	for pod, src := range map[string]string{"web": "file", "pushed": "push"} {
 		if err := st.UpsertPod(&model.Pod{Key: "default/" + pod, Source: src, Origin: src + "-origin",

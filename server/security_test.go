@@ -10,9 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/runtime/fake"
+
 	"github.com/berth-dev/berth/events"
 	"github.com/berth-dev/berth/metrics"
-	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/sources"
 	"github.com/berth-dev/berth/stats"
 	"github.com/berth-dev/berth/store"
@@ -25,7 +26,7 @@ func fullAPI(t *testing.T, l Limits) string {
 	st, _ := store.New(nil)
 	buf := events.NewBuffer(10)
 	s := New(Options{Store: st, Registry: metrics.New().Registry, Tokens: []string{"tok"}, Events: buf.List})
-	RegisterLogs(s, runtime.NewFake(nil))
+	RegisterLogs(s, fake.New(nil))
 	RegisterStats(s, stats.Unavailable{Reason: "test"})
 	push := sources.NewPushSource("push", t.TempDir(), sources.Options{})
 	RegisterPush(s, "push", push.Routes())

@@ -29,6 +29,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/runtime/fake"
+
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
@@ -126,7 +128,7 @@ func (o *opCounter) take() map[string]int64 {
 // and no cAdvisor.
 type simAgent struct {
 	node     string
-	rt       *runtime.Fake
+	rt       *fake.Runtime
 	st       *store.Store
 	cli      *clientv3.Client
 	ctrl     *controller.Controller
@@ -154,7 +156,7 @@ func newSimAgent(ctx context.Context, tb testing.TB, cfg simConfig, node, rootDi
 		tb.Fatal(err)
 	}
 	a.st = st
-	a.rt = runtime.NewFake(nil)
+	a.rt = fake.New(nil)
 	a.rt.AddImage(appImage)
 	a.rt.AddImage(pauseImage)
 	ec := etcdclient.Config{Endpoints: eps, Observer: obs}

@@ -1,4 +1,4 @@
-package runtime
+package fake
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/runtime"
 )
 
 // ExecStream runs a built-in command in memory, in any running container:
@@ -23,18 +24,18 @@ import (
 //
 // Anything else writes "CMD: command not found" to stderr and exits 127.
 // With TTY, stderr goes to stdout as on a terminal.
-func (f *Fake) ExecStream(ctx context.Context, id string, o ExecOptions) (int, error) {
+func (f *Runtime) ExecStream(ctx context.Context, id string, o runtime.ExecOptions) (int, error) {
 	f.mu.Lock()
 	f.call("ExecStream")
 	fc, ok := f.containers[id]
 	running := ok && fc.c.State == model.StateRunning
 	f.mu.Unlock()
 	if !ok {
-		return 0, fmt.Errorf("container %s: %w", id, ErrNotFound)
+		return 0, fmt.Errorf("container %s: %w", id, runtime.ErrNotFound)
 	}
 	if !running || len(o.Cmd) == 0 {
 		if !running {
-			return 0, fmt.Errorf("exec in %s: %w", id, ErrNotRunning)
+			return 0, fmt.Errorf("exec in %s: %w", id, runtime.ErrNotRunning)
 		}
 		return 0, fmt.Errorf("exec in %s: no command", id)
 	}
@@ -66,7 +67,7 @@ func (f *Fake) ExecStream(ctx context.Context, id string, o ExecOptions) (int, e
 	}
 }
 
-func fakeCommand(ctx context.Context, o ExecOptions, stdin io.Reader, out, errOut io.Writer) (int, error) {
+func fakeCommand(ctx context.Context, o runtime.ExecOptions, stdin io.Reader, out, errOut io.Writer) (int, error) {
 	args := o.Cmd[1:]
 	switch o.Cmd[0] {
 	case "cat":

@@ -1,4 +1,7 @@
-package runtime
+// Package fake is an in-memory Docker engine (runtime.Runtime) for tests,
+// benchmarks and simulations, with hooks a test drives (exits, blocked
+// stops and pulls, overtaken inspects). Production code never imports it.
+package fake
 
 import (
 	"context"
@@ -11,22 +14,22 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/runtime"
 )
 
-// Fake is an in-memory Runtime for controller unit tests and simulations.
-// Containers start instantly; tests drive exits with Exit.
-type Fake struct {
+// Runtime is an in-memory runtime.Runtime for controller unit tests and
+// simulations. Containers start instantly; tests drive exits with Exit.
+type Runtime struct {
 	mu          sync.Mutex
 	now         func() time.Time
 	seq         int
 	containers  map[string]*fakeContainer
 	images      map[string]bool
 	imageLabels map[string]map[string]string
-	imageUsers  map[string]string
-	volumes     map[string]VolumeConfig
+	volumes     map[string]runtime.VolumeConfig
 	names       map[string]string // docker name -> id
 	logs        map[string]string
-	subs        map[int]chan Event
+	subs        map[int]chan runtime.Event
 	subErrs     map[int]chan error
 	nsubs       int
 	// Calls counts calls by method name.
@@ -35,13 +38,13 @@ type Fake struct {
 	PullErr error
 	// StartErr, when set, may fail StartContainer (the container stays
 	// created, as Docker leaves it).
-	StartErr func(cfg ContainerConfig) error
+	StartErr func(cfg runtime.ContainerConfig) error
 	// StopBlock, when set, makes StopContainer wait until it is closed.
 	StopBlock chan struct{}
 	// PullBlock, when set, makes PullImage wait until it is closed.
 	PullBlock chan struct{}
 	// PullSteps are reported to PullImage's progress before it blocks.
-	PullSteps []PullProgress
+	PullSteps []runtime.PullProgress
 	// ExecFunc answers Exec (default: exit 0, no output).
 	ExecFunc func(id string, cmd []string) (int, []byte, error)
 	// InspectHook, when set, runs after InspectContainer took its snapshot
@@ -50,34 +53,34 @@ type Fake struct {
 	InspectHook func(ctx context.Context, id string)
 }
 
-var _ Runtime = (*Fake)(nil)
+var _ runtime.Runtime = (*Runtime)(nil)
 
 type fakeContainer struct {
 	c   model.Container
-	cfg ContainerConfig
+	cfg runtime.ContainerConfig
 }
 
-// NewFake returns an empty fake engine whose clock is now (time.Now if nil).
-func NewFake(now func() time.Time) *Fake {
+// New returns an empty fake engine whose clock is now (time.Now if nil).
+func New(now func() time.Time) *Runtime {
 	if now == nil {
 		now = time.Now
 	}
-	return &Fake{now: now, containers: map[string]*fakeContainer{}, images: map[string]bool{}, imageLabels: map[string]map[string]string{}, names: map[string]string{}, logs: map[string]string{},
-		imageUsers: map[string]string{}, volumes: map[string]VolumeConfig{},
-		subs: map[int]chan Event{}, subErrs: map[int]chan error{}, Calls: map[string]int{}}
+	return &Runtime{now: now, containers: map[string]*fakeContainer{}, images: map[string]bool{}, imageLabels: map[string]map[string]string{}, names: map[string]string{}, logs: map[string]string{},
+		volumes: map[string]runtime.VolumeConfig{},
+		subs:    map[int]chan runtime.Event{}, subErrs: map[int]chan error{}, Calls: map[string]int{}}
 }
 
 // AddImage makes image present.
-func (f *Fake) AddImage(image string) {
+func (f *Runtime) AddImage(image string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.images[image] = true
 }
 
-func (f *Fake) call(name string) { f.Calls[name]++ }
+func (f *Runtime) call(name string) { f.Calls[name]++ }
 
 // CallCount returns how often method was called.
-func (f *Fake) CallCount(method string) int {
+func (f *Runtime) CallCount(method string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.Calls[method]
@@ -85,7 +88,7 @@ func (f *Fake) CallCount(method string) int {
 
 // emit sends an event about fc with the engine's attributes: its labels,
 // name and image, plus extra.
-func (f *Fake) emit(fc *fakeContainer, action string, extra ...string) {
+func (f *Runtime) emit(fc *fakeContainer, action string, extra ...string) {
 	attrs := make(map[string]string, len(fc.c.Labels)+2+len(extra)/2)
 	for k, v := range fc.c.Labels {
 		attrs[k] = v
@@ -94,7 +97,7 @@ func (f *Fake) emit(fc *fakeContainer, action string, extra ...string) {
 	for i := 0; i+1 < len(extra); i += 2 {
 		attrs[extra[i]] = extra[i+1]
 	}
-	ev := Event{ContainerID: fc.c.ID, Action: action, Time: f.now(), Attributes: attrs}
+	ev := runtime.Event{ContainerID: fc.c.ID, Action: action, Time: f.now(), Attributes: attrs}
 	for _, ch := range f.subs {
 		select {
 		case ch <- ev:
@@ -103,7 +106,7 @@ func (f *Fake) emit(fc *fakeContainer, action string, extra ...string) {
 	}
 }
 
-func (f *Fake) Ping(ctx context.Context) error { return nil }
+func (f *Runtime) Ping(ctx context.Context) error { return nil }
 
 func matches(labels, match map[string]string) bool {
 	for k, v := range match {
@@ -114,7 +117,7 @@ func matches(labels, match map[string]string) bool {
 	return true
 }
 
-func (f *Fake) ListContainers(ctx context.Context, match map[string]string) ([]*model.Container, error) {
+func (f *Runtime) ListContainers(ctx context.Context, match map[string]string) ([]*model.Container, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.call("ListContainers")
@@ -124,7 +127,7 @@ func (f *Fake) ListContainers(ctx context.Context, match map[string]string) ([]*
 			// A summary, as the engine's list gives it.
 			c := model.Container{ID: fc.c.ID, DockerName: fc.c.DockerName, Image: fc.c.Image, ImageID: fc.c.ImageID,
 				State: fc.c.State, IP: fc.c.IP, CreatedAt: fc.c.CreatedAt}
-			FillFromLabels(&c, fc.c.Labels)
+			runtime.FillFromLabels(&c, fc.c.Labels)
 			out = append(out, &c)
 		}
 	}
@@ -132,7 +135,7 @@ func (f *Fake) ListContainers(ctx context.Context, match map[string]string) ([]*
 	return out, nil
 }
 
-func (f *Fake) InspectContainer(ctx context.Context, id string) (*model.Container, error) {
+func (f *Runtime) InspectContainer(ctx context.Context, id string) (*model.Container, error) {
 	f.mu.Lock()
 	f.call("InspectContainer")
 	fc, ok := f.containers[id]
@@ -146,40 +149,40 @@ func (f *Fake) InspectContainer(ctx context.Context, id string) (*model.Containe
 		hook(ctx, id)
 	}
 	if !ok {
-		return nil, fmt.Errorf("container %s: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("container %s: %w", id, runtime.ErrNotFound)
 	}
 	return &c, nil
 }
 
 // Config returns the configuration a container was created with.
-func (f *Fake) Config(id string) (ContainerConfig, bool) {
+func (f *Runtime) Config(id string) (runtime.ContainerConfig, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	fc, ok := f.containers[id]
 	if !ok {
-		return ContainerConfig{}, false
+		return runtime.ContainerConfig{}, false
 	}
 	return fc.cfg, true
 }
 
-func (f *Fake) CreateContainer(ctx context.Context, cfg *ContainerConfig) (string, error) {
+func (f *Runtime) CreateContainer(ctx context.Context, cfg *runtime.ContainerConfig) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.call("CreateContainer")
 	if !f.images[cfg.Image] {
-		return "", fmt.Errorf("image %s: %w", cfg.Image, ErrImageNotFound)
+		return "", fmt.Errorf("image %s: %w", cfg.Image, runtime.ErrImageNotFound)
 	}
 	if _, taken := f.names[cfg.Name]; taken {
-		return "", fmt.Errorf("container name %s: %w", cfg.Name, ErrNameConflict)
+		return "", fmt.Errorf("container name %s: %w", cfg.Name, runtime.ErrNameConflict)
 	}
 	for _, m := range cfg.Mounts {
 		if _, ok := f.volumes[m.Source]; m.Volume && !ok {
-			return "", fmt.Errorf("volume %s: %w", m.Source, ErrNotFound)
+			return "", fmt.Errorf("volume %s: %w", m.Source, runtime.ErrNotFound)
 		}
 	}
 	if strings.HasPrefix(cfg.NetworkMode, "container:") {
 		if _, ok := f.containers[strings.TrimPrefix(cfg.NetworkMode, "container:")]; !ok {
-			return "", fmt.Errorf("network container: %w", ErrNotFound)
+			return "", fmt.Errorf("network container: %w", runtime.ErrNotFound)
 		}
 	}
 	f.seq++
@@ -192,7 +195,7 @@ func (f *Fake) CreateContainer(ctx context.Context, cfg *ContainerConfig) (strin
 	if cfg.NetworkMode == "" {
 		c.IP = fmt.Sprintf("172.17.%d.%d", f.seq/250%250, f.seq%250+2)
 	}
-	FillFromLabels(&c, labels)
+	runtime.FillFromLabels(&c, labels)
 	fc := &fakeContainer{c: c, cfg: *cfg}
 	f.containers[id] = fc
 	f.names[cfg.Name] = id
@@ -200,17 +203,17 @@ func (f *Fake) CreateContainer(ctx context.Context, cfg *ContainerConfig) (strin
 	return id, nil
 }
 
-func (f *Fake) StartContainer(ctx context.Context, id string) error {
+func (f *Runtime) StartContainer(ctx context.Context, id string) error {
 	return f.start(id)
 }
 
-func (f *Fake) start(id string) error {
+func (f *Runtime) start(id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.call("StartContainer")
 	fc, ok := f.containers[id]
 	if !ok {
-		return fmt.Errorf("container %s: %w", id, ErrNotFound)
+		return fmt.Errorf("container %s: %w", id, runtime.ErrNotFound)
 	}
 	if fc.c.Running() {
 		return nil
@@ -234,7 +237,7 @@ func (f *Fake) start(id string) error {
 // fakeImageID is the local ID the fake gives image.
 func fakeImageID(image string) string { return "sha256:" + fmt.Sprintf("%x", image) }
 
-func (f *Fake) StopContainer(ctx context.Context, id string, grace time.Duration) error {
+func (f *Runtime) StopContainer(ctx context.Context, id string, grace time.Duration) error {
 	f.mu.Lock()
 	block := f.StopBlock
 	f.mu.Unlock()
@@ -256,7 +259,7 @@ func (f *Fake) StopContainer(ctx context.Context, id string, grace time.Duration
 	return nil
 }
 
-func (f *Fake) exitLocked(fc *fakeContainer, code int) {
+func (f *Runtime) exitLocked(fc *fakeContainer, code int) {
 	fc.c.State = model.StateExited
 	fc.c.ExitCode = code
 	fc.c.FinishedAt = f.now()
@@ -264,7 +267,7 @@ func (f *Fake) exitLocked(fc *fakeContainer, code int) {
 }
 
 // Exit makes a running container exit with code, as a crash or kill would.
-func (f *Fake) Exit(id string, code int) {
+func (f *Runtime) Exit(id string, code int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if fc, ok := f.containers[id]; ok && fc.c.State == model.StateRunning {
@@ -274,7 +277,7 @@ func (f *Fake) Exit(id string, code int) {
 
 // Emit sends an event for id, as the engine would for actions the fake does
 // not model (exec_start, attach, ...).
-func (f *Fake) Emit(id, action string) {
+func (f *Runtime) Emit(id, action string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if fc, ok := f.containers[id]; ok {
@@ -284,7 +287,7 @@ func (f *Fake) Emit(id, action string) {
 
 // BreakEvents fails every open event stream with err, as a dockerd restart
 // would; subscribers must relist.
-func (f *Fake) BreakEvents(err error) {
+func (f *Runtime) BreakEvents(err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for id, errs := range f.subErrs {
@@ -298,14 +301,14 @@ func (f *Fake) BreakEvents(err error) {
 }
 
 // Subscribers returns the number of open event streams.
-func (f *Fake) Subscribers() int {
+func (f *Runtime) Subscribers() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.subs)
 }
 
 // Remove deletes a container behind berth's back, as `docker rm -f` would.
-func (f *Fake) Remove(id string) {
+func (f *Runtime) Remove(id string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if fc, ok := f.containers[id]; ok {
@@ -318,7 +321,7 @@ func (f *Fake) Remove(id string) {
 	}
 }
 
-func (f *Fake) RemoveContainer(ctx context.Context, id string) error {
+func (f *Runtime) RemoveContainer(ctx context.Context, id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.call("RemoveContainer")
@@ -333,24 +336,17 @@ func (f *Fake) RemoveContainer(ctx context.Context, id string) error {
 	return nil
 }
 
-func (f *Fake) InspectImage(ctx context.Context, image string) (ImageInfo, error) {
+func (f *Runtime) InspectImage(ctx context.Context, image string) (runtime.ImageInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.call("InspectImage")
 	if !f.images[image] {
-		return ImageInfo{}, fmt.Errorf("image %s: %w", image, ErrImageNotFound)
+		return runtime.ImageInfo{}, fmt.Errorf("image %s: %w", image, runtime.ErrImageNotFound)
 	}
-	return ImageInfo{ID: fakeImageID(image), User: f.imageUsers[image], Labels: f.imageLabels[image]}, nil
+	return runtime.ImageInfo{ID: fakeImageID(image), Labels: f.imageLabels[image]}, nil
 }
 
-// SetImageUser makes image run as user, as its config's USER would.
-func (f *Fake) SetImageUser(image, user string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.imageUsers[image] = user
-}
-
-func (f *Fake) CreateVolume(ctx context.Context, v VolumeConfig) error {
+func (f *Runtime) CreateVolume(ctx context.Context, v runtime.VolumeConfig) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.call("CreateVolume")
@@ -360,7 +356,7 @@ func (f *Fake) CreateVolume(ctx context.Context, v VolumeConfig) error {
 	return nil
 }
 
-func (f *Fake) RemoveVolume(ctx context.Context, name string) error {
+func (f *Runtime) RemoveVolume(ctx context.Context, name string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.call("RemoveVolume")
@@ -375,7 +371,7 @@ func (f *Fake) RemoveVolume(ctx context.Context, name string) error {
 	return nil
 }
 
-func (f *Fake) ListVolumes(ctx context.Context, match map[string]string) ([]string, error) {
+func (f *Runtime) ListVolumes(ctx context.Context, match map[string]string) ([]string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.call("ListVolumes")
@@ -390,20 +386,13 @@ func (f *Fake) ListVolumes(ctx context.Context, match map[string]string) ([]stri
 }
 
 // Volumes returns the volumes that exist, by name.
-func (f *Fake) Volumes() map[string]VolumeConfig {
+func (f *Runtime) Volumes() map[string]runtime.VolumeConfig {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return maps.Clone(f.volumes)
 }
 
-// RemoveImage deletes image, as `docker rmi` would.
-func (f *Fake) RemoveImage(image string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	delete(f.images, image)
-}
-
-func (f *Fake) PullImage(ctx context.Context, image string, progress func(PullProgress)) error {
+func (f *Runtime) PullImage(ctx context.Context, image string, progress func(runtime.PullProgress)) error {
 	f.mu.Lock()
 	block, steps := f.PullBlock, f.PullSteps
 	f.mu.Unlock()
@@ -429,28 +418,28 @@ func (f *Fake) PullImage(ctx context.Context, image string, progress func(PullPr
 	return nil
 }
 
-func (f *Fake) BuildImage(ctx context.Context, tag, binary, path string, entrypoint []string) error {
+func (f *Runtime) BuildImage(ctx context.Context, tag, binary, path string, entrypoint []string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.call("BuildImage")
 	f.images[tag] = true
 	f.imageLabels[tag] = nil
-	if d, err := FileDigest(binary); err == nil {
-		f.imageLabels[tag] = map[string]string{LabelImageBinary: d}
+	if d, err := runtime.FileDigest(binary); err == nil {
+		f.imageLabels[tag] = map[string]string{runtime.LabelImageBinary: d}
 	}
 	return nil
 }
 
-func (f *Fake) Events(ctx context.Context, match map[string]string) (<-chan Event, <-chan error) {
+func (f *Runtime) Events(ctx context.Context, match map[string]string) (<-chan runtime.Event, <-chan error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	ch := make(chan Event, 1024)
+	ch := make(chan runtime.Event, 1024)
 	errs := make(chan error, 1)
 	id := f.nsubs
 	f.nsubs++
 	f.subs[id] = ch
 	f.subErrs[id] = errs
-	out := make(chan Event, 1024)
+	out := make(chan runtime.Event, 1024)
 	go func() {
 		defer close(out)
 		for {
@@ -479,7 +468,7 @@ func (f *Fake) Events(ctx context.Context, match map[string]string) (<-chan Even
 	return out, errs
 }
 
-func (f *Fake) Exec(ctx context.Context, id string, cmd []string) (int, []byte, error) {
+func (f *Runtime) Exec(ctx context.Context, id string, cmd []string) (int, []byte, error) {
 	f.mu.Lock()
 	f.call("Exec")
 	fc, ok := f.containers[id]
@@ -487,7 +476,7 @@ func (f *Fake) Exec(ctx context.Context, id string, cmd []string) (int, []byte, 
 	running := ok && fc.c.State == model.StateRunning
 	f.mu.Unlock()
 	if !running {
-		return 0, nil, fmt.Errorf("container %s not running: %w", id, ErrNotFound)
+		return 0, nil, fmt.Errorf("container %s not running: %w", id, runtime.ErrNotFound)
 	}
 	if fn == nil {
 		return 0, nil, nil
@@ -496,18 +485,18 @@ func (f *Fake) Exec(ctx context.Context, id string, cmd []string) (int, []byte, 
 }
 
 // Logs returns what SetLogs recorded for id.
-func (f *Fake) Logs(ctx context.Context, id string, opts LogOptions) (io.ReadCloser, error) {
+func (f *Runtime) Logs(ctx context.Context, id string, opts runtime.LogOptions) (io.ReadCloser, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.call("Logs")
 	if _, ok := f.containers[id]; !ok {
-		return nil, fmt.Errorf("container %s: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("container %s: %w", id, runtime.ErrNotFound)
 	}
 	return io.NopCloser(strings.NewReader(f.logs[id])), nil
 }
 
 // SetLogs sets the log text of a container.
-func (f *Fake) SetLogs(id, text string) {
+func (f *Runtime) SetLogs(id, text string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.logs[id] = text
