@@ -113,7 +113,8 @@ func TestEventsCostNoInspect(t *testing.T) {
 // dropping loses every event of one action, as a stream that missed it.
 type dropping struct {
 	*fake.Runtime
-	action string
+	action  string
+	dropped atomic.Int32
 }
 
 func (d *dropping) Events(ctx context.Context, match map[string]string) (<-chan runtime.Event, <-chan error) {
@@ -123,6 +124,7 @@ func (d *dropping) Events(ctx context.Context, match map[string]string) (<-chan 
 		defer close(out)
 		for ev := range in {
 			if ev.Action == d.action {
+				d.dropped.Add(1)
 				continue
 			}
 			select {
@@ -162,13 +164,16 @@ func TestPeriodicRelistRepairsAMissedEvent(t *testing.T) {
 	inspects := counting.inspects.Load()
 	clk.Step(time.Minute)
 	testutil.WaitFor(t, 5*time.Second, "healthy relist", func() bool { return eng.CallCount("ListContainers") == lists+1 })
-	time.Sleep(20 * time.Millisecond)
+	// Relists run one after another: the second's list means the first,
+	// inspects included, is over.
+	clk.Step(time.Minute)
+	testutil.WaitFor(t, 5*time.Second, "second relist", func() bool { return eng.CallCount("ListContainers") == lists+2 })
 	if n := counting.inspects.Load() - inspects; n != 0 {
 		t.Fatalf("a relist of an up-to-date cache inspected %d containers", n)
 	}
 
 	eng.Exit(id, 2) // its die event is lost
-	time.Sleep(20 * time.Millisecond)
+	testutil.WaitFor(t, 5*time.Second, "die event dropped", func() bool { return rt.dropped.Load() == 1 })
 	if c, _ := st.Container(nil, id); c.State != model.StateRunning {
 		t.Fatalf("test broken: the die event arrived (%s)", c.State)
 	}
