@@ -53,7 +53,10 @@ type options struct {
 	compose       string
 	scenarios     map[string]bool
 	keep          bool
-	args          string // the command line, for the report
+	// results is the directory, relative to the module root, of the raw
+	// rows' CSV files ("": not written).
+	results string
+	args    string // the command line, for the report
 }
 
 // bench is the state shared by the scenarios.
@@ -131,7 +134,16 @@ func run() int {
 		logf("interrupted; not writing %s", opt.out)
 		return 130
 	}
+	if opt.results != "" {
+		if res.rawFiles, err = res.writeRaw(b.root, opt); err != nil {
+			logf("write raw rows: %v", err)
+			return 1
+		}
+	}
 	md := res.markdown(opt)
+	if opt.out != "-" {
+		md += keptSections(opt.out)
+	}
 	if opt.out == "-" {
 		fmt.Print(md)
 	} else {
@@ -152,6 +164,24 @@ func run() int {
 	return 0
 }
 
+// keptSections returns the sections of the report at path that berthbench
+// does not write (from the heading "## 5." on: runs of other benchmarks,
+// written by hand), so that a new run keeps them.
+func keptSections(path string) string {
+	old, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	s := string(old)
+	if strings.HasPrefix(s, "## 5.") {
+		return "\n" + s
+	}
+	if i := strings.Index(s, "\n## 5."); i >= 0 {
+		return s[i:]
+	}
+	return ""
+}
+
 func parseFlags() (options, error) {
 	var o options
 	ns := flag.String("n", "1,10,50,100", "pod counts for the start-latency scenario")
@@ -167,6 +197,7 @@ func parseFlags() (options, error) {
 	flag.IntVar(&o.portBase, "port-base", 20000, "first host port the benchmark pods publish (pod i: port-base+i)")
 	flag.StringVar(&o.compose, "compose", "docker-compose", "docker-compose executable (baseline skipped when absent)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (berth logs, compose files)")
+	flag.StringVar(&o.results, "results", "bench/results", `directory (under the module root) for the raw rows as CSV ("": none)`)
 	flag.Parse()
 	o.args = strings.Join(os.Args[1:], " ")
 	for _, f := range strings.Split(*ns, ",") {
@@ -249,7 +280,7 @@ func (b *bench) setup(ctx context.Context) error {
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := b.dk.Ping(pctx); err != nil {
-		return fmt.Errorf("Docker engine unreachable at %s: %w", b.dockerHost, err)
+		return fmt.Errorf("the Docker engine is unreachable at %s: %w", b.dockerHost, err)
 	}
 	// Rebuilt every run, as the e2e harness does, so it holds the current
 	// testapp.
