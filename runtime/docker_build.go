@@ -18,13 +18,6 @@ import (
 // buildPayloadName is the binary's name inside the build context.
 const buildPayloadName = "payload"
 
-// labelImage marks images berth built itself.
-const labelImage = "io.berth.image"
-
-// LabelImageBinary is the sha256 of the binary a built image holds, so a
-// changed binary (an upgrade under the same tag) is rebuilt.
-const LabelImageBinary = "io.berth.binary-sha256"
-
 // FileDigest is the hex sha256 of the file at path.
 func FileDigest(path string) (string, error) {
 	f, err := os.Open(path)

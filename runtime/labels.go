@@ -37,6 +37,15 @@ const (
 	LabelPreStop = "io.berth.prestop"
 )
 
+// Image labels, on the images berth builds itself (the pause image).
+const (
+	// labelImage marks images berth built itself.
+	labelImage = "io.berth.image"
+	// LabelImageBinary is the sha256 of the binary a built image holds, so
+	// a changed binary (an upgrade under the same tag) is rebuilt.
+	LabelImageBinary = "io.berth.binary-sha256"
+)
+
 // ContainerLabels is what berth's labels say of one container it created.
 type ContainerLabels struct {
 	Namespace, Pod, PodUID string
