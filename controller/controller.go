@@ -157,7 +157,7 @@ func New(cfg Config, st *store.Store, rt runtime.Runtime, q Queue) *Controller {
 		restarts:   NewRestartTracker(cfg.Backoff, cfg.Clock),
 		startFails: backoff.New(cfg.Backoff.Policy(), cfg.Clock),
 		podconfig: podconfig.New(podconfig.Config{Node: cfg.Node, NodeInfo: cfg.NodeInfo, RootDir: cfg.RootDir,
-			PauseImage: cfg.PauseImage}, paths),
+			PauseImage: cfg.PauseImage}, paths, podfs.Host{}),
 		paths:     paths,
 		evictions: newEvictions(),
 		probes:    cfg.Prober,

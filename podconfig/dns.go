@@ -2,8 +2,8 @@ package podconfig
 
 import (
 	"bufio"
+	"bytes"
 	"net"
-	"os"
 	"slices"
 	"strings"
 
@@ -26,13 +26,13 @@ const (
 // a kubelet without --cluster-dns) starts from the host's resolv.conf and
 // merges dnsConfig into it. Without dnsConfig it returns nothing, and the
 // engine copies the host's file itself.
-func dnsSettings(pod *v1.Pod, resolvConf string) (servers, searches, options []string) {
+func dnsSettings(pod *v1.Pod, resolvConf func() []byte) (servers, searches, options []string) {
 	dc := pod.Spec.DNSConfig
 	if pod.Spec.DNSPolicy != v1.DNSNone {
 		if dc == nil {
 			return nil, nil, nil
 		}
-		servers, searches, options = readResolvConf(resolvConf, !pod.Spec.HostNetwork)
+		servers, searches, options = parseResolvConf(resolvConf(), !pod.Spec.HostNetwork)
 	}
 	if dc == nil {
 		return nil, nil, nil
@@ -65,16 +65,11 @@ func dnsSettings(pod *v1.Pod, resolvConf string) (servers, searches, options []s
 	return servers, searches, options
 }
 
-// readResolvConf parses nameserver, search and options lines; loopback
+// parseResolvConf parses nameserver, search and options lines; loopback
 // servers (a local stub resolver) are dropped when the pod has its own
 // network namespace, where they would not answer.
-func readResolvConf(file string, dropLoopback bool) (servers, searches, options []string) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, nil, nil
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
+func parseResolvConf(conf []byte, dropLoopback bool) (servers, searches, options []string) {
+	sc := bufio.NewScanner(bytes.NewReader(conf))
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
 		if len(fields) < 2 || strings.HasPrefix(fields[0], "#") || strings.HasPrefix(fields[0], ";") {
@@ -92,4 +87,14 @@ func readResolvConf(file string, dropLoopback bool) (servers, searches, options 
 		}
 	}
 	return servers, searches, options
+}
+
+// hostResolvConf reads the host's resolv.conf (nil when unreadable: the
+// pod then gets dnsConfig alone).
+func (b *Builder) hostResolvConf() []byte {
+	conf, err := b.host.ReadFile(hostResolvConf)
+	if err != nil {
+		return nil
+	}
+	return conf
 }

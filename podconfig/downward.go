@@ -5,7 +5,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/berth-dev/berth/model"
 	v1 "k8s.io/api/core/v1"
@@ -110,9 +109,8 @@ func (b *Builder) nodeCapacity(res v1.ResourceName) resource.Quantity {
 	case v1.ResourceMemory:
 		return *resource.NewQuantity(b.cfg.NodeInfo.Memory, resource.BinarySI)
 	case v1.ResourceEphemeralStorage:
-		var st syscall.Statfs_t
-		if err := syscall.Statfs(b.cfg.RootDir, &st); err == nil {
-			return *resource.NewQuantity(int64(st.Blocks)*int64(st.Bsize), resource.BinarySI)
+		if n, err := b.paths.Capacity(); err == nil {
+			return *resource.NewQuantity(n, resource.BinarySI)
 		}
 	}
 	return resource.Quantity{}

@@ -6,6 +6,7 @@
 package podconfig
 
 import (
+	"io/fs"
 	"os"
 
 	"github.com/berth-dev/berth/podfs"
@@ -38,9 +39,10 @@ type NodeInfo struct {
 }
 
 // Paths is the filesystem work of translation under root_dir: emptyDir
-// directories, subPath binds and termination-log files. podfs.Root is the
-// implementation; every host path made from a manifest name must come from
-// it, never from joining that name onto a path.
+// directories, subPath binds, termination-log files, seccomp profiles and
+// the ephemeral-storage capacity. podfs.Root is the implementation; every
+// host path made from a manifest name must come from it, never from
+// joining that name onto a path.
 type Paths interface {
 	VolumeDir(uid, volume string) (string, error)
 	// MakeVolumeDir creates the directory and calls own on it, opened.
@@ -48,6 +50,23 @@ type Paths interface {
 	BindSubPath(s podfs.SubPath) (string, error)
 	TerminationLog(uid, container string, attempt int) (string, error)
 	MakeTerminationLog(uid, container string, attempt int) (string, error)
+	// SeccompProfile reads a Localhost profile, confined to the seccomp root.
+	SeccompProfile(name string) ([]byte, error)
+	// Capacity is the size in bytes of root_dir's filesystem.
+	Capacity() (int64, error)
+}
+
+// Host is the node's filesystem outside root_dir: the files berth's
+// configuration names and the hostPath volumes of privileged sources.
+// podfs.Host is the implementation. Nothing here may receive a path built
+// from a manifest name (a hostPath volume's path is a host path by design).
+type Host interface {
+	ReadFile(path string) ([]byte, error)
+	Stat(path string) (fs.FileInfo, error)
+	MkdirAll(path string) error
+	// CreateFile makes an empty file and its parents; an existing file is
+	// left as it is.
+	CreateFile(path string) error
 }
 
 // Builder translates pods under one Config. It holds no state of its own:
@@ -55,9 +74,11 @@ type Paths interface {
 type Builder struct {
 	cfg   Config
 	paths Paths
+	host  Host
 }
 
-// New returns a Builder making its files through paths.
-func New(cfg Config, paths Paths) *Builder {
-	return &Builder{cfg: cfg, paths: paths}
+// New returns a Builder making its files through paths (under root_dir)
+// and host (outside it).
+func New(cfg Config, paths Paths, host Host) *Builder {
+	return &Builder{cfg: cfg, paths: paths, host: host}
 }

@@ -124,7 +124,7 @@ func (b *Builder) SandboxConfig(p *model.Pod, attempt int) *runtime.ContainerCon
 			cfg.Sysctls[s.Name] = s.Value
 		}
 	}
-	cfg.DNS, cfg.DNSSearch, cfg.DNSOptions = dnsSettings(pod, hostResolvConf)
+	cfg.DNS, cfg.DNSSearch, cfg.DNSOptions = dnsSettings(pod, b.hostResolvConf)
 	for _, a := range pod.Spec.HostAliases {
 		for _, h := range a.Hostnames {
 			cfg.ExtraHosts = append(cfg.ExtraHosts, h+":"+a.IP)

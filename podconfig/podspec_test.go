@@ -25,7 +25,7 @@ func mapper(t *testing.T) *Builder {
 	t.Helper()
 	root := t.TempDir()
 	return New(Config{Node: "node-a", RootDir: root,
-		NodeInfo: NodeInfo{IP: "10.0.0.5", CPUMilli: 4000, Memory: 8 * gi}}, podfs.New(root))
+		NodeInfo: NodeInfo{IP: "10.0.0.5", CPUMilli: 4000, Memory: 8 * gi}}, podfs.New(root), podfs.Host{})
 }
 
 func specPod(mutate func(*v1.Pod)) *model.Pod {
@@ -326,9 +326,8 @@ func TestSandboxNetworkFiles(t *testing.T) {
 }
 
 func TestDNSMergesHostResolvConf(t *testing.T) {
-	rc := filepath.Join(t.TempDir(), "resolv.conf")
-	if err := os.WriteFile(rc, []byte("# generated\nnameserver 127.0.0.53\nnameserver 192.0.2.1\nsearch corp.test\noptions ndots:1 rotate\n"), 0o644); err != nil {
-		t.Fatal(err)
+	rc := func() []byte {
+		return []byte("# generated\nnameserver 127.0.0.53\nnameserver 192.0.2.1\nsearch corp.test\noptions ndots:1 rotate\n")
 	}
 	p := specPod(func(p *v1.Pod) {
 		p.Spec.DNSConfig = &v1.PodDNSConfig{Nameservers: []string{"192.0.2.2", "192.0.2.1"}, Searches: []string{"x.test"},

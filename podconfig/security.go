@@ -2,8 +2,6 @@ package podconfig
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -160,17 +158,11 @@ func (b *Builder) seccompOpt(p *v1.SeccompProfile) (string, error) {
 		if p.LocalhostProfile == nil {
 			return "", fmt.Errorf("seccomp profile Localhost without localhostProfile")
 		}
-		// os.Root confines the read to the seccomp root, symlinks included.
-		root, err := os.OpenRoot(filepath.Join(b.cfg.RootDir, "seccomp"))
+		prof, err := b.paths.SeccompProfile(*p.LocalhostProfile)
 		if err != nil {
 			return "", fmt.Errorf("seccomp profile: %w", err)
 		}
-		defer root.Close()
-		b, err := root.ReadFile(*p.LocalhostProfile)
-		if err != nil {
-			return "", fmt.Errorf("seccomp profile: %w", err)
-		}
-		return "seccomp=" + string(b), nil
+		return "seccomp=" + string(prof), nil
 	}
 	return "", nil
 }

@@ -3,8 +3,8 @@ package podconfig
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
-	"path/filepath"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -187,10 +187,10 @@ func (b *Builder) mount(pod *v1.Pod, ctrName string, index int, m v1.VolumeMount
 		if subPath != "" {
 			// The sub-path is made and checked on berth's view of the host.
 			if creates {
-				if err := os.MkdirAll(vol.HostPath.Path, 0o755); err != nil {
+				if err := b.host.MkdirAll(vol.HostPath.Path); err != nil {
 					return runtime.Mount{}, fmt.Errorf("volume %q: %w", vol.Name, err)
 				}
-			} else if err := prepareHostPath(vol.HostPath); err != nil {
+			} else if err := b.prepareHostPath(vol.HostPath); err != nil {
 				return runtime.Mount{}, fmt.Errorf("volume %q: %w", vol.Name, err)
 			}
 			src, err := b.paths.BindSubPath(podfs.SubPath{UID: string(pod.UID), Volume: vol.Name, Container: ctrName, Index: index,
@@ -208,7 +208,7 @@ func (b *Builder) mount(pod *v1.Pod, ctrName string, index int, m v1.VolumeMount
 			out.CreateHostDir = true
 			return out, nil
 		}
-		if err := prepareHostPath(vol.HostPath); err != nil {
+		if err := b.prepareHostPath(vol.HostPath); err != nil {
 			return runtime.Mount{}, fmt.Errorf("volume %q: %w", vol.Name, err)
 		}
 		return out, nil
@@ -244,24 +244,17 @@ func (b *Builder) emptyDirPath(pod *v1.Pod, volume string) (string, error) {
 // prepareHostPath enforces the typed hostPath checks as the kubelet does, on
 // berth's view of the filesystem (when berth runs in a container, mount the
 // paths typed pods use at the same place).
-func prepareHostPath(hp *v1.HostPathVolumeSource) error {
+func (b *Builder) prepareHostPath(hp *v1.HostPathVolumeSource) error {
 	t := v1.HostPathUnset
 	if hp.Type != nil {
 		t = *hp.Type
 	}
-	fi, err := os.Stat(hp.Path)
+	fi, err := b.host.Stat(hp.Path)
 	exists := err == nil
 	switch t {
 	case v1.HostPathFileOrCreate:
 		if !exists {
-			if err := os.MkdirAll(filepath.Dir(hp.Path), 0o755); err != nil {
-				return err
-			}
-			f, err := os.OpenFile(hp.Path, os.O_CREATE|os.O_WRONLY, 0o644)
-			if err != nil {
-				return err
-			}
-			return f.Close()
+			return b.host.CreateFile(hp.Path)
 		}
 	case v1.HostPathDirectory:
 		if !exists || !fi.IsDir() {
@@ -272,15 +265,15 @@ func prepareHostPath(hp *v1.HostPathVolumeSource) error {
 			return fmt.Errorf("hostPath type check failed: %s is not a file", hp.Path)
 		}
 	case v1.HostPathSocket:
-		if !exists || fi.Mode()&os.ModeSocket == 0 {
+		if !exists || fi.Mode()&fs.ModeSocket == 0 {
 			return fmt.Errorf("hostPath type check failed: %s is not a socket", hp.Path)
 		}
 	case v1.HostPathCharDev:
-		if !exists || fi.Mode()&os.ModeCharDevice == 0 {
+		if !exists || fi.Mode()&fs.ModeCharDevice == 0 {
 			return fmt.Errorf("hostPath type check failed: %s is not a character device", hp.Path)
 		}
 	case v1.HostPathBlockDev:
-		if !exists || fi.Mode()&os.ModeDevice == 0 || fi.Mode()&os.ModeCharDevice != 0 {
+		if !exists || fi.Mode()&fs.ModeDevice == 0 || fi.Mode()&fs.ModeCharDevice != 0 {
 			return fmt.Errorf("hostPath type check failed: %s is not a block device", hp.Path)
 		}
 	}
