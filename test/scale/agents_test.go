@@ -122,24 +122,23 @@ func (o *opCounter) take() map[string]int64 {
 	return m
 }
 
-// simAgent is one berth agent as agent.go wires it for etcd, on the fake
+// simAgent is one berth agent as package agent wires it for etcd, on the fake
 // runtime: queue, store, controller, source and Docker informers, the
 // etcd source, events sink, node lease and status publisher. No API server
 // and no cAdvisor.
 type simAgent struct {
-	node     string
-	rt       *fake.Runtime
-	st       *store.Store
-	cli      *clientv3.Client
-	ctrl     *controller.Controller
-	srcInf   *informer.SourceInformer
-	dockInf  *informer.DockerInformer
-	src      *sources.EtcdSource
-	sink     *events.EtcdSink
-	lease    *cluster.Lease
-	pub      *cluster.Publisher
-	stopped  chan struct{}
-	startErr error
+	node    string
+	rt      *fake.Runtime
+	st      *store.Store
+	cli     *clientv3.Client
+	ctrl    *controller.Controller
+	srcInf  *informer.SourceInformer
+	dockInf *informer.DockerInformer
+	src     *sources.EtcdSource
+	sink    *events.EtcdSink
+	lease   *cluster.Lease
+	pub     *cluster.Publisher
+	stopped chan struct{}
 }
 
 func newSimAgent(ctx context.Context, tb testing.TB, cfg simConfig, node, rootDir string, eps []string, obs etcdclient.Observer) *simAgent {
@@ -160,8 +159,8 @@ func newSimAgent(ctx context.Context, tb testing.TB, cfg simConfig, node, rootDi
 	a.rt.AddImage(appImage)
 	a.rt.AddImage(pauseImage)
 	ec := etcdclient.Config{Endpoints: eps, Observer: obs}
-	// The agent's own client (lease, statuses, events), as newAgent makes;
-	// the etcd source dials its own from ec.
+	// The agent's one client (source, lease, statuses, events), as
+	// agent.New makes.
 	cli, err := ec.New(ctx)
 	if err != nil {
 		tb.Fatal(err)
@@ -184,7 +183,7 @@ func newSimAgent(ctx context.Context, tb testing.TB, cfg simConfig, node, rootDi
 		Events:     rec,
 	}, st, a.rt, queue)
 	a.srcInf = informer.NewSourceInformer(st, clk, nil, nil)
-	a.src = sources.NewEtcdSource("etcd", sources.EtcdConfig{Client: ec, Prefix: cluster.PodsPrefix(node),
+	a.src = sources.NewEtcdSource("etcd", sources.EtcdConfig{Client: ec, Conn: cli, Prefix: cluster.PodsPrefix(node),
 		LegacyKey: cluster.DefaultHostsPrefix + node + "/kubelet"}, sources.Options{Options: manifest.Options{Node: node}})
 	a.src.CheckInterval = cfg.check
 	if err := a.srcInf.Register(a.src.Name()); err != nil {
