@@ -311,29 +311,29 @@ func (f *Runtime) Subscribers() int {
 func (f *Runtime) Remove(id string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if fc, ok := f.containers[id]; ok {
-		delete(f.containers, id)
-		delete(f.names, fc.c.DockerName)
-		if fc.c.Running() {
-			f.exitLocked(fc, 137)
-		}
-		f.emit(fc, "destroy")
-	}
+	f.removeLocked(id)
 }
 
 func (f *Runtime) RemoveContainer(ctx context.Context, id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.call("RemoveContainer")
-	if fc, ok := f.containers[id]; ok {
-		delete(f.containers, id)
-		delete(f.names, fc.c.DockerName)
-		if fc.c.Running() {
-			f.exitLocked(fc, 137)
-		}
-		f.emit(fc, "destroy")
-	}
+	f.removeLocked(id)
 	return nil
+}
+
+// removeLocked kills (137) and destroys id if it exists; f.mu must be held.
+func (f *Runtime) removeLocked(id string) {
+	fc, ok := f.containers[id]
+	if !ok {
+		return
+	}
+	delete(f.containers, id)
+	delete(f.names, fc.c.DockerName)
+	if fc.c.Running() {
+		f.exitLocked(fc, 137)
+	}
+	f.emit(fc, "destroy")
 }
 
 func (f *Runtime) InspectImage(ctx context.Context, image string) (runtime.ImageInfo, error) {
