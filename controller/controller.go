@@ -92,6 +92,9 @@ type Controller struct {
 
 	pauseMu    sync.Mutex
 	pauseReady bool
+	// pauseDigest hashes PauseBinary once; Run starts it, so the first
+	// sandbox does not wait for the sha256 of a 45 MB binary.
+	pauseDigest func() (string, error)
 
 	// evictions are the verdicts of the emptyDir sizeLimit housekeeping.
 	evictions *evictions
@@ -167,6 +170,7 @@ func New(cfg Config, st *store.Store, rt runtime.Runtime, q Queue) *Controller {
 	c.images = images.New(images.Config{Engine: rt, Clock: cfg.Clock, Backoff: cfg.Backoff.Policy(), Metrics: cfg.Metrics,
 		Event: c.event, Enqueue: c.Enqueue, Log: c.log})
 	c.ops = newPodOps(c.Enqueue, c.log)
+	c.pauseDigest = sync.OnceValues(func() (string, error) { return runtime.FileDigest(cfg.PauseBinary) })
 	return c
 }
 
@@ -182,6 +186,13 @@ func (c *Controller) Enqueue(key string) {
 // current keys.
 func (c *Controller) Run(ctx context.Context) {
 	var wg sync.WaitGroup
+	if c.cfg.PauseBinary != "" {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = c.pauseDigest()
+		}()
+	}
 	for i := 0; i < c.cfg.Workers; i++ {
 		wg.Add(1)
 		go func() {
@@ -392,7 +403,7 @@ func (c *Controller) ensurePauseImage(ctx context.Context) error {
 		}
 	}
 	if c.cfg.PauseBinary != "" {
-		digest, err := runtime.FileDigest(c.cfg.PauseBinary)
+		digest, err := c.pauseDigest()
 		if err != nil && !absent {
 			c.log.Warn("cannot tell whether the pause image is current; keeping it", "image", c.cfg.PauseImage, "err", err)
 		}

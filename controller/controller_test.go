@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -549,7 +550,9 @@ func TestPauseImageRebuiltForAnotherBinary(t *testing.T) {
 	h.ctrl.cfg.PauseBinary = bin
 	builds := func() int { return h.rt.CallCount("BuildImage") }
 	ensure := func() {
-		h.ctrl.pauseReady = false // a new berth process
+		// a new berth process
+		h.ctrl.pauseReady = false
+		h.ctrl.pauseDigest = sync.OnceValues(func() (string, error) { return runtime.FileDigest(bin) })
 		if err := h.ctrl.ensurePauseImage(t.Context()); err != nil {
 			t.Fatal(err)
 		}
