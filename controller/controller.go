@@ -170,8 +170,14 @@ func New(cfg Config, st *store.Store, rt runtime.Runtime, q Queue) *Controller {
 	c.images = images.New(images.Config{Engine: rt, Clock: cfg.Clock, Backoff: cfg.Backoff.Policy(), Metrics: cfg.Metrics,
 		Event: c.event, Enqueue: c.Enqueue, Log: c.log})
 	c.ops = newPodOps(c.Enqueue, c.log)
-	c.pauseDigest = sync.OnceValues(func() (string, error) { return runtime.FileDigest(cfg.PauseBinary) })
+	c.pauseDigest = digestOnce(cfg.PauseBinary)
 	return c
+}
+
+// digestOnce hashes the file at path on its first call and answers every
+// call with that result; a file changed later is not seen.
+func digestOnce(path string) func() (string, error) {
+	return sync.OnceValues(func() (string, error) { return runtime.FileDigest(path) })
 }
 
 // Enqueue adds a pod key; it never blocks and is safe from any goroutine.

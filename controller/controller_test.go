@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -552,7 +551,7 @@ func TestPauseImageRebuiltForAnotherBinary(t *testing.T) {
 	ensure := func() {
 		// a new berth process
 		h.ctrl.pauseReady = false
-		h.ctrl.pauseDigest = sync.OnceValues(func() (string, error) { return runtime.FileDigest(bin) })
+		h.ctrl.pauseDigest = digestOnce(bin)
 		if err := h.ctrl.ensurePauseImage(t.Context()); err != nil {
 			t.Fatal(err)
 		}
