@@ -4,6 +4,8 @@
 package agent
 
 import (
+	"strings"
+
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +16,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/berth-dev/berth/cluster"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"golang.org/x/sync/errgroup"
@@ -234,8 +238,8 @@ func buildSources(cfg *config.Config, nodeIP string, etcd *clientv3.Client, clk 
 			opts("http")))
 	}
 	if len(cfg.EtcdEndpoints) > 0 {
-		es := sources.NewEtcdSource("etcd", sources.EtcdConfig{Client: cfg.EtcdClient(), Conn: etcd, Prefix: cfg.EtcdPrefix, LegacyKey: cfg.EtcdLegacyKey},
-			opts("etcd"))
+		es := sources.NewEtcdSource("etcd", sources.EtcdConfig{Client: cfg.EtcdClient(), Conn: etcd, Prefix: cfg.EtcdPrefix,
+			ObjectPrefixes: objectPrefixes(cfg.EtcdPrefix, cfg.NodeName), LegacyKey: cfg.EtcdLegacyKey}, opts("etcd"))
 		es.CheckInterval, es.RequestTimeout = cfg.EtcdCheckInterval, cfg.EtcdRequestTimeout
 		srcs = append(srcs, es)
 	}
@@ -353,4 +357,14 @@ func waitUntil(ctx context.Context, cond func() bool) bool {
 		}
 	}
 	return true
+}
+
+// objectPrefixes are the etcd prefixes of the node's ConfigMaps and
+// Secrets: siblings of a pods prefix ending in "/pods/" (configmaps/,
+// secrets/), else those of the default layout.
+func objectPrefixes(podsPrefix, node string) []string {
+	if base, ok := strings.CutSuffix(podsPrefix, "/pods/"); ok {
+		return []string{base + "/configmaps/", base + "/secrets/"}
+	}
+	return cluster.ObjectPrefixes(node)
 }

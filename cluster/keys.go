@@ -11,6 +11,12 @@ const (
 // PodsPrefix is the default desired-pods prefix of node.
 func PodsPrefix(node string) string { return DefaultHostsPrefix + node + "/pods/" }
 
+// ObjectPrefixes are the prefixes of node's ConfigMaps and Secrets, beside
+// its pods: /registry/hosts/<node>/configmaps/ and .../secrets/.
+func ObjectPrefixes(node string) []string {
+	return []string{DefaultHostsPrefix + node + "/configmaps/", DefaultHostsPrefix + node + "/secrets/"}
+}
+
 // StatusPrefix is the default pod-status prefix of node.
 func StatusPrefix(node string) string { return DefaultHostsPrefix + node + "/status/" }
 

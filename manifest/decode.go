@@ -92,7 +92,24 @@ func uidScope(node, source string) string {
 // MaxManifestErrors errors are returned (then one whole-origin error says
 // that more were left out).
 func Decode(source, origin string, data []byte, opts Options) ([]Desired, []ManifestError) {
-	d := &decoder{source: source, origin: origin, opts: opts, seen: map[string]bool{}}
+	r := DecodeAll(source, origin, data, opts)
+	return r.Pods, r.Errors
+}
+
+// Decoded is what one origin declares: its valid pods and objects, and the
+// errors of the rest.
+type Decoded struct {
+	Pods    []Desired
+	Objects []Object
+	Errors  []ManifestError
+}
+
+// DecodeAll is Decode with the ConfigMaps and Secrets (kind ConfigMap and
+// Secret, v1, top level or in Lists) the origin declares beside its pods.
+// An object's errors carry its Kind and key, so that its last good version
+// is kept as a pod's is.
+func DecodeAll(source, origin string, data []byte, opts Options) Decoded {
+	d := &decoder{source: source, origin: origin, opts: opts, seen: map[string]bool{}, seenObj: map[string]bool{}}
 	docs, err := splitDocuments(data, MaxManifestObjects)
 	if err != nil {
 		d.fail("", "", err.Error())
@@ -107,7 +124,7 @@ func Decode(source, origin string, data []byte, opts Options) ([]Desired, []Mani
 		}
 		d.document(doc)
 	}
-	return d.pods, d.errs
+	return Decoded{Pods: d.pods, Objects: d.objects, Errors: d.errs}
 }
 
 // MaxManifestObjects bounds the documents plus list items decoded from one
@@ -125,9 +142,11 @@ type decoder struct {
 	opts           Options
 	doc            string // suffix for whole-origin errors of multi-document input
 	seen           map[string]bool
+	seenObj        map[string]bool
 	pods           []Desired
+	objects        []Object
 	errs           []ManifestError
-	objects        int  // documents and list items taken so far
+	taken          int  // documents and list items taken so far
 	dropped        int  // errors beyond MaxManifestErrors
 	exhausted      bool // MaxManifestObjects reached and reported
 }
@@ -135,7 +154,7 @@ type decoder struct {
 // take counts one more document or list item and reports whether it may be
 // decoded; the first refusal is a whole-origin error.
 func (d *decoder) take() bool {
-	if d.objects >= MaxManifestObjects {
+	if d.taken >= MaxManifestObjects {
 		if !d.exhausted {
 			d.exhausted = true
 			d.doc = ""
@@ -143,14 +162,17 @@ func (d *decoder) take() bool {
 		}
 		return false
 	}
-	d.objects++
+	d.taken++
 	return true
 }
 
 // fail records an error; an empty key makes it a whole-origin error. Beyond
 // MaxManifestErrors errors, the last one is a whole-origin error that counts
 // those left out (it keeps every pod the origin declared before).
-func (d *decoder) fail(key, fieldPath, msg string) {
+func (d *decoder) fail(key, fieldPath, msg string) { d.failKind("", key, fieldPath, msg) }
+
+// failKind records an error of an object of kind ("" for a pod).
+func (d *decoder) failKind(kind, key, fieldPath, msg string) {
 	if key == "" {
 		msg += d.doc
 	}
@@ -163,7 +185,7 @@ func (d *decoder) fail(key, fieldPath, msg string) {
 			Err: fmt.Sprintf("too many errors: %d more not shown", d.dropped)}
 		return
 	}
-	d.errs = append(d.errs, ManifestError{Origin: d.origin, PodKey: key, Field: fieldPath, Err: msg})
+	d.errs = append(d.errs, ManifestError{Origin: d.origin, Kind: kind, PodKey: key, Field: fieldPath, Err: msg})
 }
 
 // failField records a validation error, prefixing its path with prefix when
@@ -284,9 +306,9 @@ func (d *decoder) object(j []byte, prefix string) {
 		d.fail("", prefix, jsonMessage(err))
 		return
 	}
-	kinds := []string{"Pod", "List", "PodList"}
+	kinds := []string{"Pod", "List", "PodList", model.KindConfigMap, model.KindSecret}
 	if prefix != "" {
-		kinds = []string{"Pod"}
+		kinds = []string{"Pod", model.KindConfigMap, model.KindSecret}
 	}
 	switch {
 	case tm.Kind == "":
@@ -297,6 +319,8 @@ func (d *decoder) object(j []byte, prefix string) {
 		d.failField("", prefix, field.NotSupported(field.NewPath("apiVersion"), tm.APIVersion, []string{"v1"}))
 	case tm.Kind == "Pod":
 		d.pod(j, prefix)
+	case tm.Kind == model.KindConfigMap || tm.Kind == model.KindSecret:
+		d.configObject(j, prefix, tm.Kind)
 	default:
 		d.list(j, tm.Kind)
 	}

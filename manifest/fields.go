@@ -47,7 +47,7 @@ func ref(why string) fieldRule { return fieldRule{refused, why} }
 // field missing here or an entry naming no field.
 var podFields = map[reflect.Type]map[string]fieldRule{
 	reflect.TypeFor[v1.PodSpec](): {
-		"volumes":                       m("hostPath and emptyDir volumes"),
+		"volumes":                       m("hostPath, emptyDir, configMap, secret, projected and downwardAPI volumes"),
 		"initContainers":                m("run to completion in order before the app containers"),
 		"containers":                    m("Docker containers joined to the pod's sandbox"),
 		"ephemeralContainers":           ref("ephemeral containers need the API server's ephemeralcontainers subresource"),
@@ -65,7 +65,7 @@ var podFields = map[reflect.Type]map[string]fieldRule{
 		"hostIPC":                       m("the host's IPC namespace (allow_host_access)"),
 		"shareProcessNamespace":         m("containers share the sandbox's PID namespace"),
 		"securityContext":               m("defaults of every container's security context, groups, sysctls"),
-		"imagePullSecrets":              na("images are pulled with the Docker daemon's credentials"),
+		"imagePullSecrets":              m("kubernetes.io/dockerconfigjson or dockercfg Secrets of the pod's source, beside docker.config"),
 		"hostname":                      m("the sandbox's hostname"),
 		"subdomain":                     m("the FQDN in /etc/hosts"),
 		"affinity":                      na("no scheduler"),
@@ -98,7 +98,7 @@ var podFields = map[reflect.Type]map[string]fieldRule{
 		"args":                     m("the command, $(VAR) expanded"),
 		"workingDir":               m("the working directory"),
 		"ports":                    m("published on the sandbox"),
-		"envFrom":                  ref("envFrom needs ConfigMaps and Secrets from an API server"),
+		"envFrom":                  m("every key of a ConfigMap or Secret of the pod's source, with a prefix"),
 		"env":                      m("environment, $(VAR) expanded, with the downward API"),
 		"resources":                m("CPU shares and quota, memory limit"),
 		"resizePolicy":             na("no in-place resize API"),
@@ -128,13 +128,13 @@ var podFields = map[reflect.Type]map[string]fieldRule{
 	reflect.TypeFor[v1.EnvVar](): {
 		"name":      m("the variable's name"),
 		"value":     m("the value, $(VAR) expanded"),
-		"valueFrom": m("fieldRef and resourceFieldRef (downward API)"),
+		"valueFrom": m("the downward API, or a key of a ConfigMap or Secret of the pod's source"),
 	},
 	reflect.TypeFor[v1.EnvVarSource](): {
 		"fieldRef":         m("pod metadata, node name, service account, pod and host IPs"),
 		"resourceFieldRef": m("a container's limits and requests"),
-		"configMapKeyRef":  ref("ConfigMaps need an API server"),
-		"secretKeyRef":     ref("Secrets need an API server"),
+		"configMapKeyRef":  m("a key of a ConfigMap of the pod's source"),
+		"secretKeyRef":     m("a key of a Secret of the pod's source"),
 		"fileKeyRef":       ref("file keys are not implemented"),
 	},
 	reflect.TypeFor[v1.ObjectFieldSelector](): {
@@ -147,9 +147,81 @@ var podFields = map[reflect.Type]map[string]fieldRule{
 		"divisor":       m("the unit, rounded up"),
 	},
 	reflect.TypeFor[v1.EnvFromSource](): {
-		"prefix":       ref("envFrom is refused"),
-		"configMapRef": ref("envFrom is refused"),
-		"secretRef":    ref("envFrom is refused"),
+		"prefix":       m("prepended to every key"),
+		"configMapRef": m("a ConfigMap of the pod's source"),
+		"secretRef":    m("a Secret of the pod's source"),
+	},
+	reflect.TypeFor[v1.ConfigMapKeySelector](): {
+		"key":      m("its key"),
+		"optional": m("a missing ConfigMap or key leaves the variable unset"),
+	},
+	reflect.TypeFor[v1.SecretKeySelector](): {
+		"key":      m("its key"),
+		"optional": m("a missing Secret or key leaves the variable unset"),
+	},
+	reflect.TypeFor[v1.ConfigMapEnvSource](): {
+		"optional": m("a missing ConfigMap sets nothing"),
+	},
+	reflect.TypeFor[v1.SecretEnvSource](): {
+		"optional": m("a missing Secret sets nothing"),
+	},
+	reflect.TypeFor[v1.LocalObjectReference](): {
+		"name": m("the object's name, in the pod's namespace and source"),
+	},
+	reflect.TypeFor[v1.ConfigMapVolumeSource](): {
+		"defaultUser": ref("file owners are not implemented; use fsGroup"),
+		"items":       m("the keys projected, and their paths"),
+		"defaultMode": m("the files' mode (default 0644)"),
+		"optional":    m("a missing ConfigMap gives an empty volume"),
+	},
+	reflect.TypeFor[v1.SecretVolumeSource](): {
+		"defaultUser": ref("file owners are not implemented; use fsGroup"),
+		"secretName":  m("the Secret, of the pod's source and namespace; its files are on a tmpfs"),
+		"items":       m("the keys projected, and their paths"),
+		"defaultMode": m("the files' mode (default 0644)"),
+		"optional":    m("a missing Secret gives an empty volume"),
+	},
+	reflect.TypeFor[v1.KeyToPath](): {
+		"user": ref("file owners are not implemented; use fsGroup"),
+		"key":  m("the key"),
+		"path": m("a relative path in the volume, without '..'"),
+		"mode": m("the file's mode"),
+	},
+	reflect.TypeFor[v1.ProjectedVolumeSource](): {
+		"defaultUser": ref("file owners are not implemented; use fsGroup"),
+		"sources":     m("configMap, secret and downwardAPI sources in one directory"),
+		"defaultMode": m("the files' mode (default 0644)"),
+	},
+	reflect.TypeFor[v1.VolumeProjection](): {
+		"configMap":           m("a ConfigMap's keys"),
+		"secret":              m("a Secret's keys (the volume is then a tmpfs)"),
+		"downwardAPI":         m("pod fields and resources"),
+		"serviceAccountToken": ref("service account tokens are issued by an API server"),
+		"clusterTrustBundle":  ref("cluster trust bundles need an API server"),
+		"podCertificate":      ref("pod certificates are issued through an API server"),
+	},
+	reflect.TypeFor[v1.ConfigMapProjection](): {
+		"items":    m("the keys projected, and their paths"),
+		"optional": m("a missing ConfigMap projects nothing"),
+	},
+	reflect.TypeFor[v1.SecretProjection](): {
+		"items":    m("the keys projected, and their paths"),
+		"optional": m("a missing Secret projects nothing"),
+	},
+	reflect.TypeFor[v1.DownwardAPIProjection](): {
+		"items": m("the files"),
+	},
+	reflect.TypeFor[v1.DownwardAPIVolumeSource](): {
+		"defaultUser": ref("file owners are not implemented; use fsGroup"),
+		"items":       m("the files"),
+		"defaultMode": m("the files' mode (default 0644)"),
+	},
+	reflect.TypeFor[v1.DownwardAPIVolumeFile](): {
+		"user": ref("file owners are not implemented; use fsGroup"),
+		"path":             m("a relative path in the volume, without '..'"),
+		"fieldRef":         m("metadata name, namespace, uid, labels, annotations (labels and annotations updated live)"),
+		"resourceFieldRef": m("a container's limits and requests"),
+		"mode":             m("the file's mode"),
 	},
 	reflect.TypeFor[v1.ResourceRequirements](): {
 		"limits":   m("cpu: CFS quota; memory: memory limit, no swap; ephemeral-storage: not enforced (warning)"),
@@ -288,7 +360,7 @@ var podFields = map[reflect.Type]map[string]fieldRule{
 		"gcePersistentDisk":     ref(otherVolume),
 		"awsElasticBlockStore":  ref(otherVolume),
 		"gitRepo":               ref(otherVolume),
-		"secret":                ref(otherVolume),
+		"secret":                m("the Secret's keys as files on a per-pod tmpfs, updated live"),
 		"nfs":                   ref(otherVolume),
 		"iscsi":                 ref(otherVolume),
 		"glusterfs":             ref(otherVolume),
@@ -298,15 +370,15 @@ var podFields = map[reflect.Type]map[string]fieldRule{
 		"cinder":                ref(otherVolume),
 		"cephfs":                ref(otherVolume),
 		"flocker":               ref(otherVolume),
-		"downwardAPI":           ref(otherVolume),
+		"downwardAPI":           m("pod fields and resources as files, labels and annotations updated live"),
 		"fc":                    ref(otherVolume),
 		"azureFile":             ref(otherVolume),
-		"configMap":             ref(otherVolume),
+		"configMap":             m("the ConfigMap's keys as files, updated live (..data symlink swap)"),
 		"vsphereVolume":         ref(otherVolume),
 		"quobyte":               ref(otherVolume),
 		"azureDisk":             ref(otherVolume),
 		"photonPersistentDisk":  ref(otherVolume),
-		"projected":             ref(otherVolume),
+		"projected":             m("configMap, secret and downwardAPI sources in one directory"),
 		"portworxVolume":        ref(otherVolume),
 		"scaleIO":               ref(otherVolume),
 		"storageos":             ref(otherVolume),
@@ -341,7 +413,7 @@ var podFields = map[reflect.Type]map[string]fieldRule{
 	},
 }
 
-const otherVolume = "volume type; berth supports hostPath and emptyDir"
+const otherVolume = "volume type; berth supports hostPath, emptyDir, configMap, secret, projected and downwardAPI"
 
 // classedField is a set field of a pod spec that is notApplicable or refused.
 type classedField struct {

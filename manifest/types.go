@@ -1,6 +1,8 @@
 package manifest
 
 import (
+	"strings"
+
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -14,6 +16,9 @@ type Desired struct {
 // whole origin failed to decode, and the pods it held before are kept.
 type ManifestError struct {
 	Origin string
+	// Kind is "" for a pod, else the kind of the object (ConfigMap, Secret)
+	// PodKey names.
+	Kind   string
 	PodKey string // "namespace/name" when known
 	Field  string // JSON path of the bad field, e.g. spec.containers[0].image
 	Err    string
@@ -22,7 +27,11 @@ type ManifestError struct {
 func (e ManifestError) Error() string {
 	s := e.Origin
 	if e.PodKey != "" {
-		s += ": " + e.PodKey
+		s += ": "
+		if e.Kind != "" {
+			s += strings.ToLower(e.Kind) + " "
+		}
+		s += e.PodKey
 	}
 	if e.Field != "" {
 		s += ": " + e.Field

@@ -58,13 +58,14 @@ func Validate(pod *v1.Pod, opts Options) field.ErrorList {
 
 	spec := &pod.Spec
 	sp := field.NewPath("spec")
-	volumes, verrs := validateVolumes(spec.Volumes, sp.Child("volumes"), opts)
+	all := map[string]bool{}
+	for _, c := range slices.Concat(spec.InitContainers, spec.Containers) {
+		all[c.Name] = true
+	}
+	volumes, verrs := validateVolumes(spec.Volumes, sp.Child("volumes"), all)
 	errs = append(errs, verrs...)
 
-	v := &podValidator{opts: opts, spec: spec, volumes: volumes, names: map[string]bool{}, all: map[string]bool{}}
-	for _, c := range slices.Concat(spec.InitContainers, spec.Containers) {
-		v.all[c.Name] = true
-	}
+	v := &podValidator{opts: opts, spec: spec, volumes: volumes, names: map[string]bool{}, all: all}
 	for i := range spec.InitContainers {
 		errs = append(errs, v.container(&spec.InitContainers[i], sp.Child("initContainers").Index(i), true)...)
 	}
@@ -102,14 +103,14 @@ func validateUID(uid types.UID, p *field.Path) field.ErrorList {
 }
 
 // volumeTypes are the volume sources berth supports.
-var volumeTypes = []string{"hostPath", "emptyDir"}
+var volumeTypes = []string{"hostPath", "emptyDir", "configMap", "secret", "projected", "downwardAPI"}
 
 var hostPathTypes = []v1.HostPathType{
 	v1.HostPathUnset, v1.HostPathDirectoryOrCreate, v1.HostPathDirectory, v1.HostPathFileOrCreate,
 	v1.HostPathFile, v1.HostPathSocket, v1.HostPathCharDev, v1.HostPathBlockDev,
 }
 
-func validateVolumes(vols []v1.Volume, vp *field.Path, opts Options) (map[string]bool, field.ErrorList) {
+func validateVolumes(vols []v1.Volume, vp *field.Path, containers map[string]bool) (map[string]bool, field.ErrorList) {
 	var errs field.ErrorList
 	names := map[string]bool{}
 	for i := range vols {
@@ -137,6 +138,9 @@ func validateVolumes(vols []v1.Volume, vp *field.Path, opts Options) (map[string
 			continue
 		case !slices.Contains(volumeTypes, types[0]):
 			continue // refused by podFields
+		}
+		if slices.Contains(projectionVolumes, types[0]) {
+			errs = append(errs, validateProjection(vol, p, containers)...)
 		}
 		if hp := vol.HostPath; hp != nil {
 			hpp := p.Child("hostPath")
@@ -354,6 +358,7 @@ func (v *podValidator) env(c *v1.Container, p *field.Path) field.ErrorList {
 			errs = append(errs, v.valueFrom(&e, ep)...)
 		}
 	}
+	errs = append(errs, validateEnvFrom(c, p)...)
 	return errs
 }
 

@@ -238,7 +238,7 @@ func (v *podValidator) valueFrom(e *v1.EnvVar, ep *field.Path) field.ErrorList {
 	}
 	switch {
 	case n == 0:
-		errs = append(errs, field.Invalid(p, "", "must specify one of: `fieldRef`, `resourceFieldRef`"))
+		errs = append(errs, field.Invalid(p, "", "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`"))
 	case n > 1:
 		errs = append(errs, field.Invalid(p, "", "may not have more than one field specified at a time"))
 	}
@@ -248,6 +248,12 @@ func (v *podValidator) valueFrom(e *v1.EnvVar, ep *field.Path) field.ErrorList {
 			errs = append(errs, field.NotSupported(fp.Child("apiVersion"), fr.APIVersion, []string{"v1"}))
 		}
 		errs = append(errs, validateDownwardPath(fr.FieldPath, fp.Child("fieldPath"))...)
+	}
+	if r := vf.ConfigMapKeyRef; r != nil {
+		errs = append(errs, validateKeyRef(r.Name, r.Key, p.Child("configMapKeyRef"))...)
+	}
+	if r := vf.SecretKeyRef; r != nil {
+		errs = append(errs, validateKeyRef(r.Name, r.Key, p.Child("secretKeyRef"))...)
 	}
 	if rf := vf.ResourceFieldRef; rf != nil {
 		rp := p.Child("resourceFieldRef")

@@ -146,16 +146,28 @@ func TestIssue12Refused(t *testing.T) {
 		{"resource divisor", func(p *v1.Pod) {
 			env(p, &v1.EnvVarSource{ResourceFieldRef: &v1.ResourceFieldSelector{Resource: "limits.cpu", Divisor: resource.MustParse("-1")}})
 		}, "spec.containers[1].env[0].valueFrom.resourceFieldRef.divisor: Invalid value"},
-		{"configMapKeyRef", func(p *v1.Pod) { env(p, &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{Key: "k"}}) },
-			"spec.containers[1].env[0].valueFrom.configMapKeyRef: Forbidden: not supported by berth (ConfigMaps need an API server)"},
-		{"secretKeyRef", func(p *v1.Pod) { env(p, &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{Key: "k"}}) },
-			"spec.containers[1].env[0].valueFrom.secretKeyRef: Forbidden: not supported by berth"},
+		{"configMapKeyRef name", func(p *v1.Pod) { env(p, &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{Key: "k"}}) },
+			"spec.containers[1].env[0].valueFrom.configMapKeyRef.name: Required value"},
+		{"secretKeyRef key", func(p *v1.Pod) {
+			env(p, &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{LocalObjectReference: v1.LocalObjectReference{Name: "s"}, Key: "a/b"}})
+		}, `spec.containers[1].env[0].valueFrom.secretKeyRef.key: Invalid value: "a/b"`},
 		{"fileKeyRef", func(p *v1.Pod) { env(p, &v1.EnvVarSource{FileKeyRef: &v1.FileKeySelector{Key: "k"}}) },
 			"spec.containers[1].env[0].valueFrom.fileKeyRef: Forbidden: not supported by berth"},
 		{"empty valueFrom", func(p *v1.Pod) { env(p, &v1.EnvVarSource{}) }, "spec.containers[1].env[0].valueFrom: Invalid value"},
 		{"envFrom", func(p *v1.Pod) {
 			p.Spec.Containers[0].EnvFrom = []v1.EnvFromSource{{Prefix: "A"}}
-		}, "spec.containers[0].envFrom: Forbidden: not supported by berth (envFrom needs"},
+		}, "spec.containers[0].envFrom[0]: Invalid value: \"\": must specify exactly one of: `configMapRef` or `secretRef`"},
+		{"configMap item path", func(p *v1.Pod) {
+			p.Spec.Volumes[0].VolumeSource = v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{LocalObjectReference: v1.LocalObjectReference{Name: "c"},
+				Items: []v1.KeyToPath{{Key: "k", Path: "a/../../etc"}}}}
+		}, `spec.volumes[0].configMap.items[0].path: Invalid value: "a/../../etc": must not contain '..'`},
+		{"secret mode", func(p *v1.Pod) {
+			p.Spec.Volumes[0].VolumeSource = v1.VolumeSource{Secret: &v1.SecretVolumeSource{SecretName: "s", DefaultMode: ptr.To[int32](0o1777)}}
+		}, "spec.volumes[0].secret.defaultMode: Invalid value: 1023: must be a number between 0 and 0777"},
+		{"projected token", func(p *v1.Pod) {
+			p.Spec.Volumes[0].VolumeSource = v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{Sources: []v1.VolumeProjection{
+				{ServiceAccountToken: &v1.ServiceAccountTokenProjection{Path: "token"}}}}}
+		}, "spec.volumes[0].projected.sources[0].serviceAccountToken: Forbidden: not supported by berth (service account tokens are issued by an API server)"},
 		{"subPath and subPathExpr", func(p *v1.Pod) { mount(p, func(m *v1.VolumeMount) { m.SubPath, m.SubPathExpr = "a", "b" }) },
 			"spec.containers[0].volumeMounts[0].subPathExpr: Invalid value: \"b\": subPathExpr and subPath are mutually exclusive"},
 		{"subPathExpr dotdot", func(p *v1.Pod) { mount(p, func(m *v1.VolumeMount) { m.SubPathExpr = "../$(X)" }) },

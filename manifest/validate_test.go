@@ -76,8 +76,8 @@ func TestValidationRules(t *testing.T) {
 		}, "spec.containers[1].env[0].valueFrom", "Invalid value"},
 		{"volume name unique", func(p *v1.Pod) { p.Spec.Volumes = append(p.Spec.Volumes, p.Spec.Volumes[0]) }, "spec.volumes[1].name", `Duplicate value: "data"`},
 		{"volume type", func(p *v1.Pod) {
-			p.Spec.Volumes[0].VolumeSource = v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{}}
-		}, "spec.volumes[0].configMap", "Forbidden: not supported by berth (volume type; berth supports hostPath and emptyDir)"},
+			p.Spec.Volumes[0].VolumeSource = v1.VolumeSource{NFS: &v1.NFSVolumeSource{}}
+		}, "spec.volumes[0].nfs", "Forbidden: not supported by berth (volume type; berth supports hostPath, emptyDir"},
 		{"two volume types", func(p *v1.Pod) {
 			p.Spec.Volumes[0].HostPath = &v1.HostPathVolumeSource{Path: "/tmp"}
 		}, "spec.volumes[0].emptyDir", "Forbidden: may not specify more than 1 volume type"},

@@ -38,6 +38,10 @@ type Pod struct {
 	// container of the pod, by container ID, read once when the exit was
 	// first observed ("" when it left none). Never mutated: replaced whole.
 	TerminationMessages map[string]string
+	// Refs are the ObjectRefs of the ConfigMaps and Secrets the spec uses
+	// (volumes, env, envFrom, imagePullSecrets), set at admission: a
+	// change of one of them notifies the pod.
+	Refs []string
 }
 
 // WithObserved returns a copy of p carrying from's observed state (status,

@@ -40,6 +40,10 @@ type EtcdConfig struct {
 	// Prefix holds one key per pod (/registry/hosts/<node>/pods/<ns>/<name>),
 	// each value a Pod manifest in YAML or JSON; the key is the origin.
 	Prefix string
+	// ObjectPrefixes hold one key per ConfigMap or Secret
+	// (/registry/hosts/<node>/configmaps/<ns>/<name>, .../secrets/...), read
+	// and watched like Prefix.
+	ObjectPrefixes []string
 	// LegacyKey is the seed's single key holding a YAML/JSON list of
 	// ContainerManifests or Pods; the key is the origin.
 	LegacyKey string
@@ -99,9 +103,8 @@ type EtcdSource struct {
 }
 
 type etcdEntry struct {
-	value []byte
-	pods  []manifest.Desired
-	errs  []manifest.ManifestError
+	value   []byte
+	decoded manifest.Decoded
 }
 
 // NewEtcdSource returns a source named name reading the etcd of cfg.
@@ -216,17 +219,33 @@ func (s *EtcdSource) failed(ctx context.Context, out chan<- Update, log *slog.Lo
 
 // relevant reports whether key is one of the source's.
 func (s *EtcdSource) relevant(key string) bool {
-	return (s.cfg.Prefix != "" && strings.HasPrefix(key, s.cfg.Prefix)) || (s.cfg.LegacyKey != "" && key == s.cfg.LegacyKey)
+	for _, p := range s.prefixes() {
+		if strings.HasPrefix(key, p) {
+			return true
+		}
+	}
+	return s.cfg.LegacyKey != "" && key == s.cfg.LegacyKey
+}
+
+// prefixes are Prefix and ObjectPrefixes, the empty ones left out.
+func (s *EtcdSource) prefixes() []string {
+	var out []string
+	for _, p := range append([]string{s.cfg.Prefix}, s.cfg.ObjectPrefixes...) {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // list reads the prefix and the legacy key at one revision and replaces the
 // entries with what it found.
 func (s *EtcdSource) list(ctx context.Context, cli *clientv3.Client) (int64, error) {
 	var ops []clientv3.Op
-	if s.cfg.Prefix != "" {
-		ops = append(ops, clientv3.OpGet(s.cfg.Prefix, clientv3.WithPrefix()))
+	for _, p := range s.prefixes() {
+		ops = append(ops, clientv3.OpGet(p, clientv3.WithPrefix()))
 	}
-	if s.cfg.LegacyKey != "" && (s.cfg.Prefix == "" || !strings.HasPrefix(s.cfg.LegacyKey, s.cfg.Prefix)) {
+	if s.cfg.LegacyKey != "" && !s.underPrefix(s.cfg.LegacyKey) {
 		ops = append(ops, clientv3.OpGet(s.cfg.LegacyKey))
 	}
 	lctx, cancel := context.WithTimeout(ctx, s.requestTimeout())
@@ -278,7 +297,7 @@ func (s *EtcdSource) keysDesc() string {
 
 func (s *EtcdSource) decode(key string, value []byte) *etcdEntry {
 	e := &etcdEntry{value: slices.Clone(value)}
-	e.pods, e.errs = manifest.Decode(s.name, key, manifest.PodSequenceAsList(value), s.opts.Options)
+	e.decoded = manifest.DecodeAll(s.name, key, manifest.PodSequenceAsList(value), s.opts.Options)
 	return e
 }
 
@@ -296,14 +315,29 @@ func (s *EtcdSource) watchKey() (string, []clientv3.OpOption) {
 
 // watchRange is watchKey's [key, end); end is "" for the legacy key alone.
 func (s *EtcdSource) watchRange() (key, end string) {
-	p, l := s.cfg.Prefix, s.cfg.LegacyKey
-	switch {
-	case p == "":
+	l := s.cfg.LegacyKey
+	ps := s.prefixes()
+	if len(ps) == 0 {
 		return l, ""
-	case l == "" || strings.HasPrefix(l, p):
-		return p, clientv3.GetPrefixRangeEnd(p)
 	}
-	return min(p, l), max(clientv3.GetPrefixRangeEnd(p), l+"\x00")
+	key, end = ps[0], clientv3.GetPrefixRangeEnd(ps[0])
+	for _, p := range ps[1:] {
+		key, end = min(key, p), max(end, clientv3.GetPrefixRangeEnd(p))
+	}
+	if l == "" || s.underPrefix(l) {
+		return key, end
+	}
+	return min(key, l), max(end, l+"\x00")
+}
+
+// underPrefix reports whether key is under one of the prefixes.
+func (s *EtcdSource) underPrefix(key string) bool {
+	for _, p := range s.prefixes() {
+		if strings.HasPrefix(key, p) {
+			return true
+		}
+	}
+	return false
 }
 
 var errWatchClosed = errors.New("etcd: watch channel closed")
@@ -452,11 +486,14 @@ func (s *EtcdSource) snapshot() Update {
 	u := Update{Source: s.name}
 	for _, k := range slices.Sorted(maps.Keys(s.entries)) {
 		e := s.entries[k]
-		u.Pods = append(u.Pods, e.pods...)
-		u.Errors = append(u.Errors, e.errs...)
+		u.Pods = append(u.Pods, e.decoded.Pods...)
+		u.Objects = append(u.Objects, e.decoded.Objects...)
+		u.Errors = append(u.Errors, e.decoded.Errors...)
 	}
 	var dups []manifest.ManifestError
 	u.Pods, dups = dedupe(u.Pods)
+	u.Errors = append(u.Errors, dups...)
+	u.Objects, dups = dedupeObjects(u.Objects)
 	u.Errors = append(u.Errors, dups...)
 	s.warned.log(s.opts.logger().With("source", s.name), u.Pods)
 	return cloneUpdate(u)

@@ -183,7 +183,7 @@ func (s *FileSource) scan(log *slog.Logger) (Update, bool) {
 			return Update{}, false
 		}
 		log.Error("cannot list manifests; keeping the last scan", "err", err)
-		u = Update{Source: s.name, Pods: s.last.Pods}
+		u = Update{Source: s.name, Pods: s.last.Pods, Objects: s.last.Objects}
 		u.Errors = append(slices.Clip(s.last.Errors), manifest.ManifestError{Origin: s.path, Err: err.Error()})
 		return u, true
 	default:
@@ -278,16 +278,15 @@ const (
 )
 
 // decodeFile reads and decodes one manifest file.
-func decodeFile(source, file string, opts manifest.Options) ([]manifest.Desired, []manifest.ManifestError, readResult) {
+func decodeFile(source, file string, opts manifest.Options) (manifest.Decoded, readResult) {
 	data, err := readManifest(file)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, readVanished
+		return manifest.Decoded{}, readVanished
 	}
 	if err != nil {
-		return nil, []manifest.ManifestError{{Origin: file, Err: err.Error()}}, readFailed
+		return manifest.Decoded{Errors: []manifest.ManifestError{{Origin: file, Err: err.Error()}}}, readFailed
 	}
-	pods, errs := manifest.Decode(source, file, data, opts)
-	return pods, errs, readOK
+	return manifest.DecodeAll(source, file, data, opts), readOK
 }
 
 func readManifest(file string) ([]byte, error) {
@@ -454,9 +453,8 @@ func decodeFiles(source string, files []string, opts manifest.Options) Update {
 type decodeCache map[string]decoded
 
 type decoded struct {
-	id   fileID
-	pods []manifest.Desired
-	errs []manifest.ManifestError
+	id fileID
+	manifest.Decoded
 }
 
 // racyWindow is more than the granularity of file times (a kernel tick).
@@ -476,12 +474,11 @@ func (c *decodeCache) decodeFiles(source string, files []string, opts manifest.O
 		if c != nil && statOK {
 			if d, ok := (*c)[f]; ok && d.id == id {
 				next[f] = d
-				u.Pods = append(u.Pods, d.pods...)
-				u.Errors = append(u.Errors, d.errs...)
+				u.add(d.Decoded)
 				continue
 			}
 		}
-		pods, errs, read := decodeFile(source, f, opts)
+		dec, read := decodeFile(source, f, opts)
 		if read == readVanished {
 			continue
 		}
@@ -491,10 +488,9 @@ func (c *decodeCache) decodeFiles(source string, files []string, opts manifest.O
 			// changed within racyWindow is not kept: the kernel's coarse
 			// file times could give a second write of the same size the
 			// same identity. A failed read is tried again next scan.
-			next[f] = decoded{id: id, pods: pods, errs: errs}
+			next[f] = decoded{id: id, Decoded: dec}
 		}
-		u.Pods = append(u.Pods, pods...)
-		u.Errors = append(u.Errors, errs...)
+		u.add(dec)
 	}
 	if c != nil {
 		*c = next
@@ -502,5 +498,33 @@ func (c *decodeCache) decodeFiles(source string, files []string, opts manifest.O
 	var dups []manifest.ManifestError
 	u.Pods, dups = dedupe(u.Pods)
 	u.Errors = append(u.Errors, dups...)
+	u.Objects, dups = dedupeObjects(u.Objects)
+	u.Errors = append(u.Errors, dups...)
 	return u
+}
+
+// add appends what one origin declared.
+func (u *Update) add(d manifest.Decoded) {
+	u.Pods = append(u.Pods, d.Pods...)
+	u.Objects = append(u.Objects, d.Objects...)
+	u.Errors = append(u.Errors, d.Errors...)
+}
+
+// dedupeObjects keeps the first object of each kind and key and reports
+// the others as errors of their origins.
+func dedupeObjects(objs []manifest.Object) ([]manifest.Object, []manifest.ManifestError) {
+	first := map[string]string{}
+	var kept []manifest.Object
+	var errs []manifest.ManifestError
+	for _, o := range objs {
+		ref := o.Kind + "/" + o.Key()
+		if origin, ok := first[ref]; ok {
+			errs = append(errs, manifest.ManifestError{Origin: o.Origin, Kind: o.Kind, PodKey: o.Key(), Field: "metadata.name",
+				Err: "Duplicate value: " + strings.ToLower(o.Kind) + " " + o.Key() + " is already declared in " + origin})
+			continue
+		}
+		first[ref] = o.Origin
+		kept = append(kept, o)
+	}
+	return kept, errs
 }

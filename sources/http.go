@@ -197,7 +197,8 @@ func (s *HTTPSource) fetch(ctx context.Context, client *http.Client) (Update, er
 	if s.last == nil || sum != s.lastHash {
 		u := Update{Source: s.name}
 		if len(bytes.TrimSpace(data)) > 0 {
-			u.Pods, u.Errors = manifest.Decode(s.name, s.url, data, s.opts.Options)
+			r := manifest.DecodeAll(s.name, s.url, data, s.opts.Options)
+			u.Pods, u.Objects, u.Errors = r.Pods, r.Objects, r.Errors
 		}
 		s.last, s.lastHash = &u, sum
 	}

@@ -36,7 +36,8 @@ func LoadFiles(paths []string, source string, opts manifest.Options) (pods []man
 			continue
 		}
 		for _, f := range files {
-			fp, ferrs, _ := decodeFile(source, f, opts)
+			dec, _ := decodeFile(source, f, opts)
+			fp, ferrs := dec.Pods, dec.Errors
 			pods = append(pods, fp...)
 			errs = append(errs, ferrs...)
 		}

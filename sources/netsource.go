@@ -47,6 +47,12 @@ func cloneUpdate(u Update) Update {
 			cp.Pods[i] = manifest.Desired{Pod: d.Pod.DeepCopy(), Origin: d.Origin}
 		}
 	}
+	if u.Objects != nil {
+		cp.Objects = make([]manifest.Object, len(u.Objects))
+		for i, o := range u.Objects {
+			cp.Objects[i] = o.DeepCopy()
+		}
+	}
 	if u.Errors != nil {
 		cp.Errors = append([]manifest.ManifestError(nil), u.Errors...)
 	}

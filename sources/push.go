@@ -9,11 +9,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/berth-dev/berth/manifest"
+	"github.com/berth-dev/berth/model"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -29,6 +31,10 @@ var pushRetry = 5 * time.Second
 //	POST   /pods/{ns}/{name}  create (409 when it exists)
 //	PUT    /pods/{ns}/{name}  create (201) or replace (200)
 //	DELETE /pods/{ns}/{name}  delete (404 when missing)
+//
+// and the same for /configmaps/{ns}/{name} and /secrets/{ns}/{name}, whose
+// body declares one ConfigMap or Secret and whose answer lists its keys,
+// never its values.
 //
 // The body (at most MaxPushBytes, else 413) may be anything Decode accepts
 // that declares exactly one pod, whose namespace and name must be those of
@@ -107,11 +113,27 @@ func (s *PushSource) scan() Update {
 
 // Routes returns the push handlers keyed by their http.ServeMux patterns.
 func (s *PushSource) Routes() map[string]http.Handler {
-	return map[string]http.Handler{
-		"POST /pods/{ns}/{name}":   http.HandlerFunc(s.create),
-		"PUT /pods/{ns}/{name}":    http.HandlerFunc(s.replace),
-		"DELETE /pods/{ns}/{name}": http.HandlerFunc(s.remove),
+	routes := map[string]http.Handler{}
+	for _, k := range pushKinds {
+		routes["POST /"+k.path+"/{ns}/{name}"] = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.put(w, r, k, false) })
+		routes["PUT /"+k.path+"/{ns}/{name}"] = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.put(w, r, k, true) })
+		routes["DELETE /"+k.path+"/{ns}/{name}"] = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.remove(w, r, k) })
 	}
+	return routes
+}
+
+// pushKind is one kind of object the push API takes.
+type pushKind struct {
+	kind   string // "Pod", model.KindConfigMap, model.KindSecret
+	path   string // the URL's first element
+	suffix string // of the persisted file, after <ns>_<name>
+	word   string // in messages
+}
+
+var pushKinds = []pushKind{
+	{kind: "Pod", path: "pods", suffix: ".yaml", word: "pod"},
+	{kind: model.KindConfigMap, path: "configmaps", suffix: ".configmap.yaml", word: "configmap"},
+	{kind: model.KindSecret, path: "secrets", suffix: ".secret.yaml", word: "secret"},
 }
 
 // Handler returns a ServeMux serving Routes.
@@ -130,8 +152,8 @@ func (s *PushSource) notify() {
 	}
 }
 
-func (s *PushSource) file(ns, name string) string {
-	return filepath.Join(s.dir, ns+"_"+name+".yaml")
+func (s *PushSource) file(k pushKind, ns, name string) string {
+	return filepath.Join(s.dir, ns+"_"+name+k.suffix)
 }
 
 // target checks the {ns}/{name} of the request; it writes a 400 and
@@ -154,9 +176,11 @@ func target(w http.ResponseWriter, r *http.Request) (ns, name string, ok bool) {
 
 func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
 
-// readPod reads and decodes the body; it writes the error response and
-// returns ok false when the body does not declare the pod ns/name.
-func (s *PushSource) readPod(w http.ResponseWriter, r *http.Request, ns, name string) (data []byte, d manifest.Desired, ok bool) {
+// readBody reads and decodes the body; it writes the error response and
+// returns ok false when the body does not declare exactly the one object
+// ns/name of kind k. The answer is the pod, or the object's kind, name
+// and keys (never a Secret's values).
+func (s *PushSource) readBody(w http.ResponseWriter, r *http.Request, k pushKind, ns, name string) (data []byte, answer any, ok bool) {
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxPushBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -165,54 +189,89 @@ func (s *PushSource) readPod(w http.ResponseWriter, r *http.Request, ns, name st
 		} else {
 			http.Error(w, "reading body: "+err.Error(), http.StatusBadRequest)
 		}
-		return nil, manifest.Desired{}, false
+		return nil, nil, false
 	}
 	origin := r.URL.Path
-	pods, errs := manifest.Decode(s.name, origin, data, s.opts.Options)
-	if len(errs) > 0 {
+	dec := manifest.DecodeAll(s.name, origin, data, s.opts.Options)
+	if len(dec.Errors) > 0 {
 		code := http.StatusUnprocessableEntity
-		lines := make([]string, len(errs))
-		for i, e := range errs {
+		lines := make([]string, len(dec.Errors))
+		for i, e := range dec.Errors {
 			lines[i] = e.Error()
 			if e.PodKey == "" {
 				code = http.StatusBadRequest // not even a pod
 			}
 		}
 		http.Error(w, strings.Join(lines, "\n"), code)
-		return nil, manifest.Desired{}, false
+		return nil, nil, false
 	}
+	var keys []string
+	var objs []manifest.Object
+	for _, o := range dec.Objects {
+		if o.Kind == k.kind {
+			objs = append(objs, o)
+		}
+	}
+	n := len(dec.Pods) + len(dec.Objects)
 	switch {
-	case len(pods) == 0:
-		http.Error(w, origin+": body declares no pod", http.StatusBadRequest)
-		return nil, manifest.Desired{}, false
-	case len(pods) > 1:
-		http.Error(w, fmt.Sprintf("%s: body declares %d pods, want exactly one", origin, len(pods)), http.StatusBadRequest)
-		return nil, manifest.Desired{}, false
+	case k.kind == "Pod" && len(dec.Pods) == 1 && n == 1:
+		keys = []string{manifest.PodKey(dec.Pods[0].Pod.Namespace, dec.Pods[0].Pod.Name)}
+		answer = dec.Pods[0].Pod
+	case k.kind != "Pod" && len(objs) == 1 && n == 1:
+		keys = []string{objs[0].Key()}
+		answer = objectSummary(objs[0])
+	case n == 0:
+		http.Error(w, origin+": body declares no "+k.word, http.StatusBadRequest)
+		return nil, nil, false
+	default:
+		http.Error(w, fmt.Sprintf("%s: body declares %d objects, want exactly one %s", origin, n, k.word), http.StatusBadRequest)
+		return nil, nil, false
 	}
-	p := pods[0].Pod
-	if p.Namespace != ns || p.Name != name {
-		http.Error(w, fmt.Sprintf("%s: pod %s/%s in the body does not match %s/%s in the URL", origin, p.Namespace, p.Name, ns, name), http.StatusBadRequest)
-		return nil, manifest.Desired{}, false
+	if keys[0] != ns+"/"+name {
+		http.Error(w, fmt.Sprintf("%s: %s %s in the body does not match %s/%s in the URL", origin, k.word, keys[0], ns, name), http.StatusBadRequest)
+		return nil, nil, false
 	}
-	return data, pods[0], true
+	return data, answer, true
 }
 
-func (s *PushSource) create(w http.ResponseWriter, r *http.Request) { s.put(w, r, false) }
+// objectSummary is what the push API answers for an object: its kind,
+// name and keys, never a value.
+func objectSummary(o manifest.Object) map[string]any {
+	out := map[string]any{"kind": o.Kind, "apiVersion": "v1"}
+	var keys []string
+	switch {
+	case o.ConfigMap != nil:
+		out["metadata"] = map[string]string{"namespace": o.ConfigMap.Namespace, "name": o.ConfigMap.Name}
+		for k := range o.ConfigMap.Data {
+			keys = append(keys, k)
+		}
+		for k := range o.ConfigMap.BinaryData {
+			keys = append(keys, k)
+		}
+	case o.Secret != nil:
+		out["metadata"] = map[string]string{"namespace": o.Secret.Namespace, "name": o.Secret.Name}
+		out["type"] = o.Secret.Type
+		for k := range o.Secret.Data {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	out["keys"] = keys
+	return out
+}
 
-func (s *PushSource) replace(w http.ResponseWriter, r *http.Request) { s.put(w, r, true) }
-
-func (s *PushSource) put(w http.ResponseWriter, r *http.Request, replace bool) {
+func (s *PushSource) put(w http.ResponseWriter, r *http.Request, k pushKind, replace bool) {
 	ns, name, ok := target(w, r)
 	if !ok {
 		return
 	}
-	data, d, ok := s.readPod(w, r, ns, name)
+	data, answer, ok := s.readBody(w, r, k, ns, name)
 	if !ok {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	file := s.file(ns, name)
+	file := s.file(k, ns, name)
 	_, err := os.Stat(file)
 	exists := err == nil
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -220,12 +279,12 @@ func (s *PushSource) put(w http.ResponseWriter, r *http.Request, replace bool) {
 		return
 	}
 	if exists && !replace {
-		http.Error(w, fmt.Sprintf("pod %s/%s already exists; use PUT to replace it", ns, name), http.StatusConflict)
+		http.Error(w, fmt.Sprintf("%s %s/%s already exists; use PUT to replace it", k.word, ns, name), http.StatusConflict)
 		return
 	}
 	if err := writeFileAtomic(s.dir, file, data); err != nil {
-		s.opts.logger().Error("cannot persist pushed pod", "source", s.name, "pod", ns+"/"+name, "err", err)
-		http.Error(w, "push: persisting pod: "+err.Error(), http.StatusInternalServerError)
+		s.opts.logger().Error("cannot persist pushed "+k.word, "source", s.name, k.word, ns+"/"+name, "err", err)
+		http.Error(w, "push: persisting "+k.word+": "+err.Error(), http.StatusInternalServerError)
 		return
 	}
 	s.notify()
@@ -235,20 +294,20 @@ func (s *PushSource) put(w http.ResponseWriter, r *http.Request, replace bool) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(d.Pod)
+	_ = json.NewEncoder(w).Encode(answer)
 }
 
-func (s *PushSource) remove(w http.ResponseWriter, r *http.Request) {
+func (s *PushSource) remove(w http.ResponseWriter, r *http.Request, k pushKind) {
 	ns, name, ok := target(w, r)
 	if !ok {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	file := s.file(ns, name)
+	file := s.file(k, ns, name)
 	if err := os.Remove(file); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			http.Error(w, fmt.Sprintf("pod %s/%s not found", ns, name), http.StatusNotFound)
+			http.Error(w, fmt.Sprintf("%s %s/%s not found", k.word, ns, name), http.StatusNotFound)
 			return
 		}
 		http.Error(w, "push: "+err.Error(), http.StatusInternalServerError)
@@ -257,7 +316,7 @@ func (s *PushSource) remove(w http.ResponseWriter, r *http.Request) {
 	syncDir(s.dir)
 	s.notify()
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]string{"status": "deleted", "pod": ns + "/" + name})
+	_ = json.NewEncoder(w).Encode(map[string]string{"status": "deleted", k.word: ns + "/" + name})
 }
 
 // writeFileAtomic replaces file (in dir) with data: a temporary file in dir

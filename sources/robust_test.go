@@ -72,7 +72,7 @@ func TestRobustFileSourceHostile(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "exact.yaml"), []byte(exact+"x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, errs, read := decodeFile("file", filepath.Join(dir, "exact.yaml"), manifest.Options{}); read != readFailed || len(errs) != 1 || errs[0].Err != "file is larger than 10 MiB" {
-		t.Errorf("exact.yaml + 1 byte: read %v, errors %v", read, errs)
+	if dec, read := decodeFile("file", filepath.Join(dir, "exact.yaml"), manifest.Options{}); read != readFailed || len(dec.Errors) != 1 || dec.Errors[0].Err != "file is larger than 10 MiB" {
+		t.Errorf("exact.yaml + 1 byte: read %v, errors %v", read, dec.Errors)
 	}
 }

@@ -15,7 +15,10 @@ import (
 type Update struct {
 	Source string
 	Pods   []manifest.Desired
-	Errors []manifest.ManifestError
+	// Objects are the ConfigMaps and Secrets the source declares now;
+	// like Pods, a complete set.
+	Objects []manifest.Object
+	Errors  []manifest.ManifestError
 	// Warnings are source-level conditions shown in the source's status
 	// that do not keep any pod (e.g. "path does not exist").
 	Warnings []string
