@@ -24,14 +24,17 @@ type View interface {
 	Pods() ([]*model.Pod, error)
 	ContainersByPod(key string) ([]*model.Container, error)
 	Source(name string) (*model.Source, error)
+	ObjectsBySource(kind, source string) ([]*model.Object, error)
+	Object(kind, key string) (*model.Object, error)
 }
 
 // Update is one complete update of a source: every pod it offers now, and
 // the manifests it could not decode or validate.
 type Update struct {
 	Source string
-	Pods   []manifest.Desired
-	Errors []manifest.ManifestError
+	Pods    []manifest.Desired
+	Objects []manifest.Object
+	Errors  []manifest.ManifestError
 	// Now stamps SeenAt on new or changed pods.
 	Now time.Time
 }
@@ -42,6 +45,8 @@ type Decision struct {
 	// Pods whose update was refused keep their last good spec, with Error
 	// set; pods of an origin that failed as a whole are kept unchanged.
 	Pods []*model.Pod
+	// Objects replace the source's ConfigMaps and Secrets, as Pods do.
+	Objects []*model.Object
 	// Errors are the update's manifest errors and the refusals, each once.
 	Errors []string
 }
@@ -73,12 +78,18 @@ func Admit(v View, u Update) (Decision, error) {
 	var errs []string
 	for _, e := range u.Errors {
 		errs = append(errs, e.Error())
-		if e.PodKey == "" {
+		switch {
+		case e.PodKey == "":
 			failedOrigin[e.Origin] = true
-		} else {
+		case e.Kind == "":
 			podErr[e.PodKey] = e.Error()
 		}
 	}
+	objects, refusals, err := admitObjects(v, u, failedOrigin)
+	if err != nil {
+		return Decision{}, err
+	}
+	errs = append(errs, refusals...)
 
 	// Pods kept on their last good spec (their update failed) keep their
 	// ports and UIDs too, so a newcomer cannot take them meanwhile.
@@ -158,7 +169,7 @@ func Admit(v View, u Update) (Decision, error) {
 		pods = append(pods, p)
 	}
 	sort.Slice(pods, func(a, b int) bool { return pods[a].Key < pods[b].Key })
-	return Decision{Pods: pods, Errors: errs}, nil
+	return Decision{Pods: pods, Objects: objects, Errors: errs}, nil
 }
 
 func key(d manifest.Desired) string { return manifest.PodKey(d.Pod.Namespace, d.Pod.Name) }
@@ -169,7 +180,7 @@ func merge(old *model.Pod, source string, d manifest.Desired, now time.Time) *mo
 	if old != nil && old.Origin == d.Origin && (old.Spec == d.Pod || equality.Semantic.DeepEqual(old.Spec, d.Pod)) {
 		return old
 	}
-	p := &model.Pod{Key: key(d), Source: source, Origin: d.Origin, Spec: d.Pod, SeenAt: now}
+	p := &model.Pod{Key: key(d), Source: source, Origin: d.Origin, Spec: d.Pod, SeenAt: now, Refs: manifest.RefKeys(d.Pod)}
 	if old != nil && old.Spec.UID == d.Pod.UID {
 		return p.WithObserved(old)
 	}

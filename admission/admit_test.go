@@ -17,6 +17,26 @@ type view struct {
 	pods    []*model.Pod
 	ctrs    map[string][]*model.Container
 	sources map[string]*model.Source
+	objects []*model.Object
+}
+
+func (v view) ObjectsBySource(kind, source string) ([]*model.Object, error) {
+	var out []*model.Object
+	for _, o := range v.objects {
+		if o.Kind == kind && o.Source == source {
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
+func (v view) Object(kind, key string) (*model.Object, error) {
+	for _, o := range v.objects {
+		if o.Kind == kind && o.Key == key {
+			return o, nil
+		}
+	}
+	return nil, nil
 }
 
 func (v view) Pods() ([]*model.Pod, error) { return v.pods, nil }

@@ -77,16 +77,16 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 		return i.failed(u.Source, u.Err)
 	}
 	var errs []string
-	err := i.store.ApplySource(u.Source, func(v store.View) ([]*model.Pod, *model.Source, error) {
-		d, err := admission.Admit(v, admission.Update{Source: u.Source, Pods: u.Pods, Errors: u.Errors, Now: now})
+	err := i.store.ApplySource(u.Source, func(v store.View) (store.SourceWrite, error) {
+		d, err := admission.Admit(v, admission.Update{Source: u.Source, Pods: u.Pods, Objects: u.Objects, Errors: u.Errors, Now: now})
 		if err != nil {
-			return nil, nil, err
+			return store.SourceWrite{}, err
 		}
 		errs = append(d.Errors, u.Warnings...)
 		sort.Strings(errs)
 		ns := &model.Source{Name: u.Source}
 		if src, err := v.Source(u.Source); err != nil {
-			return nil, nil, err
+			return store.SourceWrite{}, err
 		} else if src != nil {
 			cp := *src
 			ns = &cp
@@ -94,7 +94,7 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 		ns.Synced, ns.LastSync, ns.LastError = true, now, ""
 		ns.Updates++
 		ns.Errors = errs
-		return d.Pods, ns, nil
+		return store.SourceWrite{Pods: d.Pods, Objects: d.Objects, Source: ns}, nil
 	})
 	if err != nil {
 		return err

@@ -8,6 +8,8 @@ const (
 	TableContainers = "containers"
 	TableSources    = "sources"
 	TableTombstones = "tombstones"
+	TableConfigMaps = "configmaps"
+	TableSecrets    = "secrets"
 )
 
 // Index names.
@@ -15,6 +17,8 @@ const (
 	IndexID     = "id"
 	IndexSource = "source"
 	IndexPod    = "pod"
+	// IndexRef indexes pods by the ObjectRefs they use (model.Pod.Refs).
+	IndexRef = "ref"
 )
 
 func schema() *memdb.DBSchema {
@@ -23,6 +27,8 @@ func schema() *memdb.DBSchema {
 		TableContainers: containersTableSchema(),
 		TableSources:    sourcesTableSchema(),
 		TableTombstones: tombstonesTableSchema(),
+		TableConfigMaps: configMapsTableSchema(),
+		TableSecrets:    secretsTableSchema(),
 	}}
 }
 
@@ -32,6 +38,23 @@ func podsTableSchema() *memdb.TableSchema {
 		Indexes: map[string]*memdb.IndexSchema{
 			IndexID:     {Name: IndexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Key"}},
 			IndexSource: {Name: IndexSource, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "Source"}},
+			IndexRef:    {Name: IndexRef, AllowMissing: true, Indexer: &memdb.StringSliceFieldIndex{Field: "Refs"}},
+		},
+	}
+}
+
+func configMapsTableSchema() *memdb.TableSchema { return objectsTableSchema(TableConfigMaps) }
+
+func secretsTableSchema() *memdb.TableSchema { return objectsTableSchema(TableSecrets) }
+
+// objectsTableSchema is the schema of a table of model.Objects of one kind,
+// keyed by namespace/name.
+func objectsTableSchema(name string) *memdb.TableSchema {
+	return &memdb.TableSchema{
+		Name: name,
+		Indexes: map[string]*memdb.IndexSchema{
+			IndexID:     {Name: IndexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Key"}},
+			IndexSource: {Name: IndexSource, Indexer: &memdb.StringFieldIndex{Field: "Source"}},
 		},
 	}
 }

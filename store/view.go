@@ -48,19 +48,40 @@ func (v View) Source(name string) (*model.Source, error) {
 	return raw.(*model.Source), nil
 }
 
+// ObjectsBySource returns the objects of kind owned by source.
+func (v View) ObjectsBySource(kind, source string) ([]*model.Object, error) {
+	return objectsIn(v.txn, nil, kind, IndexSource, source)
+}
+
+// Object returns the object of kind with key, or nil.
+func (v View) Object(kind, key string) (*model.Object, error) { return objectIn(v.txn, nil, kind, key) }
+
+// SourceWrite is a source's state after one update: its pods (replaced as
+// ReplaceSourcePods does), its objects (replaced alike: unchanged pointers
+// are not rewritten) and its source row (nil: left as it is).
+type SourceWrite struct {
+	Pods    []*model.Pod
+	Objects []*model.Object
+	Source  *model.Source
+}
+
 // ApplySource decides and writes one update of source in one transaction:
-// decide reads the store through a View and returns the source's pods after
-// the update (replaced as ReplaceSourcePods does) and its source row; no
-// other write comes between the reads and the write. An error from decide
-// writes nothing.
+// decide reads the store through a View and returns the source's state
+// after the update; no other write comes between the reads and the write.
+// Objects are written before pods, and a pod using an object that changed
+// is notified. An error from decide writes nothing.
 //
 // Misuse: decide runs under the store's write lock; it must not call the
 // Store (that deadlocks) nor block.
-func (s *Store) ApplySource(source string, decide func(View) ([]*model.Pod, *model.Source, error)) error {
+func (s *Store) ApplySource(source string, decide func(View) (SourceWrite, error)) error {
 	txn := s.db.Txn(true)
 	defer txn.Abort()
-	pods, src, err := decide(View{txn})
+	w, err := decide(View{txn})
 	if err != nil {
+		return err
+	}
+	pods, src := w.Pods, w.Source
+	if err := s.replaceSourceObjects(txn, source, w.Objects); err != nil {
 		return err
 	}
 	if err := s.replaceSourcePods(txn, source, pods); err != nil {

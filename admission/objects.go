@@ -1,0 +1,105 @@
+package admission
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+
+	"github.com/berth-dev/berth/manifest"
+	"github.com/berth-dev/berth/model"
+)
+
+// objectKinds are the kinds admitted beside pods.
+var objectKinds = []string{model.KindConfigMap, model.KindSecret}
+
+// admitObjects decides the ConfigMaps and Secrets of u: one source per
+// kind and key (the first keeps it), an immutable object is never changed
+// (only removed), a refused or invalid update keeps the last good object
+// with its error, and the objects of an origin that failed as a whole are
+// kept. It returns the source's objects and the refusals.
+func admitObjects(v View, u Update, failedOrigin map[string]bool) ([]*model.Object, []string, error) {
+	objErr := map[string]string{}
+	for _, e := range u.Errors {
+		if e.Kind != "" && e.PodKey != "" {
+			objErr[model.ObjectRef(e.Kind, e.PodKey)] = e.Error()
+		}
+	}
+	have := map[string]*model.Object{}
+	for _, kind := range objectKinds {
+		objs, err := v.ObjectsBySource(kind, u.Source)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, o := range objs {
+			have[o.Ref] = o
+		}
+	}
+	var refusals []string
+	refuse := func(o manifest.Object, ref, msg string) {
+		e := manifest.ManifestError{Origin: o.Origin, Kind: o.Kind, PodKey: o.Key(), Err: msg}
+		refusals = append(refusals, e.Error())
+		objErr[ref] = e.Error()
+	}
+	next := map[string]*model.Object{}
+	for _, o := range u.Objects {
+		key := o.Key()
+		ref := model.ObjectRef(o.Kind, key)
+		cur, err := v.Object(o.Kind, key)
+		if err != nil {
+			return nil, nil, err
+		}
+		if cur != nil && cur.Source != u.Source {
+			refuse(o, ref, fmt.Sprintf("%s already provided by source %q", strings.ToLower(o.Kind), cur.Source))
+			continue
+		}
+		old := have[ref]
+		if old != nil && old.Origin == o.Origin && sameObject(old, o) {
+			next[ref] = withObjectError(old, "")
+			continue
+		}
+		if old != nil && old.Immutable() && !sameObject(old, o) {
+			refuse(o, ref, "field is immutable when `immutable` is set: delete and re-create it to change it")
+			continue
+		}
+		next[ref] = &model.Object{Kind: o.Kind, Key: key, Ref: ref, Source: u.Source, Origin: o.Origin, ConfigMap: o.ConfigMap, Secret: o.Secret}
+	}
+	for ref, old := range have {
+		if _, ok := next[ref]; ok {
+			continue
+		}
+		if _, bad := objErr[ref]; bad || failedOrigin[old.Origin] {
+			next[ref] = old
+		}
+	}
+	out := make([]*model.Object, 0, len(next))
+	for ref, o := range next {
+		if msg := objErr[ref]; msg != o.Error {
+			o = withObjectError(o, msg)
+		}
+		out = append(out, o)
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Ref < out[b].Ref })
+	return out, refusals, nil
+}
+
+// sameObject reports whether stored o declares what offered n does.
+func sameObject(o *model.Object, n manifest.Object) bool {
+	switch {
+	case o.ConfigMap != nil && n.ConfigMap != nil:
+		return o.ConfigMap == n.ConfigMap || equality.Semantic.DeepEqual(o.ConfigMap, n.ConfigMap)
+	case o.Secret != nil && n.Secret != nil:
+		return o.Secret == n.Secret || equality.Semantic.DeepEqual(o.Secret, n.Secret)
+	}
+	return false
+}
+
+func withObjectError(o *model.Object, msg string) *model.Object {
+	if o.Error == msg {
+		return o
+	}
+	cp := *o
+	cp.Error = msg
+	return &cp
+}

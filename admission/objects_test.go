@@ -1,0 +1,81 @@
+package admission
+
+import (
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/berth-dev/berth/manifest"
+	"github.com/berth-dev/berth/model"
+)
+
+func configMap(name, value string, immutable bool) manifest.Object {
+	cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}, Data: map[string]string{"k": value}}
+	if immutable {
+		cm.Immutable = ptr.To(true)
+	}
+	return manifest.Object{Kind: model.KindConfigMap, ConfigMap: cm, Origin: name + ".yaml"}
+}
+
+func stored(source string, o manifest.Object) *model.Object {
+	return &model.Object{Kind: o.Kind, Key: o.Key(), Ref: model.ObjectRef(o.Kind, o.Key()), Source: source, Origin: o.Origin, ConfigMap: o.ConfigMap, Secret: o.Secret}
+}
+
+// TestObjectOwnership: the first source keeps an object's key; another
+// source's object of that key is refused with the owner named.
+func TestObjectOwnership(t *testing.T) {
+	v := view{objects: []*model.Object{stored("http", configMap("cfg", "a", false))}}
+	d, err := Admit(v, Update{Source: "file", Objects: []manifest.Object{configMap("cfg", "b", false), configMap("mine", "c", false)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Objects) != 1 || d.Objects[0].Key != "default/mine" {
+		t.Fatalf("objects %v, want only default/mine", d.Objects)
+	}
+	if len(d.Errors) != 1 || !strings.Contains(d.Errors[0], `configmap default/cfg: configmap already provided by source "http"`) {
+		t.Fatalf("errors %q", d.Errors)
+	}
+}
+
+// TestImmutableObjectKept: a changed immutable ConfigMap keeps its stored
+// version with the refusal; unchanged, it keeps its pointer.
+func TestImmutableObjectKept(t *testing.T) {
+	old := stored("file", configMap("cfg", "a", true))
+	v := view{objects: []*model.Object{old}}
+	d, err := Admit(v, Update{Source: "file", Objects: []manifest.Object{configMap("cfg", "b", true)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Objects) != 1 || d.Objects[0].ConfigMap.Data["k"] != "a" || !strings.Contains(d.Objects[0].Error, "immutable") {
+		t.Fatalf("objects %+v: want the old data with an immutable error", d.Objects)
+	}
+	d, err = Admit(v, Update{Source: "file", Objects: []manifest.Object{configMap("cfg", "a", true)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Objects) != 1 || d.Objects[0] != old {
+		t.Fatalf("an unchanged object was rewritten: %+v", d.Objects)
+	}
+	// Gone from its source, it goes.
+	if d, _ = Admit(v, Update{Source: "file"}); len(d.Objects) != 0 {
+		t.Fatalf("a removed immutable object stayed: %+v", d.Objects)
+	}
+}
+
+// TestInvalidObjectUpdateKeepsLastGood: an object whose update failed to
+// validate keeps its last good version, with the error.
+func TestInvalidObjectUpdateKeepsLastGood(t *testing.T) {
+	old := stored("file", configMap("cfg", "a", false))
+	v := view{objects: []*model.Object{old}}
+	bad := manifest.ManifestError{Origin: "cfg.yaml", Kind: model.KindConfigMap, PodKey: "default/cfg", Field: "data[a/b]", Err: "Invalid value"}
+	d, err := Admit(v, Update{Source: "file", Errors: []manifest.ManifestError{bad}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Objects) != 1 || d.Objects[0].ConfigMap != old.ConfigMap || d.Objects[0].Error == "" {
+		t.Fatalf("objects %+v: want the last good one with its error", d.Objects)
+	}
+}

@@ -1,0 +1,129 @@
+package store
+
+import (
+	"fmt"
+
+	memdb "github.com/hashicorp/go-memdb"
+
+	"github.com/berth-dev/berth/model"
+)
+
+// objectTable is the table of objects of kind, "" for an unknown kind.
+func objectTable(kind string) string {
+	switch kind {
+	case model.KindConfigMap:
+		return TableConfigMaps
+	case model.KindSecret:
+		return TableSecrets
+	}
+	return ""
+}
+
+// ObjectKinds are the kinds of objects the store keeps beside pods.
+var ObjectKinds = []string{model.KindConfigMap, model.KindSecret}
+
+// Object returns the object of kind with key (namespace/name), or nil.
+func (s *Store) Object(ws memdb.WatchSet, kind, key string) (*model.Object, error) {
+	return objectIn(s.db.Txn(false), ws, kind, key)
+}
+
+func objectIn(txn *memdb.Txn, ws memdb.WatchSet, kind, key string) (*model.Object, error) {
+	table := objectTable(kind)
+	if table == "" {
+		return nil, fmt.Errorf("object lookup: unknown kind %q", kind)
+	}
+	ch, raw, err := txn.FirstWatch(table, IndexID, key)
+	if err != nil {
+		return nil, fmt.Errorf("object lookup: %w", err)
+	}
+	ws.Add(ch)
+	if raw == nil {
+		return nil, nil
+	}
+	return raw.(*model.Object), nil
+}
+
+// Objects returns every object of kind, ordered by key.
+func (s *Store) Objects(ws memdb.WatchSet, kind string) ([]*model.Object, error) {
+	return objectsIn(s.db.Txn(false), ws, kind, IndexID)
+}
+
+func objectsIn(txn *memdb.Txn, ws memdb.WatchSet, kind, index string, args ...any) ([]*model.Object, error) {
+	table := objectTable(kind)
+	if table == "" {
+		return nil, fmt.Errorf("object list: unknown kind %q", kind)
+	}
+	it, err := txn.Get(table, index, args...)
+	if err != nil {
+		return nil, fmt.Errorf("object list: %w", err)
+	}
+	ws.Add(it.WatchCh())
+	var out []*model.Object
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		out = append(out, raw.(*model.Object))
+	}
+	return out, nil
+}
+
+// PodsUsing returns the pods whose Refs hold ref (model.ObjectRef).
+func (s *Store) PodsUsing(ws memdb.WatchSet, ref string) ([]*model.Pod, error) {
+	return podsIn(s.db.Txn(false), ws, IndexRef, ref)
+}
+
+// replaceSourceObjects makes objs the complete set of objects owned by
+// source, as replaceSourcePods does for pods; every pod using an object
+// that changed or went is notified.
+func (s *Store) replaceSourceObjects(txn *memdb.Txn, source string, objs []*model.Object) error {
+	want := map[string]*model.Object{}
+	for _, o := range objs {
+		if o.Source != source {
+			return fmt.Errorf("%s %s: source %q written as %q", o.Kind, o.Key, o.Source, source)
+		}
+		if objectTable(o.Kind) == "" {
+			return fmt.Errorf("%s %s: unknown kind", o.Kind, o.Key)
+		}
+		want[model.ObjectRef(o.Kind, o.Key)] = o
+	}
+	for _, kind := range ObjectKinds {
+		have, err := objectsIn(txn, nil, kind, IndexSource, source)
+		if err != nil {
+			return err
+		}
+		for _, o := range have {
+			ref := model.ObjectRef(o.Kind, o.Key)
+			next, ok := want[ref]
+			switch {
+			case !ok:
+				if err := txn.Delete(objectTable(kind), o); err != nil {
+					return fmt.Errorf("object delete: %w", err)
+				}
+				if err := s.notifyUsers(txn, ref); err != nil {
+					return err
+				}
+			case next == o:
+				delete(want, ref) // unchanged
+			}
+		}
+	}
+	for ref, o := range want {
+		if err := txn.Insert(objectTable(o.Kind), o); err != nil {
+			return fmt.Errorf("object insert: %w", err)
+		}
+		if err := s.notifyUsers(txn, ref); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// notifyUsers notifies, on commit, every pod using ref.
+func (s *Store) notifyUsers(txn *memdb.Txn, ref string) error {
+	pods, err := podsIn(txn, nil, IndexRef, ref)
+	if err != nil {
+		return err
+	}
+	for _, p := range pods {
+		s.deferNotify(txn, p.Key)
+	}
+	return nil
+}
