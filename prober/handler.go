@@ -1,5 +1,6 @@
 // Package prober runs Kubernetes probes (liveness, readiness, startup) and
-// lifecycle hook handlers against containers: httpGet, tcpSocket and exec.
+// lifecycle hook handlers against containers: httpGet, tcpSocket, exec and
+// (probes only) grpc.
 package prober
 
 import (
@@ -22,12 +23,12 @@ import (
 )
 
 // Target is where a handler runs: the container (for exec) and the pod's
-// address (for httpGet and tcpSocket).
+// address (for httpGet, tcpSocket and grpc).
 type Target struct {
 	ContainerID string
 	Spec        *v1.Container
 	// PodIP is the sandbox's address; "127.0.0.1" for hostNetwork pods; ""
-	// when the pod has none, which fails httpGet and tcpSocket handlers.
+	// when the pod has none, which fails httpGet, tcpSocket and grpc handlers.
 	PodIP string
 }
 
@@ -58,12 +59,14 @@ type Handler struct {
 	Exec      *v1.ExecAction
 	HTTPGet   *v1.HTTPGetAction
 	TCPSocket *v1.TCPSocketAction
-	Sleep     *v1.SleepAction
+	// GRPC is a probe's only: lifecycle hooks have no grpc action.
+	GRPC  *v1.GRPCAction
+	Sleep *v1.SleepAction
 }
 
 // FromProbe returns the handler of p.
 func FromProbe(p *v1.Probe) Handler {
-	return Handler{Exec: p.Exec, HTTPGet: p.HTTPGet, TCPSocket: p.TCPSocket}
+	return Handler{Exec: p.Exec, HTTPGet: p.HTTPGet, TCPSocket: p.TCPSocket, GRPC: p.GRPC}
 }
 
 // FromLifecycle returns the handler of a lifecycle hook.
@@ -102,6 +105,8 @@ func (e *Executor) Run(ctx context.Context, h Handler, t Target, timeout time.Du
 			return err
 		}
 		return conn.Close()
+	case h.GRPC != nil:
+		return grpcCheck(ctx, h.GRPC, t, timeout)
 	case h.Sleep != nil:
 		select {
 		case <-ctx.Done():
