@@ -254,12 +254,12 @@ var podFields = map[reflect.Type]map[string]fieldRule{
 		"exec":      m("docker exec"),
 		"httpGet":   m("an HTTP GET from the node"),
 		"tcpSocket": m("a TCP connect from the node"),
-		"grpc":      ref("gRPC probes are not implemented"),
+		"grpc":      m("a grpc.health.v1 Check from the node; SERVING passes"),
 	},
 	reflect.TypeFor[v1.GRPCAction](): {
-		"port":    ref("gRPC probes are refused"),
-		"service": ref("gRPC probes are refused"),
-		"mode":    ref("gRPC probes are refused"),
+		"port":    m("the port on the pod's IP, by number"),
+		"service": m("the service of the health check request (default \"\")"),
+		"mode":    m("Plaintext (default) or TLS without certificate verification"),
 	},
 	reflect.TypeFor[v1.ExecAction](): {
 		"command": m("run in the container"),

@@ -97,7 +97,7 @@ func TestClassedFields(t *testing.T) {
 		Tolerations:      []v1.Toleration{{Key: "k"}},
 		ReadinessGates:   []v1.PodReadinessGate{},
 		Containers: []v1.Container{{Name: "a"}, {Name: "b", Stdin: true,
-			LivenessProbe: &v1.Probe{ProbeHandler: v1.ProbeHandler{GRPC: &v1.GRPCAction{Port: 1}}},
+			LivenessProbe: &v1.Probe{ProbeHandler: v1.ProbeHandler{GRPC: &v1.GRPCAction{Port: 1}}, TerminationGracePeriodSeconds: ptr.To[int64](1)},
 			Env:           []v1.EnvVar{{Name: "X", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{Key: "k"}}}}}},
 		Volumes: []v1.Volume{{Name: "c", VolumeSource: v1.VolumeSource{NFS: &v1.NFSVolumeSource{}}}},
 	}
@@ -109,7 +109,7 @@ func TestClassedFields(t *testing.T) {
 			ignored = append(ignored, f.path.String())
 		}
 	}
-	want := "spec.volumes[0].nfs spec.containers[1].livenessProbe.grpc spec.runtimeClassName"
+	want := "spec.volumes[0].nfs spec.containers[1].livenessProbe.terminationGracePeriodSeconds spec.runtimeClassName"
 	if got := strings.Join(refusedPaths, " "); got != want {
 		t.Errorf("refused %s\nwant    %s", got, want)
 	}

@@ -430,6 +430,9 @@ func sortedResourceNames(rl v1.ResourceList) []v1.ResourceName {
 func validateProbe(pr *v1.Probe, p *field.Path, oneShot bool) field.ErrorList {
 	h := &pr.ProbeHandler
 	errs := validateActions(h.Exec, h.HTTPGet, h.TCPSocket, "grpc", h.GRPC != nil, p)
+	if h.GRPC != nil {
+		errs = append(errs, validateGRPC(h.GRPC, p.Child("grpc"))...)
+	}
 	for _, n := range []struct {
 		name  string
 		value int32

@@ -258,9 +258,6 @@ func TestIssue12Refused(t *testing.T) {
 		{"HTTP2 probe", func(p *v1.Pod) {
 			p.Spec.Containers[0].LivenessProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Port: intstr.FromInt32(8080), Protocol: ptr.To(v1.HTTPProtocolHTTP2)}}}
 		}, "spec.containers[0].livenessProbe.httpGet.protocol: Forbidden: not supported by berth"},
-		{"grpc probe", func(p *v1.Pod) {
-			p.Spec.Containers[0].ReadinessProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{GRPC: &v1.GRPCAction{Port: 9000}}}
-		}, "spec.containers[0].readinessProbe.grpc: Forbidden: not supported by berth (gRPC probes"},
 		{"probe grace period", func(p *v1.Pod) {
 			p.Spec.Containers[0].LivenessProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"true"}}}, TerminationGracePeriodSeconds: ptr.To[int64](5)}
 		}, "spec.containers[0].livenessProbe.terminationGracePeriodSeconds: Forbidden: not supported by berth"},
