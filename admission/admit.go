@@ -2,8 +2,9 @@
 // one source per pod key, one pod per key within a source, one pod per UID
 // (it names the pod's directories on the host), no host port bound twice,
 // and a pod still running for a source that has not synced since berth
-// started stays that source's. It is pure over a View of the store, so the
-// store can run the decision and its write in one transaction.
+// started stays that source's; new and changed pods must fit the node
+// (node.go). It is pure over a View of the store, so the store can run the
+// decision and its write in one transaction.
 package admission
 
 import (
@@ -37,6 +38,8 @@ type Update struct {
 	Errors  []manifest.ManifestError
 	// Now stamps SeenAt on new or changed pods.
 	Now time.Time
+	// Node, when set, refuses new and changed pods that do not fit it.
+	Node *Node
 }
 
 // Decision is the source's pods after an update and why pods were refused.
@@ -49,6 +52,8 @@ type Decision struct {
 	Objects []*model.Object
 	// Errors are the update's manifest errors and the refusals, each once.
 	Errors []string
+	// Warnings concern pods admitted all the same.
+	Warnings []string
 }
 
 // Admit decides u against the store as v shows it. It never modifies what v
@@ -63,12 +68,14 @@ func Admit(v View, u Update) (Decision, error) {
 	var taken portClaims
 	uids := map[types.UID]string{}
 	owner := map[string]string{}
+	fits := newNodeFit(u.Node)
 	for _, p := range all {
 		if p.Source == u.Source {
 			have[p.Key] = p
 			continue
 		}
 		owner[p.Key] = p.Source
+		fits.hold(p)
 		taken.add(p.Key, p.Spec)
 		uids[p.Spec.UID] = p.Key
 	}
@@ -96,11 +103,13 @@ func Admit(v View, u Update) (Decision, error) {
 	offered := map[string]bool{}
 	for _, d := range u.Pods {
 		offered[key(d)] = true
+		fits.hold(have[key(d)])
 	}
 	for k, old := range have {
 		if _, bad := podErr[k]; (bad || failedOrigin[old.Origin]) && !offered[k] {
 			taken.add(k, old.Spec)
 			uids[old.Spec.UID] = k
+			fits.hold(old)
 		}
 	}
 
@@ -144,6 +153,16 @@ func Admit(v View, u Update) (Decision, error) {
 			refuse(d, k, fmt.Sprintf("metadata.uid: %s is already the uid of pod %s", d.Pod.UID, o))
 			continue
 		}
+		if msg, err := foreignRef(v, u.Source, d); err != nil {
+			return Decision{}, err
+		} else if msg != "" {
+			refuse(d, k, msg)
+			continue
+		}
+		if msg := fits.admit(k, d, have[k]); msg != "" {
+			refuse(d, k, msg)
+			continue
+		}
 		uids[d.Pod.UID] = k
 		taken.add(k, d.Pod)
 		next[k] = merge(have[k], u.Source, d, u.Now)
@@ -169,7 +188,7 @@ func Admit(v View, u Update) (Decision, error) {
 		pods = append(pods, p)
 	}
 	sort.Slice(pods, func(a, b int) bool { return pods[a].Key < pods[b].Key })
-	return Decision{Pods: pods, Objects: objects, Errors: errs}, nil
+	return Decision{Pods: pods, Objects: objects, Errors: errs, Warnings: u.Node.warnings(u)}, nil
 }
 
 func key(d manifest.Desired) string { return manifest.PodKey(d.Pod.Namespace, d.Pod.Name) }

@@ -313,13 +313,13 @@ func (a *Agent) Run(ctx context.Context) error {
 	if a.etcdEvents != nil {
 		g.Go(func() error { a.etcdEvents.Run(ctx); return nil })
 	}
+	host := hostInfo(a)
+	if h, err := withMachineInfo(ctx, host, a.stats); err == nil {
+		host = h
+	} else {
+		log.Info("node capacity from /proc (no cAdvisor machine info)", "err", err)
+	}
 	if a.etcd != nil {
-		host := hostInfo(a)
-		if h, err := withMachineInfo(ctx, host, a.stats); err == nil {
-			host = h
-		} else {
-			log.Info("node capacity from /proc (no cAdvisor machine info)", "err", err)
-		}
 		cm := newClusterMember(a, a.etcd, a.clock, host, log)
 		log.Info("registering the node in etcd", "etcd", describeEtcd(cfg), "node_key", cfg.EtcdNodesPrefix+cfg.NodeName,
 			"status_prefix", cfg.EtcdStatusPrefix, "lease_ttl", cfg.EtcdLeaseTTL)
@@ -329,6 +329,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	if waitUntil(ctx, a.dockerInf.Synced) {
 		log.Info("docker containers listed; starting sources and controller")
 		updates := make(chan sources.Update)
+		a.srcInf.Node = admissionNode(host)
 		g.Go(func() error { a.srcInf.Run(ctx, updates); return nil })
 		for _, s := range a.srcs {
 			g.Go(func() error {

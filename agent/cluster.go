@@ -63,7 +63,7 @@ func hostInfo(a *Agent) cluster.HostInfo {
 	cfg, node := a.cfg, a.node
 	return cluster.HostInfo{
 		Name: cfg.NodeName, Version: config.Version, CPUMilli: node.CPUMilli, Memory: node.Memory, MaxPods: maxPods,
-		OS: goruntime.GOOS, Arch: goruntime.GOARCH, Kernel: kernelRelease(), Started: time.Now(),
+		OS: goruntime.GOOS, Arch: goruntime.GOARCH, Kernel: kernelRelease(), Started: time.Now(), Labels: cfg.NodeLabels,
 		Addresses: []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: node.IP}, {Type: v1.NodeHostName, Address: cfg.NodeName}},
 		RuntimeVersion: func(ctx context.Context) (string, error) {
 			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)

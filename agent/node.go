@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/berth-dev/berth/admission"
+	"github.com/berth-dev/berth/cluster"
 	"github.com/berth-dev/berth/controller"
 )
 
@@ -21,6 +23,13 @@ func nodeInfo(configured string) controller.NodeInfo {
 		n.IP = detectNodeIP()
 	}
 	return n
+}
+
+// admissionNode is the node pods must fit: h's name, labels and OS, and
+// its capacity as allocatable (berth reserves nothing), as the node object
+// reports them.
+func admissionNode(h cluster.HostInfo) *admission.Node {
+	return &admission.Node{Name: h.Name, Labels: h.Labels, OS: h.OS, CPUMilli: h.CPUMilli, Memory: h.Memory}
 }
 
 // detectNodeIP is the source address of the default route when there is

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"maps"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,6 +31,9 @@ type HostInfo struct {
 	OS, Arch       string
 	Kernel         string
 	Started        time.Time
+	// Labels are the node's labels; kubernetes.io/hostname, os and arch
+	// are always Name, OS and Arch.
+	Labels map[string]string
 }
 
 // Check is one condition of the node's readiness: Err's text is the
@@ -100,8 +104,7 @@ func (r *NodeReporter) Node(ctx context.Context, pods int) v1.Node {
 			Name:              r.info.Name,
 			CreationTimestamp: metav1.Time{Time: r.info.Started.Truncate(time.Second)},
 			Annotations:       map[string]string{PodsAnnotation: strconv.Itoa(pods)},
-			Labels: map[string]string{"kubernetes.io/hostname": r.info.Name, "kubernetes.io/os": r.info.OS,
-				"kubernetes.io/arch": r.info.Arch},
+			Labels:            r.labels(),
 		},
 		Status: v1.NodeStatus{
 			Capacity:    capacity,
@@ -117,4 +120,13 @@ func (r *NodeReporter) Node(ctx context.Context, pods int) v1.Node {
 			},
 		},
 	}
+}
+
+func (r *NodeReporter) labels() map[string]string {
+	out := maps.Clone(r.info.Labels)
+	if out == nil {
+		out = map[string]string{}
+	}
+	out[v1.LabelHostname], out[v1.LabelOSStable], out[v1.LabelArchStable] = r.info.Name, r.info.OS, r.info.Arch
+	return out
 }

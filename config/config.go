@@ -25,7 +25,10 @@ var Version = "0.1.0"
 type Config struct {
 	NodeName string
 	// NodeIP is the address reported as the pods' hostIP; empty: detected.
-	NodeIP     string
+	NodeIP string
+	// NodeLabels are the node's labels, which pods' nodeSelector and node
+	// affinity select: node_labels plus kubernetes.io/hostname, os and arch.
+	NodeLabels map[string]string
 	RootDir    string
 	DockerHost string
 	// DockerConfig is a Docker config.json whose "auths" log in for pulls.
@@ -106,6 +109,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("node_name", strings.ToLower(host))
 	v.SetDefault("root_dir", "/var/lib/berth")
 	v.SetDefault("node_ip", "")
+	v.SetDefault("node_labels", map[string]string{})
 	dh := os.Getenv("DOCKER_HOST")
 	if dh == "" {
 		dh = "unix:///var/run/docker.sock"
@@ -346,6 +350,7 @@ func fromViper(v *viper.Viper) (*Config, error) {
 		HostPorts:             map[string]model.PortRanges{},
 	}
 	p.podSecurity(c)
+	c.NodeLabels = p.nodeLabels(c.NodeName)
 	c.EtcdEndpoints = etcdclient.SplitEndpoints(c.EtcdEndpoints...)
 	if c.NodeName == "" {
 		p.errs = append(p.errs, "node_name: must not be empty")

@@ -21,7 +21,10 @@ type SourceInformer struct {
 	clock   clock.PassiveClock
 	metrics Metrics
 	log     *slog.Logger
-	mu      sync.Mutex
+	// Node is the node pods must fit (admission.Update.Node); set before
+	// Run, nil checks nothing.
+	Node *admission.Node
+	mu   sync.Mutex
 	// lastErrs is the previous error set per source, to count new errors
 	// once. Guarded by mu.
 	lastErrs map[string]map[string]bool
@@ -78,11 +81,11 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 	}
 	var errs []string
 	err := i.store.ApplySource(u.Source, func(v store.View) (store.SourceWrite, error) {
-		d, err := admission.Admit(v, admission.Update{Source: u.Source, Pods: u.Pods, Objects: u.Objects, Errors: u.Errors, Now: now})
+		d, err := admission.Admit(v, admission.Update{Source: u.Source, Pods: u.Pods, Objects: u.Objects, Errors: u.Errors, Now: now, Node: i.Node})
 		if err != nil {
 			return store.SourceWrite{}, err
 		}
-		errs = append(d.Errors, u.Warnings...)
+		errs = append(append(d.Errors, d.Warnings...), u.Warnings...)
 		sort.Strings(errs)
 		ns := &model.Source{Name: u.Source}
 		if src, err := v.Source(u.Source); err != nil {

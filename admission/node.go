@@ -1,0 +1,121 @@
+package admission
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+
+	"github.com/berth-dev/berth/manifest"
+	"github.com/berth-dev/berth/model"
+)
+
+// Node is what admission knows of the node: the name, labels and OS that
+// pods select, and the allocatable CPU (millicores) and memory (bytes)
+// their requests are counted against; a zero capacity is unknown and not
+// checked. Update.Node nil checks nothing of the node.
+type Node struct {
+	Name     string
+	Labels   map[string]string
+	OS       string
+	CPUMilli int64
+	Memory   int64
+}
+
+// The kubelet's admission reasons (pkg/kubelet/lifecycle) and messages.
+const (
+	reasonOSLabel      = "PodOSSelectorNodeLabelDoesNotMatch"
+	reasonOS           = "PodOSNotSupported"
+	reasonNodeAffinity = "NodeAffinity"
+	reasonOutOf        = "OutOf" // + the resource: OutOfcpu, OutOfmemory
+	msgOSLabel         = "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label"
+	msgOS              = "Failed to admit pod as the OS field doesn't match node OS"
+	msgNodeAffinity    = "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector"
+)
+
+// nodeFit decides whether pods fit the node, in the kubelet's order (OS
+// label, OS field, resources, node affinity) with its first failure's
+// reason, and holds the requests of the pods the node runs, by pod key.
+type nodeFit struct {
+	node *Node
+	held map[string]requests
+}
+
+func newNodeFit(n *Node) *nodeFit { return &nodeFit{node: n, held: map[string]requests{}} }
+
+// hold counts p's requests against the node (replacing what p's key held).
+// A terminal pod, which runs nothing, holds none.
+func (f *nodeFit) hold(p *model.Pod) {
+	if f.node == nil || p == nil || p.Terminal != "" {
+		return
+	}
+	f.held[p.Key] = podRequests(p.Spec)
+}
+
+// admit returns "" and holds d's requests when d fits beside the other
+// pods held, else the refusal "Reason: message". A pod unchanged since it
+// was admitted (old's spec) is not checked again, as the kubelet admits a
+// pod once.
+func (f *nodeFit) admit(k string, d manifest.Desired, old *model.Pod) string {
+	if f.node == nil {
+		return ""
+	}
+	if old != nil && (old.Spec == d.Pod || equality.Semantic.DeepEqual(old.Spec, d.Pod)) {
+		return ""
+	}
+	if msg := f.refusal(k, d.Pod); msg != "" {
+		return msg
+	}
+	f.held[k] = podRequests(d.Pod)
+	return ""
+}
+
+func (f *nodeFit) refusal(k string, pod *v1.Pod) string {
+	n := f.node
+	if os, ok := pod.Labels[v1.LabelOSStable]; ok && os != n.OS {
+		return reasonOSLabel + ": " + msgOSLabel
+	}
+	if pod.Spec.OS != nil && string(pod.Spec.OS.Name) != n.OS {
+		return reasonOS + ": " + msgOS
+	}
+	want := podRequests(pod)
+	var used requests
+	for key, r := range f.held {
+		if key != k {
+			used = used.plus(r)
+		}
+	}
+	for _, r := range []struct {
+		name                      v1.ResourceName
+		requested, used, capacity int64
+	}{
+		{v1.ResourceCPU, want.cpu, used.cpu, n.CPUMilli},
+		{v1.ResourceMemory, want.memory, used.memory, n.Memory},
+	} {
+		if r.capacity > 0 && r.requested > 0 && r.requested > r.capacity-r.used {
+			return fmt.Sprintf("%s%s: Node didn't have enough resource: %s, requested: %d, used: %d, capacity: %d",
+				reasonOutOf, r.name, r.name, r.requested, r.used, r.capacity)
+		}
+	}
+	if !selectsNode(&pod.Spec, n.Name, n.Labels) {
+		return reasonNodeAffinity + ": " + msgNodeAffinity
+	}
+	return ""
+}
+
+// warnings are the lines of u's pods that name another node in
+// spec.nodeName: the pod runs here all the same, as a static pod would.
+func (n *Node) warnings(u Update) []string {
+	if n == nil {
+		return nil
+	}
+	var out []string
+	for _, d := range u.Pods {
+		if nn := d.Pod.Spec.NodeName; nn != "" && nn != n.Name {
+			e := manifest.ManifestError{Origin: d.Origin, PodKey: key(d), Field: "spec.nodeName",
+				Err: fmt.Sprintf("%q is not this node (%q); berth runs the pod here all the same", nn, n.Name)}
+			out = append(out, e.Error())
+		}
+	}
+	return out
+}
