@@ -19,6 +19,9 @@
 //	sees FILE DIR NAME...
 //	                 append to FILE one line "NAME=0|1 ..." telling whether
 //	                 each DIR/NAME exists, exit 0
+//	grpc-health PORT [SERVICE=STATUS]...
+//	                 grpc.health.v1 on PORT, "" SERVING unless given; HTTP
+//	                 on $PORT sets one: /grpc-health?service=S&status=X
 //
 // Modes for exec, which print no start banner (their output is exact):
 //
@@ -99,6 +102,8 @@ func main() {
 		waitSignal()
 	case "sees":
 		sees(os.Args[2], os.Args[3], os.Args[4:])
+	case "grpc-health":
+		grpcHealth(os.Args[2], os.Args[3:])
 	case "fill":
 		if len(os.Args) < 4 {
 			fmt.Fprintln(os.Stderr, "fill: needs PATH BYTES")
