@@ -103,3 +103,34 @@ func withObjectError(o *model.Object, msg string) *model.Object {
 	cp.Error = msg
 	return &cp
 }
+
+// foreignRef refuses a pod that needs (without optional) a ConfigMap or
+// Secret whose key another source holds: a pod may use only its own
+// source's objects, and this one could never start.
+func foreignRef(v View, source string, d manifest.Desired) (string, error) {
+	for _, r := range manifest.References(d.Pod) {
+		if r.Optional {
+			continue
+		}
+		o, err := v.Object(r.Kind, manifest.PodKey(d.Pod.Namespace, r.Name))
+		if err != nil {
+			return "", err
+		}
+		if o != nil && o.Source != source {
+			return fmt.Sprintf("%s: %s %q is declared by source %q; a pod may use only ConfigMaps and Secrets of its own source (%q)",
+				refField(r), strings.ToLower(r.Kind), r.Name, o.Source, source), nil
+		}
+	}
+	return "", nil
+}
+
+// refField names where a pod uses an object, for refusals.
+func refField(r manifest.Ref) string {
+	switch {
+	case r.Volume != "":
+		return fmt.Sprintf("spec.volumes[%s]", r.Volume)
+	case r.Container != "":
+		return fmt.Sprintf("spec.containers[%s].env", r.Container)
+	}
+	return "spec.imagePullSecrets"
+}

@@ -6,6 +6,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/berth-dev/berth/manifest"
@@ -77,5 +78,27 @@ func TestInvalidObjectUpdateKeepsLastGood(t *testing.T) {
 	}
 	if len(d.Objects) != 1 || d.Objects[0].ConfigMap != old.ConfigMap || d.Objects[0].Error == "" {
 		t.Fatalf("objects %+v: want the last good one with its error", d.Objects)
+	}
+}
+
+// TestPodUsingAnotherSourcesObjectRefused: a pod needing a ConfigMap that
+// another source declares is refused, saying so; an optional use is not.
+func TestPodUsingAnotherSourcesObjectRefused(t *testing.T) {
+	v := view{objects: []*model.Object{stored("http", configMap("cfg", "a", false))}}
+	pod := func(name string, optional bool) manifest.Desired {
+		p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID(name + "-uid")}}
+		p.Spec.Containers = []v1.Container{{Name: "c", Image: "i", EnvFrom: []v1.EnvFromSource{{ConfigMapRef: &v1.ConfigMapEnvSource{
+			LocalObjectReference: v1.LocalObjectReference{Name: "cfg"}, Optional: ptr.To(optional)}}}}}
+		return manifest.Desired{Pod: p, Origin: name + ".yaml"}
+	}
+	d, err := Admit(v, Update{Source: "file", Pods: []manifest.Desired{pod("needs", false), pod("may", true)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Pods) != 1 || d.Pods[0].Key != "default/may" {
+		t.Fatalf("admitted %v, want only default/may", d.Pods)
+	}
+	if len(d.Errors) != 1 || !strings.Contains(d.Errors[0], `configmap "cfg" is declared by source "http"; a pod may use only ConfigMaps and Secrets of its own source ("file")`) {
+		t.Fatalf("errors %q", d.Errors)
 	}
 }

@@ -98,6 +98,8 @@ type Controller struct {
 
 	// evictions are the verdicts of the emptyDir sizeLimit housekeeping.
 	evictions *evictions
+	// projected is what was written of pods' projected volumes.
+	projected *projections
 }
 
 // Queue is the controller's workqueue of pod keys.
@@ -163,6 +165,7 @@ func New(cfg Config, st *store.Store, rt runtime.Runtime, q Queue) *Controller {
 			PauseImage: cfg.PauseImage}, paths, podfs.Host{}),
 		paths:     paths,
 		evictions: newEvictions(),
+		projected: newProjections(),
 		probes:    cfg.Prober,
 		hooks:     cfg.Hooks,
 		log:       cfg.Log.With("component", "controller"),
@@ -318,16 +321,21 @@ func (c *Controller) Reconcile(ctx context.Context, key string) (Result, error) 
 	if err != nil {
 		return Result{}, err
 	}
+	keep := ""
+	if pod != nil {
+		keep = string(pod.Spec.UID)
+	}
+	c.removeStaleProjections(key, keep, ctrs)
 	in := c.planInput(key, pod, ctrs)
 	pl := plan(in)
 	return c.execute(ctx, &in, &pl)
 }
 
 // planInput reads what plan needs besides the store: backoff state, probe
-// verdicts and source sync.
+// verdicts (failures, startup successes) and source sync.
 func (c *Controller) planInput(key string, pod *model.Pod, ctrs []*model.Container) PlanInput {
 	in := PlanInput{Key: key, Pod: pod, Containers: ctrs, Now: c.cfg.Clock.Now(),
-		Synced: map[string]bool{}, Unhealthy: map[string]prober.Kind{}}
+		Synced: map[string]bool{}, Unhealthy: map[string]prober.Kind{}, Started: map[string]bool{}}
 	for _, ct := range ctrs {
 		if _, ok := in.Synced[ct.Source]; !ok {
 			in.Synced[ct.Source] = c.sourceSynced(ct.Source)
@@ -335,6 +343,9 @@ func (c *Controller) planInput(key string, pod *model.Pod, ctrs []*model.Contain
 		if ct.Running() && ct.Name != model.SandboxName {
 			if kind, bad := c.unhealthy(ct); bad {
 				in.Unhealthy[ct.ID] = kind
+			}
+			if c.probes.Result(ct.ID, prober.Startup) == prober.Success {
+				in.Started[ct.ID] = true
 			}
 		}
 	}

@@ -27,6 +27,9 @@ type execState struct {
 	observe string
 	// bg are the steps of the pod's background operation, run side by side.
 	bg []func(context.Context)
+	// volumeErrs are the pod's projected volumes that could not be written
+	// (syncProjections): the containers mounting them wait.
+	volumeErrs map[string]error
 }
 
 func (x *execState) wait(name string, w v1.ContainerStateWaiting) { x.waiting[name] = w }
@@ -68,6 +71,9 @@ func (c *Controller) execute(ctx context.Context, in *PlanInput, pl *Plan) (Resu
 	if pl.Reclaim && in.Pod != nil {
 		pod := in.Pod.Spec
 		x.bg = append(x.bg, func(context.Context) { c.reclaimEmptyDirs(key, pod) })
+	}
+	if p := in.Pod; p != nil && !pl.Finished {
+		x.volumeErrs = c.syncProjections(p)
 	}
 	if p := in.Pod; p != nil && len(errs) == 0 {
 		if err := c.executeStarts(ctx, p, pl, x); err != nil {
@@ -200,6 +206,8 @@ func (c *Controller) forget(ctx context.Context, uids []string) {
 		c.images.Forget(uid + "/")
 		if err := c.paths.RemovePod(uid); err != nil {
 			c.log.Warn("removing pod directory failed", "uid", uid, "err", err)
+		} else {
+			c.projected.forget(uid)
 		}
 		if err := c.removeVolumes(ctx, uid); err != nil {
 			c.log.Warn("removing pod volumes failed", "uid", uid, "err", err)
@@ -221,39 +229,6 @@ func (c *Controller) removeVolumes(ctx context.Context, uid string) error {
 	return errors.Join(errs...)
 }
 
-// killAll carries out kills: app containers in parallel, then sandboxes.
-func (c *Controller) killAll(ctx context.Context, kills []Kill) error {
-	var apps, sandboxes []Kill
-	for _, k := range kills {
-		if k.Container.Name == model.SandboxName {
-			sandboxes = append(sandboxes, k)
-		} else {
-			apps = append(apps, k)
-		}
-	}
-	if err := c.killParallel(ctx, apps); err != nil {
-		return err
-	}
-	return c.killParallel(ctx, sandboxes)
-}
-
-func (c *Controller) killParallel(ctx context.Context, kills []Kill) error {
-	if len(kills) == 1 {
-		return c.stopWithin(ctx, kills[0].Container, kills[0].Remove, kills[0].Grace)
-	}
-	var wg sync.WaitGroup
-	errs := make([]error, len(kills))
-	for i, k := range kills {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = c.stopWithin(ctx, k.Container, k.Remove, k.Grace)
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
-}
-
 // graceOf is ct's grace period as its label says, or the default when the
 // label is absent or malformed.
 func graceOf(ct *model.Container) time.Duration {
@@ -271,6 +246,12 @@ func (c *Controller) stop(ctx context.Context, ct *model.Container, remove bool)
 
 // stopWithin is stop with grace, when positive, instead of ct's own period.
 func (c *Controller) stopWithin(ctx context.Context, ct *model.Container, remove bool, grace time.Duration) error {
+	return c.stopInTurn(ctx, ct, remove, grace, nil)
+}
+
+// stopInTurn is stopWithin whose stop, after the preStop hook, waits for
+// turn to close (waitTurn; nil: no wait).
+func (c *Controller) stopInTurn(ctx context.Context, ct *model.Container, remove bool, grace time.Duration, turn <-chan struct{}) error {
 	if ct.Running() {
 		if grace <= 0 {
 			grace = graceOf(ct)
@@ -279,6 +260,7 @@ func (c *Controller) stopWithin(ctx context.Context, ct *model.Container, remove
 			c.event(ct.PodKey, ct.Name, events.Normal, "Killing", "Stopping container %s", ct.Name)
 			grace = c.runPreStop(ctx, ct, grace)
 		}
+		grace = c.waitTurn(ctx, turn, grace)
 		if err := c.rt.StopContainer(ctx, ct.ID, grace); err != nil {
 			return fmt.Errorf("stop %s: %w", ct.DockerName, err)
 		}
@@ -431,12 +413,22 @@ func (c *Controller) createSandbox(ctx context.Context, p *model.Pod, attempt in
 func (c *Controller) startNew(ctx context.Context, p *model.Pod, s Start, sbID string, x *execState) (string, error) {
 	ctr := s.Spec
 	key := string(p.Spec.UID) + "/" + ctr.Name
+	if vol, err := volumeError(ctr, x.volumeErrs); err != nil {
+		// The object's arrival (or change) enqueues the pod again.
+		x.wait(ctr.Name, v1.ContainerStateWaiting{Reason: "CreateContainerConfigError", Message: err.Error()})
+		c.event(p.Key, ctr.Name, events.Warning, "FailedMount", "MountVolume.SetUp failed for volume %q : %v", vol, err)
+		return "", nil
+	}
 	if ok, err := c.ensureImage(ctx, p, ctr, key, x); !ok || err != nil {
 		return "", err
 	}
 	cfg, err := c.newContainerConfig(ctx, p, ctr, sbID, s.Attempt, s.RestartCount)
 	if err != nil {
 		x.wait(ctr.Name, v1.ContainerStateWaiting{Reason: "CreateContainerConfigError", Message: err.Error()})
+		if podconfig.IsMissing(err) {
+			c.configWaitEvent(p.Key, ctr.Name, err)
+			return "", nil
+		}
 		return "", err
 	}
 	at, s0 := c.cfg.Clock.Now(), c.store.Seq()
@@ -497,7 +489,11 @@ func (c *Controller) newContainerConfig(ctx context.Context, p *model.Pod, ctr *
 	if err := c.podconfig.PrepareTerminationLog(string(p.Spec.UID), ctr.Name, attempt); err != nil {
 		return nil, fmt.Errorf("termination log: %w", err)
 	}
-	return c.podconfig.ContainerConfig(p, ctr, sb, attempt, restarts, image)
+	cfg, warnings, err := c.podconfig.ContainerConfig(p, ctr, sb, attempt, restarts, image, c.objectsOf(p))
+	for _, w := range warnings {
+		c.event(p.Key, ctr.Name, events.Warning, "InvalidEnvironmentVariableNames", "%s", w)
+	}
+	return cfg, err
 }
 
 // finish points the probe manager at the pod's running containers and

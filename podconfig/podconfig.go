@@ -50,6 +50,11 @@ type Paths interface {
 	BindSubPath(s podfs.SubPath) (string, error)
 	TerminationLog(uid, container string, attempt int) (string, error)
 	MakeTerminationLog(uid, container string, attempt int) (string, error)
+	// WriteProjection writes a configMap, secret, downwardAPI or projected
+	// volume atomically; ProjectionDataDir is its current data directory,
+	// where a subPath of it is bound from.
+	WriteProjection(p podfs.Projection) (bool, error)
+	ProjectionDataDir(uid, volume string) (string, error)
 	// SeccompProfile reads a Localhost profile, confined to the seccomp root.
 	SeccompProfile(name string) ([]byte, error)
 	// Capacity is the size in bytes of root_dir's filesystem.

@@ -3,6 +3,7 @@ package podconfig
 import (
 	"fmt"
 	"path"
+	"sort"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -44,7 +45,8 @@ func (b *Builder) labels(p *model.Pod, name, hash string, attempt, restarts int)
 }
 
 // containerLabels are the labels of app container ctr of p joined to
-// sandbox sbID: labels, with the sandbox, the preStop hook and hostNetwork.
+// sandbox sbID: labels, with the sandbox, the preStop hook, hostNetwork and
+// a sidecar's index.
 func (b *Builder) containerLabels(p *model.Pod, ctr *v1.Container, sbID string, attempt, restarts int) map[string]string {
 	l := b.labels(p, ctr.Name, ContainerHash(p.Spec, ctr), attempt, restarts)
 	l.Sandbox = sbID
@@ -52,6 +54,11 @@ func (b *Builder) containerLabels(p *model.Pod, ctr *v1.Container, sbID string, 
 		l.PreStop = &runtime.PreStop{Handler: ctr.Lifecycle.PreStop, Ports: ctr.Ports}
 	}
 	l.HostNetwork = p.Spec.Spec.HostNetwork
+	for i := range p.Spec.Spec.InitContainers {
+		if ic := &p.Spec.Spec.InitContainers[i]; ic.Name == ctr.Name && model.IsSidecar(ic) {
+			l.Sidecar = &i
+		}
+	}
 	return l.Encode()
 }
 
@@ -138,9 +145,9 @@ func (b *Builder) SandboxConfig(p *model.Pod, attempt int) *runtime.ContainerCon
 // subPaths of the container's mounts, so the pod's emptyDirs must exist
 // (EnsureVolumes), and mounts the termination log PrepareTerminationLog
 // made.
-func (b *Builder) ContainerConfig(p *model.Pod, ctr *v1.Container, sb Sandbox, attempt, restarts int, image runtime.ImageInfo) (*runtime.ContainerConfig, error) {
+func (b *Builder) ContainerConfig(p *model.Pod, ctr *v1.Container, sb Sandbox, attempt, restarts int, image runtime.ImageInfo, objs Objects) (cfg *runtime.ContainerConfig, warnings []string, err error) {
 	pod := p.Spec
-	cfg := &runtime.ContainerConfig{
+	cfg = &runtime.ContainerConfig{
 		Name:        dockerName(pod, ctr.Name, attempt),
 		Image:       ctr.Image,
 		WorkingDir:  ctr.WorkingDir,
@@ -156,9 +163,12 @@ func (b *Builder) ContainerConfig(p *model.Pod, ctr *v1.Container, sb Sandbox, a
 	if l := ctr.Lifecycle; l != nil && l.StopSignal != nil {
 		cfg.StopSignal = string(*l.StopSignal)
 	}
-	env, err := b.containerEnv(pod, ctr, sb.IPs)
+	env, skipped, err := b.containerEnv(pod, ctr, sb.IPs, objs)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if len(skipped) > 0 {
+		warnings = append(warnings, fmt.Sprintf("Keys %v from envFrom were skipped since they are invalid environment variable names", skipped))
 	}
 	vars := map[string]string{}
 	for _, e := range env {
@@ -183,7 +193,7 @@ func (b *Builder) ContainerConfig(p *model.Pod, ctr *v1.Container, sb Sandbox, a
 		cfg.IpcMode = "host"
 	}
 	if err := b.applySecurity(cfg, pod, ctr, image); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for i, m := range ctr.VolumeMounts {
 		sub := m.SubPath
@@ -192,23 +202,23 @@ func (b *Builder) ContainerConfig(p *model.Pod, ctr *v1.Container, sb Sandbox, a
 			// variables come from the manifest too.
 			sub = expand(m.SubPathExpr, mapping)
 			if _, err := podfs.LocalSubPath(sub); sub != "" && err != nil {
-				return nil, fmt.Errorf("volumeMount %q: subPathExpr expands to %q, which is not a relative path inside the volume: %w", m.Name, sub, err)
+				return nil, nil, fmt.Errorf("volumeMount %q: subPathExpr expands to %q, which is not a relative path inside the volume: %w", m.Name, sub, err)
 			}
 		}
 		mnt, err := b.mount(pod, ctr.Name, i, m, sub)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		cfg.Mounts = append(cfg.Mounts, mnt)
 	}
 	if tm := terminationMessagePath(ctr); tm != "" {
 		src, err := b.terminationLogFile(string(pod.UID), ctr.Name, attempt)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		cfg.Mounts = append(cfg.Mounts, runtime.Mount{Source: src, Target: tm})
 	}
-	return cfg, nil
+	return cfg, warnings, nil
 }
 
 // terminationMessagePath is where the container writes its termination
@@ -241,12 +251,49 @@ type Sandbox struct {
 }
 
 // containerEnv resolves the container's env as the kubelet's
-// makeEnvironmentVariables: in order, a value expanding $(NAME) against the
-// entries before it, valueFrom from the downward API; a later duplicate
-// replaces the earlier value.
-func (b *Builder) containerEnv(pod *v1.Pod, ctr *v1.Container, ips PodIPs) ([]string, error) {
+// makeEnvironmentVariables: first envFrom (each ConfigMap's or Secret's
+// keys, with the prefix, in key order; keys that make no variable name are
+// skipped and returned), then env in order: a value expanding $(NAME)
+// against the entries before it, valueFrom from the downward API or a key of
+// a ConfigMap or Secret; a later duplicate replaces the earlier value. A
+// missing non-optional object or key is a *MissingError.
+func (b *Builder) containerEnv(pod *v1.Pod, ctr *v1.Container, ips PodIPs, objs Objects) (env []string, skipped []string, err error) {
 	vars := map[string]string{}
 	var order []string
+	set := func(name, val string) {
+		if _, seen := vars[name]; !seen {
+			order = append(order, name)
+		}
+		vars[name] = val
+	}
+	for _, from := range ctr.EnvFrom {
+		kind, name, optional := "configmap", "", false
+		switch {
+		case from.ConfigMapRef != nil:
+			name, optional = from.ConfigMapRef.Name, from.ConfigMapRef.Optional != nil && *from.ConfigMapRef.Optional
+		case from.SecretRef != nil:
+			kind, name, optional = "secret", from.SecretRef.Name, from.SecretRef.Optional != nil && *from.SecretRef.Optional
+		default:
+			continue
+		}
+		obj, err := lookup(objs, pod.Namespace, kind, name, optional)
+		if err != nil {
+			return nil, nil, fmt.Errorf("envFrom: %w", err)
+		}
+		if obj == nil {
+			continue
+		}
+		for _, k := range sortedKeys(obj.data) {
+			if !obj.strings[k] {
+				continue
+			}
+			if !validEnvName(from.Prefix + k) {
+				skipped = append(skipped, from.Prefix+k)
+				continue
+			}
+			set(from.Prefix+k, string(obj.data[k]))
+		}
+	}
 	for _, e := range ctr.Env {
 		val := e.Value
 		switch {
@@ -255,28 +302,60 @@ func (b *Builder) containerEnv(pod *v1.Pod, ctr *v1.Container, ips PodIPs) ([]st
 		case e.ValueFrom.FieldRef != nil:
 			v, err := b.fieldRefValue(pod, e.ValueFrom.FieldRef.FieldPath, ips)
 			if err != nil {
-				return nil, fmt.Errorf("env %s: %w", e.Name, err)
+				return nil, nil, fmt.Errorf("env %s: %w", e.Name, err)
 			}
 			val = v
 		case e.ValueFrom.ResourceFieldRef != nil:
 			v, err := b.resourceFieldValue(pod, ctr, e.ValueFrom.ResourceFieldRef)
 			if err != nil {
-				return nil, fmt.Errorf("env %s: %w", e.Name, err)
+				return nil, nil, fmt.Errorf("env %s: %w", e.Name, err)
 			}
 			val = v
+		case e.ValueFrom.ConfigMapKeyRef != nil || e.ValueFrom.SecretKeyRef != nil:
+			kind, sel := "configmap", v1.LocalObjectReference{}
+			var key string
+			var opt *bool
+			if r := e.ValueFrom.ConfigMapKeyRef; r != nil {
+				sel, key, opt = r.LocalObjectReference, r.Key, r.Optional
+			} else {
+				r := e.ValueFrom.SecretKeyRef
+				kind, sel, key, opt = "secret", r.LocalObjectReference, r.Key, r.Optional
+			}
+			optional := opt != nil && *opt
+			obj, err := lookup(objs, pod.Namespace, kind, sel.Name, optional)
+			if err != nil {
+				return nil, nil, err
+			}
+			if obj == nil {
+				continue
+			}
+			v, err := obj.key(key)
+			if err != nil {
+				if optional {
+					continue
+				}
+				return nil, nil, err
+			}
+			val = string(v)
 		default:
-			return nil, fmt.Errorf("env %s: valueFrom source not supported by berth", e.Name)
+			return nil, nil, fmt.Errorf("env %s: valueFrom source not supported by berth", e.Name)
 		}
-		if _, seen := vars[e.Name]; !seen {
-			order = append(order, e.Name)
-		}
-		vars[e.Name] = val
+		set(e.Name, val)
 	}
-	env := make([]string, 0, len(order))
+	env = make([]string, 0, len(order))
 	for _, n := range order {
 		env = append(env, n+"="+vars[n])
 	}
-	return env, nil
+	return env, skipped, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // NeedsPodIP reports whether the container's env reads the pod's IP, which

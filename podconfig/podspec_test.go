@@ -42,7 +42,7 @@ func specPod(mutate func(*v1.Pod)) *model.Pod {
 
 func build(t *testing.T, c *Builder, p *model.Pod, image runtime.ImageInfo) *runtime.ContainerConfig {
 	t.Helper()
-	cfg, err := c.ContainerConfig(p, &p.Spec.Spec.Containers[0], Sandbox{ID: "sb1", IPs: PodIPs{PodIP: "172.17.0.9", HostIP: "10.0.0.5"}}, 0, 0, image)
+	cfg, _, err := c.ContainerConfig(p, &p.Spec.Spec.Containers[0], Sandbox{ID: "sb1", IPs: PodIPs{PodIP: "172.17.0.9", HostIP: "10.0.0.5"}}, 0, 0, image, nil)
 	if err != nil {
 		t.Fatalf("ContainerConfig: %v", err)
 	}
@@ -188,7 +188,7 @@ func TestSecurityContextMerge(t *testing.T) {
 				p.Spec.SecurityContext = tc.pod
 				p.Spec.Containers[0].SecurityContext = tc.ctr
 			})
-			cfg, err := c.ContainerConfig(p, &p.Spec.Spec.Containers[0], Sandbox{ID: "sb"}, 0, 0, runtime.ImageInfo{User: tc.image})
+			cfg, _, err := c.ContainerConfig(p, &p.Spec.Spec.Containers[0], Sandbox{ID: "sb"}, 0, 0, runtime.ImageInfo{User: tc.image}, nil)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)
@@ -453,7 +453,7 @@ func TestVolumesMapping(t *testing.T) {
 
 	for sub, msg := range map[string]string{"escape/passwd": "is a symlink", "../x": "relative path inside the volume", "app.conf/x": "not a directory"} {
 		bad := mk(v1.VolumeMount{Name: "conf", MountPath: "/x", SubPath: sub})
-		_, err := c.ContainerConfig(bad, &bad.Spec.Spec.Containers[0], Sandbox{ID: "sb"}, 0, 0, runtime.ImageInfo{})
+		_, _, err := c.ContainerConfig(bad, &bad.Spec.Spec.Containers[0], Sandbox{ID: "sb"}, 0, 0, runtime.ImageInfo{}, nil)
 		if err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("subPath %q: err %v, want %q", sub, err, msg)
 		}
@@ -558,7 +558,7 @@ func TestExpandedSubPathStaysInTheVolume(t *testing.T) {
 			p.Spec.Containers[0].Env = []v1.EnvVar{{Name: "X", Value: "../../../../etc"}}
 			p.Spec.Containers[0].VolumeMounts = []v1.VolumeMount{{Name: "data", MountPath: "/data", SubPathExpr: "$(X)"}}
 		})
-		_, err := c.ContainerConfig(p, &p.Spec.Spec.Containers[0], Sandbox{ID: "sb1"}, 0, 0, runtime.ImageInfo{})
+		_, _, err := c.ContainerConfig(p, &p.Spec.Spec.Containers[0], Sandbox{ID: "sb1"}, 0, 0, runtime.ImageInfo{}, nil)
 		if err == nil || !strings.Contains(err.Error(), "not a relative path inside the volume") {
 			t.Errorf("%q emptyDir: %v", medium, err)
 		}

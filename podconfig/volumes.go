@@ -212,6 +212,30 @@ func (b *Builder) mount(pod *v1.Pod, ctrName string, index int, m v1.VolumeMount
 			return runtime.Mount{}, fmt.Errorf("volume %q: %w", vol.Name, err)
 		}
 		return out, nil
+	case IsProjected(vol):
+		// Read-only whatever the mount says, as the kubelet since
+		// CVE-2017-1002102: the files are berth's to swap.
+		out.ReadOnly = true
+		uid := string(pod.UID)
+		if subPath == "" {
+			dir, err := b.paths.VolumeDir(uid, vol.Name)
+			if err != nil {
+				return runtime.Mount{}, fmt.Errorf("volume %q: %w", vol.Name, err)
+			}
+			out.Source = dir
+			return out, nil
+		}
+		data, err := b.paths.ProjectionDataDir(uid, vol.Name)
+		if err != nil {
+			return runtime.Mount{}, fmt.Errorf("volume %q: %w", vol.Name, err)
+		}
+		src, err := b.paths.BindSubPath(podfs.SubPath{UID: uid, Volume: vol.Name, Container: ctrName, Index: index,
+			VolumePath: data, Path: subPath, NoCreate: true})
+		if err != nil {
+			return runtime.Mount{}, fmt.Errorf("volume %q: %w", vol.Name, err)
+		}
+		out.Source = src
+		return out, nil
 	case IsMemoryEmptyDir(vol):
 		out.Volume = true
 		out.Source = memoryVolumeName(string(pod.UID), vol.Name)

@@ -44,3 +44,13 @@ func removeUnder(dir string) error {
 func (r Root) BindSubPath(s SubPath) (string, error) {
 	return "", errors.New("subPath: bind mounts need Linux")
 }
+
+// WriteProjection needs Linux (tmpfs mounts, the atomic layout's renames).
+func (r Root) WriteProjection(p Projection) (bool, error) {
+	return false, errors.New("projected volumes need Linux")
+}
+
+// ProjectionDataDir needs Linux.
+func (r Root) ProjectionDataDir(uid, volume string) (string, error) {
+	return "", errors.New("projected volumes need Linux")
+}

@@ -9,7 +9,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// RemovePod unmounts the pod's subPath binds, then removes
+// RemovePod unmounts the pod's subPath binds and the tmpfs of its projected
+// volumes (mounted at volumes/<name> itself, nothing deeper), then removes
 // root_dir/pods/<uid> without ever crossing a mount point: anything still
 // mounted below it (a bind of a host directory left behind) is left in
 // place and reported, never deleted through. It is the only way a pod's
@@ -23,6 +24,16 @@ func (r Root) RemovePod(uid string) error {
 	mps, err := mountPoints(filepath.Join(dir, subpathsDir))
 	if err != nil {
 		errs = append(errs, err)
+	}
+	vols := filepath.Join(dir, volumesDir)
+	vmps, err := mountPoints(vols)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, mp := range vmps {
+		if filepath.Dir(mp) == vols {
+			mps = append(mps, mp)
+		}
 	}
 	for _, mp := range mps {
 		if err := unmountAll(mp); err != nil {

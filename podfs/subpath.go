@@ -32,4 +32,7 @@ type SubPath struct {
 	// Own, when set, is called on each of them, open.
 	Mode os.FileMode
 	Own  func(dir *os.File) error
+	// NoCreate refuses a missing element instead of making it (the
+	// read-only projected volumes).
+	NoCreate bool
 }

@@ -98,7 +98,7 @@ func openInVolume(s SubPath, sub string) (int, error) {
 // directory (mode, then s.Own on it) when it is missing.
 func openOrMake(dirfd int, name string, s SubPath) (int, error) {
 	fd, err := unix.Openat(dirfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if !errors.Is(err, unix.ENOENT) {
+	if !errors.Is(err, unix.ENOENT) || s.NoCreate {
 		return fd, err
 	}
 	err = unix.Mkdirat(dirfd, name, uint32(s.Mode.Perm()))
