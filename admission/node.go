@@ -38,10 +38,10 @@ const (
 // reason, and holds the requests of the pods the node runs, by pod key.
 type nodeFit struct {
 	node *Node
-	held map[string]requests
+	held map[string]manifest.Requests
 }
 
-func newNodeFit(n *Node) *nodeFit { return &nodeFit{node: n, held: map[string]requests{}} }
+func newNodeFit(n *Node) *nodeFit { return &nodeFit{node: n, held: map[string]manifest.Requests{}} }
 
 // hold counts p's requests against the node (replacing what p's key held).
 // A terminal pod, which runs nothing, holds none.
@@ -49,7 +49,7 @@ func (f *nodeFit) hold(p *model.Pod) {
 	if f.node == nil || p == nil || p.Terminal != "" {
 		return
 	}
-	f.held[p.Key] = podRequests(p.Spec)
+	f.held[p.Key] = manifest.PodRequests(&p.Spec.Spec)
 }
 
 // admit returns "" and holds d's requests when d fits beside the other
@@ -66,7 +66,7 @@ func (f *nodeFit) admit(k string, d manifest.Desired, old *model.Pod) string {
 	if msg := f.refusal(k, d.Pod); msg != "" {
 		return msg
 	}
-	f.held[k] = podRequests(d.Pod)
+	f.held[k] = manifest.PodRequests(&d.Pod.Spec)
 	return ""
 }
 
@@ -78,19 +78,19 @@ func (f *nodeFit) refusal(k string, pod *v1.Pod) string {
 	if pod.Spec.OS != nil && string(pod.Spec.OS.Name) != n.OS {
 		return reasonOS + ": " + msgOS
 	}
-	want := podRequests(pod)
-	var used requests
+	want := manifest.PodRequests(&pod.Spec)
+	var used manifest.Requests
 	for key, r := range f.held {
 		if key != k {
-			used = used.plus(r)
+			used = used.Plus(r)
 		}
 	}
 	for _, r := range []struct {
 		name                      v1.ResourceName
 		requested, used, capacity int64
 	}{
-		{v1.ResourceCPU, want.cpu, used.cpu, n.CPUMilli},
-		{v1.ResourceMemory, want.memory, used.memory, n.Memory},
+		{v1.ResourceCPU, want.CPUMilli, used.CPUMilli, n.CPUMilli},
+		{v1.ResourceMemory, want.Memory, used.Memory, n.Memory},
 	} {
 		if r.capacity > 0 && r.requested > 0 && r.requested > r.capacity-r.used {
 			return fmt.Sprintf("%s%s: Node didn't have enough resource: %s, requested: %d, used: %d, capacity: %d",

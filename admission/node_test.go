@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/berth-dev/berth/manifest"
 	"github.com/berth-dev/berth/model"
@@ -13,6 +14,17 @@ import (
 
 var testNode = &Node{Name: "n1", OS: "linux", CPUMilli: 2000, Memory: 1 << 30,
 	Labels: map[string]string{"kubernetes.io/hostname": "n1", "kubernetes.io/os": "linux", "disk": "ssd"}}
+
+func res(cpu, mem string) v1.ResourceList {
+	rl := v1.ResourceList{}
+	if cpu != "" {
+		rl[v1.ResourceCPU] = resource.MustParse(cpu)
+	}
+	if mem != "" {
+		rl[v1.ResourceMemory] = resource.MustParse(mem)
+	}
+	return rl
+}
 
 // asking is desired(name) whose one container requests cpu and memory.
 func asking(name, cpu, mem string) manifest.Desired {
