@@ -238,6 +238,14 @@ func serve() {
 	mux.HandleFunc("/env", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, os.Getenv(r.URL.Query().Get("name")))
 	})
+	mux.HandleFunc("/file", func(w http.ResponseWriter, r *http.Request) {
+		b, err := os.ReadFile(r.URL.Query().Get("path"))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusNotFound)
+			return
+		}
+		w.Write(b)
+	})
 	mux.HandleFunc("/get", func(w http.ResponseWriter, r *http.Request) {
 		c := http.Client{Timeout: 3 * time.Second}
 		resp, err := c.Get(r.URL.Query().Get("url"))
