@@ -26,7 +26,8 @@ const (
 )
 
 // validatePodLevel checks activeDeadlineSeconds, DNS, hostAliases, the pod
-// security context, hostUsers and os.
+// security context, hostUsers, os (admission compares it with the node's),
+// node selection and pod-level resources.
 func validatePodLevel(spec *v1.PodSpec, sp *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if d := spec.ActiveDeadlineSeconds; d != nil && *d <= 0 {
@@ -73,15 +74,15 @@ func validatePodLevel(spec *v1.PodSpec, sp *field.Path) field.ErrorList {
 	}
 	if os := spec.OS; os != nil {
 		switch os.Name {
-		case v1.Linux:
-		case v1.Windows:
-			errs = append(errs, notSupported(sp.Child("os", "name"), "berth runs Linux containers"))
+		case v1.Linux, v1.Windows:
 		case "":
 			errs = append(errs, field.Required(sp.Child("os", "name"), ""))
 		default:
 			errs = append(errs, field.NotSupported(sp.Child("os", "name"), os.Name, []v1.OSName{v1.Linux, v1.Windows}))
 		}
 	}
+	errs = append(errs, validateNodeSelection(spec, sp)...)
+	errs = append(errs, validatePodResources(spec, sp)...)
 	return errs
 }
 

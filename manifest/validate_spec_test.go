@@ -225,7 +225,6 @@ func TestIssue12Refused(t *testing.T) {
 			p.Spec.SecurityContext = &v1.PodSecurityContext{SupplementalGroupsPolicy: ptr.To(v1.SupplementalGroupsPolicyStrict)}
 		}, "spec.securityContext.supplementalGroupsPolicy: Forbidden: not supported by berth"},
 		{"hostUsers false", func(p *v1.Pod) { p.Spec.HostUsers = ptr.To(false) }, "spec.hostUsers: Forbidden: not supported by berth"},
-		{"os windows", func(p *v1.Pod) { p.Spec.OS = &v1.PodOS{Name: v1.Windows} }, "spec.os.name: Forbidden: not supported by berth"},
 		{"hugepages", func(p *v1.Pod) {
 			p.Spec.Containers[0].Resources.Limits = v1.ResourceList{"hugepages-2Mi": resource.MustParse("2Mi")}
 		}, "spec.containers[0].resources.limits[hugepages-2Mi]: Forbidden: not supported by berth (hugepages"},
@@ -234,7 +233,6 @@ func TestIssue12Refused(t *testing.T) {
 		}, "spec.containers[0].resources.requests[example.com/gpu]: Forbidden: not supported by berth (extended resources"},
 		{"resource claims", func(p *v1.Pod) { p.Spec.Containers[0].Resources.Claims = []v1.ResourceClaim{{Name: "c"}} },
 			"spec.containers[0].resources.claims: Forbidden: not supported by berth"},
-		{"pod resources", func(p *v1.Pod) { p.Spec.Resources = &v1.ResourceRequirements{} }, "spec.resources: Forbidden: not supported by berth"},
 		{"procMount Unmasked", func(p *v1.Pod) {
 			p.Spec.Containers[0].SecurityContext = &v1.SecurityContext{ProcMount: ptr.To(v1.UnmaskedProcMount)}
 		}, `spec.containers[0].securityContext.procMount: Forbidden: violates PodSecurity "baseline": procMount`},

@@ -33,13 +33,13 @@ func TestWarningLoggedOncePerSpec(t *testing.T) {
 	if !strings.Contains(buf.String(), filepath.Join(dir, "web.yaml")+": default/web: ignored without a cluster: spec.tolerations") {
 		t.Errorf("log %q", buf.String())
 	}
-	write(t, dir, "web.yaml", pod+"  nodeSelector: {a: b}\n")
+	write(t, dir, "web.yaml", pod+"  schedulerName: other\n")
 	scan()
 	scan()
 	if n := count(); n != 2 {
 		t.Fatalf("%d warning lines after the spec changed, want 2:\n%s", n, buf.String())
 	}
-	if !strings.Contains(buf.String(), "ignored without a cluster: spec.nodeSelector, spec.tolerations") {
+	if !strings.Contains(buf.String(), "ignored without a cluster: spec.schedulerName, spec.tolerations") {
 		t.Errorf("log %q", buf.String())
 	}
 }
