@@ -45,11 +45,12 @@ func ContainerHash(pod *v1.Pod, c *v1.Container) string {
 	return hashOf(struct {
 		C        *v1.Container
 		Vols     []v1.Volume
-		PodSC    *v1.PodSecurityContext `json:",omitempty"`
-		SharePID *bool                  `json:",omitempty"`
-		Meta     map[string]string      `json:",omitempty"`
-		Priority string                 `json:",omitempty"`
-	}{c, vols, pod.Spec.SecurityContext, pod.Spec.ShareProcessNamespace, meta, pod.Spec.PriorityClassName})
+		PodSC    *v1.PodSecurityContext   `json:",omitempty"`
+		SharePID *bool                    `json:",omitempty"`
+		Meta     map[string]string        `json:",omitempty"`
+		Priority string                   `json:",omitempty"`
+		PodRes   *v1.ResourceRequirements `json:",omitempty"`
+	}{c, vols, pod.Spec.SecurityContext, pod.Spec.ShareProcessNamespace, meta, pod.Spec.PriorityClassName, pod.Spec.Resources})
 }
 
 // SandboxHash identifies the pod-level namespaces and the files they share

@@ -158,7 +158,7 @@ func (b *Builder) ContainerConfig(p *model.Pod, ctr *v1.Container, sb Sandbox, a
 		StdinOnce:   ctr.StdinOnce,
 		Tty:         ctr.TTY,
 		OomScoreAdj: b.clampOOM(oomScoreAdj(pod, ctr, b.cfg.NodeInfo.Memory)),
-		Resources:   resources(ctr),
+		Resources:   resources(pod, ctr),
 	}
 	if l := ctr.Lifecycle; l != nil && l.StopSignal != nil {
 		cfg.StopSignal = string(*l.StopSignal)
@@ -367,29 +367,4 @@ func NeedsPodIP(ctr *v1.Container) bool {
 		}
 	}
 	return false
-}
-
-// resources maps requests and limits onto Docker's knobs as the kubelet
-// does: CPU shares from the request (the limit when none is requested, 2
-// when neither), a CFS quota from the limit, the memory limit with no swap
-// beyond it. A memory request sets nothing.
-func resources(ctr *v1.Container) runtime.Resources {
-	r := runtime.Resources{CPUShares: 2}
-	req, hasReq := ctr.Resources.Requests[v1.ResourceCPU]
-	lim, hasLim := ctr.Resources.Limits[v1.ResourceCPU]
-	switch {
-	case hasReq:
-		r.CPUShares = max(req.MilliValue()*1024/1000, 2)
-	case hasLim:
-		r.CPUShares = max(lim.MilliValue()*1024/1000, 2) // requests default to limits
-	}
-	if hasLim {
-		r.CPUPeriod = 100000
-		r.CPUQuota = max(lim.MilliValue()*r.CPUPeriod/1000, 1000) // the kernel's minimum quota
-	}
-	if q, ok := ctr.Resources.Limits[v1.ResourceMemory]; ok {
-		r.Memory = q.Value()
-		r.MemorySwap = r.Memory
-	}
-	return r
 }

@@ -3,6 +3,8 @@ package podconfig
 import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/berth-dev/berth/manifest"
 )
 
 // OOM score adjustments as the kubelet sets them (pkg/kubelet/qos/policy.go).
@@ -15,8 +17,12 @@ const (
 // QOSClass is the pod's QoS class, computed as the kubelet's GetPodQOS does
 // for cpu and memory over init and app containers: BestEffort when no
 // container requests or limits either, Guaranteed when every container
-// limits both and requests equal limits, else Burstable.
+// limits both and requests equal limits, else Burstable. Pod-level
+// spec.resources, when set, decide alone.
 func QOSClass(pod *v1.Pod) v1.PodQOSClass {
+	if q, ok := podLevelQOS(pod.Spec.Resources); ok {
+		return q
+	}
 	requests, limits := v1.ResourceList{}, v1.ResourceList{}
 	guaranteed := true
 	var all []v1.Container
@@ -49,6 +55,41 @@ func QOSClass(pod *v1.Pod) v1.PodQOSClass {
 		return v1.PodQOSGuaranteed
 	}
 	return v1.PodQOSBurstable
+}
+
+// podLevelQOS is the class pod-level resources r give (ok false when they
+// set neither cpu nor memory): requests (defaulted to limits) and limits
+// both of cpu and memory and equal are Guaranteed.
+func podLevelQOS(r *v1.ResourceRequirements) (v1.PodQOSClass, bool) {
+	if r == nil {
+		return "", false
+	}
+	requests, limits := v1.ResourceList{}, v1.ResourceList{}
+	set := false
+	for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
+		q, ok := manifest.Request(*r, name)
+		set = set || ok
+		if ok && q.Sign() > 0 {
+			requests[name] = q
+		}
+		if q, ok := r.Limits[name]; ok && q.Sign() > 0 {
+			limits[name] = q
+		}
+	}
+	switch {
+	case !set:
+		return "", false
+	case len(requests) == 0 && len(limits) == 0:
+		return v1.PodQOSBestEffort, true
+	case len(limits) < 2 || len(requests) != len(limits):
+		return v1.PodQOSBurstable, true
+	}
+	for name, req := range requests {
+		if lim := limits[name]; lim.Cmp(req) != 0 {
+			return v1.PodQOSBurstable, true
+		}
+	}
+	return v1.PodQOSGuaranteed, true
 }
 
 func add(rl v1.ResourceList, name v1.ResourceName, q resource.Quantity) {
