@@ -118,8 +118,8 @@ func (c *Controller) unhealthy(ct *model.Container) (prober.Kind, bool) {
 	return "", false
 }
 
-// syncProbes points the probe manager at the running app containers of p,
-// byName as currentContainers returns them.
+// syncProbes points the probe manager at the running app containers and
+// sidecars of p, byName as currentContainers returns them.
 func (c *Controller) syncProbes(p *model.Pod, byName map[string][]*model.Container) {
 	ip := handlerAddress(byName[model.SandboxName], p.Spec.Spec.HostNetwork)
 	var probed []prober.Probed
@@ -128,8 +128,7 @@ func (c *Controller) syncProbes(p *model.Pod, byName map[string][]*model.Contain
 		c.probes.Sync(p.Key, nil)
 		return
 	}
-	for i := range p.Spec.Spec.Containers {
-		ctr := &p.Spec.Spec.Containers[i]
+	for _, ctr := range probedContainers(&p.Spec.Spec) {
 		if ctr.LivenessProbe == nil && ctr.ReadinessProbe == nil && ctr.StartupProbe == nil {
 			continue
 		}
@@ -142,4 +141,19 @@ func (c *Controller) syncProbes(p *model.Pod, byName map[string][]*model.Contain
 		}
 	}
 	c.probes.Sync(p.Key, probed)
+}
+
+// probedContainers are the containers of spec that run beside each other:
+// the sidecars, then the app containers.
+func probedContainers(spec *v1.PodSpec) []*v1.Container {
+	var out []*v1.Container
+	for i := range spec.InitContainers {
+		if model.IsSidecar(&spec.InitContainers[i]) {
+			out = append(out, &spec.InitContainers[i])
+		}
+	}
+	for i := range spec.Containers {
+		out = append(out, &spec.Containers[i])
+	}
+	return out
 }

@@ -25,6 +25,10 @@ type PlanInput struct {
 	Backoff Backoffs
 	// Unhealthy names the probe that condemned a running container, by ID.
 	Unhealthy map[string]prober.Kind
+	// Started holds the running containers whose startup probe succeeded,
+	// by ID (a sidecar with a startup probe gates the next init container
+	// until then).
+	Started map[string]bool
 	// Synced reports, per source named by a container, whether that source
 	// completed a sync since berth started (so its orphans may go).
 	Synced map[string]bool
@@ -83,6 +87,9 @@ type Kill struct {
 	Container *model.Container
 	Remove    bool
 	Reason    string
+	// Order is the kill's turn (orderKills): the stops of one Order run
+	// side by side, those of a higher Order once every lower one ended.
+	Order int
 	// Grace, when set, replaces the container's own grace period (an
 	// eviction does not wait for the period a pod chose for itself).
 	Grace time.Duration
@@ -143,9 +150,17 @@ func (p *Plan) event(container, typ, reason, format string, args ...interface{})
 // plan decides what to do about one pod, from what it declares and what
 // runs, without any I/O: the kubelet's SyncPod as a function.
 func plan(in PlanInput) Plan {
+	var pl Plan
 	if in.Pod == nil {
-		return planDeleted(in)
+		pl = planDeleted(in)
+	} else {
+		pl = planPod(in)
 	}
+	orderKills(&pl)
+	return pl
+}
+
+func planPod(in PlanInput) Plan {
 	var pl Plan
 	pod := in.Pod.Spec
 	uid := string(pod.UID)
@@ -168,15 +183,7 @@ func plan(in PlanInput) Plan {
 	if !planSandbox(&in, &pl, byName) {
 		return pl
 	}
-	initDone := true
-	for i := range pod.Spec.InitContainers {
-		ic := &pod.Spec.InitContainers[i]
-		if !planInit(&in, &pl, podContainer{ic, true, byName[ic.Name]}) {
-			initDone = false
-			break
-		}
-	}
-	if initDone {
+	if planInits(&in, &pl, byName) {
 		for i := range pod.Spec.Containers {
 			c := &pod.Spec.Containers[i]
 			planContainer(&in, &pl, podContainer{c, false, byName[c.Name]})
@@ -274,10 +281,12 @@ func planEnded(in *PlanInput, pl *Plan, byName map[string][]*model.Container) bo
 }
 
 // finishedByPolicy reports whether the restart policy starts none of the
-// pod's containers again: under Never, once an init container failed
+// pod's containers again: under Never, once a regular init container failed
 // (FailedInit), every app container exited, or its sandbox is gone after
 // any container ran; under OnFailure, once every app container succeeded.
-// An edited spec (an instance or the sandbox of an older spec) runs again.
+// Sidecars do not count: they restart by their own policy, and stop once
+// the pod finished (KEP-753). An edited spec (an instance or the sandbox of
+// an older spec) runs again.
 func finishedByPolicy(in *PlanInput, pl *Plan, byName map[string][]*model.Container) bool {
 	pod := in.Pod.Spec
 	policy := pod.Spec.RestartPolicy
@@ -301,8 +310,9 @@ func finishedByPolicy(in *PlanInput, pl *Plan, byName map[string][]*model.Contai
 	}
 	ran := len(latest) > 0
 	if policy == v1.RestartPolicyNever {
-		for _, ic := range pod.Spec.InitContainers {
-			if ct := latest[ic.Name]; ct != nil && exited(ct) && ct.ExitCode != 0 {
+		for i := range pod.Spec.InitContainers {
+			ic := &pod.Spec.InitContainers[i]
+			if ct := latest[ic.Name]; ct != nil && !model.IsSidecar(ic) && exited(ct) && ct.ExitCode != 0 {
 				pl.FailedInit = true
 				return true
 			}
@@ -427,8 +437,73 @@ func (pc podContainer) latest() *model.Container {
 	return pc.instances[0]
 }
 
-// planInit plans one init container and reports whether it is done (exited
-// 0 in the current sandbox).
+// planInits plans the init containers as the kubelet's
+// computeInitContainerActions, and reports whether the pod is initialized:
+// its app containers may run. They start in order: the next starts once a
+// regular init container exited 0, or once a sidecar started (runs, and
+// passed its startup probe if it has one). Those before the frontier
+// (initFrontier) initialized the pod already: a regular one is left alone,
+// a sidecar is kept running (restarted by its own policy, Always).
+func planInits(in *PlanInput, pl *Plan, byName map[string][]*model.Container) bool {
+	inits := in.Pod.Spec.Spec.InitContainers
+	frontier := initFrontier(in, pl, byName)
+	for i := range inits {
+		ic := &inits[i]
+		pc := podContainer{ic, true, byName[ic.Name]}
+		switch sidecar := model.IsSidecar(ic); {
+		case i < frontier && sidecar:
+			planContainer(in, pl, pc)
+		case i < frontier:
+			planInitRan(in, pl, pc)
+		case sidecar:
+			if !planContainer(in, pl, pc) {
+				return false
+			}
+		default:
+			if !planInit(in, pl, pc) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// initFrontier is the index of the last init container that ran in the
+// current sandbox (0 when none did), or their count once an app container
+// was created there: every init container before it did its part.
+func initFrontier(in *PlanInput, pl *Plan, byName map[string][]*model.Container) int {
+	sb := pl.sandboxID()
+	inSandbox := func(name string) *model.Container {
+		if list := byName[name]; sb != "" && len(list) > 0 && list[0].Labels[runtime.LabelSandbox] == sb {
+			return list[0]
+		}
+		return nil
+	}
+	spec := &in.Pod.Spec.Spec
+	for _, c := range spec.Containers {
+		if ct := inSandbox(c.Name); ct != nil && (ct.Running() || ct.State == model.StateCreated) {
+			return len(spec.InitContainers)
+		}
+	}
+	for i := len(spec.InitContainers) - 1; i >= 0; i-- {
+		if inSandbox(spec.InitContainers[i].Name) != nil {
+			return i
+		}
+	}
+	return 0
+}
+
+// planInitRan leaves a regular init container that did its part alone,
+// unless an instance of another spec still runs (a sidecar edited into a
+// regular init container): it is stopped.
+func planInitRan(in *PlanInput, pl *Plan, pc podContainer) {
+	if ct := pc.latest(); ct != nil && ct.Running() && ct.Hash != podconfig.ContainerHash(in.Pod.Spec, pc.spec) {
+		pl.Kill = append(pl.Kill, Kill{Container: ct, Reason: "container spec changed"})
+	}
+}
+
+// planInit plans one regular init container and reports whether it is done
+// (exited 0 in the current sandbox).
 func planInit(in *PlanInput, pl *Plan, pc podContainer) bool {
 	latest := pc.latest()
 	if sb := pl.sandboxID(); latest != nil && (sb == "" || latest.Labels[runtime.LabelSandbox] != sb) {
@@ -457,11 +532,15 @@ func planInit(in *PlanInput, pl *Plan, pc podContainer) bool {
 	return false
 }
 
-func planContainer(in *PlanInput, pl *Plan, pc podContainer) {
+// planContainer plans an app container or a sidecar, and reports whether it
+// has started: it runs in the current sandbox and passed its startup probe,
+// if it has one. An app container restarts by the pod's restart policy, a
+// sidecar by its own, Always.
+func planContainer(in *PlanInput, pl *Plan, pc podContainer) bool {
 	ctr, latest := pc.spec, pc.latest()
 	if latest == nil {
-		planStart(in, pl, Start{Spec: ctr, Reason: "not running"})
-		return
+		planStart(in, pl, Start{Spec: ctr, Init: pc.init, Reason: "not running"})
+		return false
 	}
 	sb := pl.sandboxID()
 	switch {
@@ -469,11 +548,11 @@ func planContainer(in *PlanInput, pl *Plan, pc podContainer) {
 		if latest.Running() {
 			// Stopped first (it may hold the pod's ports), then replaced.
 			pl.Kill = append(pl.Kill, Kill{Container: latest, Reason: "container spec changed"})
-			return
+			return false
 		}
 		// An edit replaces the container: the old spec's instance goes.
 		pl.Kill = append(pl.Kill, Kill{Container: latest, Remove: true, Reason: "container spec changed"})
-		planStart(in, pl, Start{Spec: ctr, Attempt: latest.Attempt + 1, RestartCount: latest.RestartCount, Reason: "container spec changed"})
+		planStart(in, pl, Start{Spec: ctr, Init: pc.init, Attempt: latest.Attempt + 1, RestartCount: latest.RestartCount, Reason: "container spec changed"})
 	case latest.Running() && (sb == "" || latest.Labels[runtime.LabelSandbox] != sb):
 		// Replaced (not a crash: no restart policy, no backoff).
 		pl.Kill = append(pl.Kill, Kill{Container: latest, Remove: true, Reason: "container runs in a replaced sandbox"})
@@ -482,12 +561,19 @@ func planContainer(in *PlanInput, pl *Plan, pc podContainer) {
 			pl.event(ctr.Name, events.Warning, "Unhealthy", "%s probe failed", kind)
 			pl.event(ctr.Name, events.Normal, "Killing", "Container %s failed %s probe, will be restarted", ctr.Name, kind)
 			pl.Kill = append(pl.Kill, Kill{Container: latest, Reason: string(kind) + " probe failed"})
+			return false
 		}
+		return ctr.StartupProbe == nil || in.Started[latest.ID]
 	case latest.State == model.StateCreated:
 		planStartCreated(in, pl, pc)
 	default:
-		planRestart(in, pl, pc, in.Pod.Spec.Spec.RestartPolicy)
+		policy := in.Pod.Spec.Spec.RestartPolicy
+		if pc.init {
+			policy = v1.RestartPolicyAlways
+		}
+		planRestart(in, pl, pc, policy)
 	}
+	return false
 }
 
 func nextAttempt(instances []*model.Container) int {

@@ -17,9 +17,11 @@ import (
 
 var now = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 
-// row is an observed container of pod p: name, attempt, state, exit code.
+// row is an observed container of pod p: name, attempt, state, exit code;
+// labelled as podconfig labels it.
 func row(p *v1.Pod, name string, attempt int, state string, exit int) *model.Container {
 	hash := podconfig.SandboxHash(p)
+	labels := map[string]string{runtime.LabelSandbox: "POD-0"}
 	for _, list := range [][]v1.Container{p.Spec.InitContainers, p.Spec.Containers} {
 		for i := range list {
 			if list[i].Name == name {
@@ -27,11 +29,16 @@ func row(p *v1.Pod, name string, attempt int, state string, exit int) *model.Con
 			}
 		}
 	}
+	for i := range p.Spec.InitContainers {
+		if p.Spec.InitContainers[i].Name == name && model.IsSidecar(&p.Spec.InitContainers[i]) {
+			labels[runtime.LabelSidecar] = fmt.Sprint(i)
+		}
+	}
 	c := &model.Container{
 		ID: fmt.Sprintf("%s-%d", name, attempt), PodKey: p.Namespace + "/" + p.Name, PodUID: string(p.UID),
 		Name: name, Hash: hash, Source: "file", Attempt: attempt, State: state, ExitCode: exit,
 		StartedAt: now.Add(-time.Minute), CreatedAt: now.Add(-time.Minute + time.Duration(attempt)*time.Second),
-		Labels: map[string]string{runtime.LabelSandbox: "POD-0"},
+		Labels: labels,
 	}
 	if state == model.StateExited {
 		c.FinishedAt = now.Add(-time.Second)
@@ -48,7 +55,7 @@ func input(p *v1.Pod, ctrs ...*model.Container) PlanInput {
 		key = "default/" + p.Name
 	}
 	in := PlanInput{Key: key, Containers: ctrs, Now: now, Synced: map[string]bool{"file": true},
-		Unhealthy: map[string]prober.Kind{},
+		Unhealthy: map[string]prober.Kind{}, Started: map[string]bool{},
 		Backoff: Backoffs{Policy: Backoff{Initial: 10 * time.Second, Max: 40 * time.Second, Reset: 10 * time.Minute},
 			Crash: map[string]CrashState{}, StartRetry: map[string]time.Time{}, Pulls: map[string]PullState{}}}
 	if p != nil {
@@ -57,7 +64,8 @@ func input(p *v1.Pod, ctrs ...*model.Container) PlanInput {
 	return in
 }
 
-// describe renders a plan as sorted lines, for comparison with a table.
+// describe renders a plan as sorted lines, for comparison with a table; a
+// kill after others shows its Order ("@2").
 func describe(pl Plan) string {
 	var out []string
 	for _, k := range pl.Kill {
@@ -65,7 +73,11 @@ func describe(pl Plan) string {
 		if k.Remove {
 			verb = "remove"
 		}
-		out = append(out, verb+" "+k.Container.ID)
+		line := verb + " " + k.Container.ID
+		if k.Order > 0 {
+			line += fmt.Sprintf(" @%d", k.Order)
+		}
+		out = append(out, line)
 	}
 	if pl.CreateSandbox != nil {
 		out = append(out, fmt.Sprintf("create POD-%d", *pl.CreateSandbox))

@@ -237,7 +237,9 @@ func terminated(ct *model.Container, message string) *v1.ContainerStateTerminate
 // first. A container without instances nor waiting reason shows
 // defaultWaiting (the kubelet's ContainerCreating, or PodInitializing in a
 // pod with init containers). Started is set for every container, as the
-// kubelet's prober does; an init container is ready once it succeeded.
+// kubelet's prober does; a regular init container is ready once it
+// succeeded, a sidecar as an app container: while it runs, started, and
+// passes its readiness probe.
 func containerStatus(ctr *v1.Container, instances []*model.Container, st *podState, messages map[string]string, init bool, defaultWaiting string) v1.ContainerStatus {
 	started := false
 	cs := v1.ContainerStatus{Name: ctr.Name, Image: ctr.Image, Started: &started}
@@ -266,7 +268,7 @@ func containerStatus(ctr *v1.Container, instances []*model.Container, st *podSta
 	case latest.Running():
 		cs.State = v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: metav1.Time{Time: latest.StartedAt}}}
 		started = ctr.StartupProbe == nil || probe(prober.Startup)
-		cs.Ready = !init && started && (ctr.ReadinessProbe == nil || probe(prober.Readiness))
+		cs.Ready = (!init || model.IsSidecar(ctr)) && started && (ctr.ReadinessProbe == nil || probe(prober.Readiness))
 	case cs.State.Waiting != nil:
 		// A backoff or error reason wins; the last run is history.
 		cs.LastTerminationState.Terminated = terminated(latest, messages[latest.ID])
@@ -274,7 +276,7 @@ func containerStatus(ctr *v1.Container, instances []*model.Container, st *podSta
 		cs.State.Waiting = &v1.ContainerStateWaiting{Reason: "ContainerCreating"}
 	default:
 		cs.State.Terminated = terminated(latest, messages[latest.ID])
-		cs.Ready = init && latest.ExitCode == 0
+		cs.Ready = init && !model.IsSidecar(ctr) && latest.ExitCode == 0
 	}
 	return cs
 }
@@ -357,11 +359,29 @@ func anyRunning(ctrs []*model.Container) bool {
 }
 
 // podPhase is the kubelet's getPhase over the container statuses of s
-// (failedInit: the plan found an init container failed for good).
+// (failedInit: the plan found an init container failed for good). A
+// sidecar keeps the pod pending until it started, counts as running while
+// it runs, and not at all once it stopped: a pod whose app containers
+// completed is Succeeded or Failed once its sidecars are stopped.
 func podPhase(pod *v1.Pod, s *v1.PodStatus, failedInit bool) v1.PodPhase {
 	policy := pod.Spec.RestartPolicy
 	pendingInit, failedInits := 0, 0
-	for _, cs := range s.InitContainerStatuses {
+	var running, waiting, stopped, succeeded int
+	for i, cs := range s.InitContainerStatuses {
+		if model.IsSidecar(&pod.Spec.InitContainers[i]) {
+			switch {
+			case cs.State.Running != nil:
+				if cs.Started == nil || !*cs.Started {
+					pendingInit++
+				}
+				running++
+			case cs.State.Terminated != nil, cs.LastTerminationState.Terminated != nil:
+			default:
+				pendingInit++
+				waiting++
+			}
+			continue
+		}
 		switch {
 		case cs.State.Running != nil:
 			pendingInit++
@@ -380,13 +400,15 @@ func podPhase(pod *v1.Pod, s *v1.PodStatus, failedInit bool) v1.PodPhase {
 	if failedInit || (failedInits > 0 && policy == v1.RestartPolicyNever) {
 		return v1.PodFailed
 	}
-	var running, waiting, stopped, succeeded int
+	regularStarted := false
 	for _, cs := range s.ContainerStatuses {
 		switch {
 		case cs.State.Running != nil:
 			running++
+			regularStarted = true
 		case cs.State.Terminated != nil:
 			stopped++
+			regularStarted = true
 			if cs.State.Terminated.ExitCode == 0 {
 				succeeded++
 			}
@@ -397,7 +419,7 @@ func podPhase(pod *v1.Pod, s *v1.PodStatus, failedInit bool) v1.PodPhase {
 		}
 	}
 	switch {
-	case pendingInit > 0 || waiting > 0:
+	case (pendingInit > 0 && !regularStarted) || waiting > 0:
 		return v1.PodPending
 	case running > 0:
 		return v1.PodRunning
@@ -415,8 +437,8 @@ func podPhase(pod *v1.Pod, s *v1.PodStatus, failedInit bool) v1.PodPhase {
 
 // podConditions are the kubelet's conditions of a pod with status s, in
 // its order: PodReadyToStartContainers (the sandbox of the pod's spec runs
-// with its network set up), Initialized, Ready, ContainersReady,
-// PodScheduled. A condition keeps its lastTransitionTime from prev while
+// with its network set up), Initialized (a sidecar counts once started),
+// Ready, ContainersReady (sidecars count, listed first), PodScheduled. A condition keeps its lastTransitionTime from prev while
 // its status holds; one that flips, or is new, gets now.
 func podConditions(pod *v1.Pod, s *v1.PodStatus, sandboxes []*model.Container, prev []v1.PodCondition, now time.Time) []v1.PodCondition {
 	sandboxReady := len(sandboxes) > 0 && sandboxes[0].Running() && sandboxes[0].Hash == podconfig.SandboxHash(pod) &&
@@ -424,8 +446,12 @@ func podConditions(pod *v1.Pod, s *v1.PodStatus, sandboxes []*model.Container, p
 
 	initialized := v1.PodCondition{Type: v1.PodInitialized, Status: v1.ConditionTrue}
 	var incomplete []string
-	for _, cs := range s.InitContainerStatuses {
-		if !cs.Ready {
+	for i, cs := range s.InitContainerStatuses {
+		done := cs.Ready
+		if model.IsSidecar(&pod.Spec.InitContainers[i]) {
+			done = cs.Started != nil && *cs.Started
+		}
+		if !done {
 			incomplete = append(incomplete, cs.Name)
 		}
 	}
@@ -445,6 +471,11 @@ func podConditions(pod *v1.Pod, s *v1.PodStatus, sandboxes []*model.Container, p
 
 	ready := v1.PodCondition{Type: v1.ContainersReady, Status: v1.ConditionTrue}
 	var unready []string
+	for i, cs := range s.InitContainerStatuses {
+		if model.IsSidecar(&pod.Spec.InitContainers[i]) && !cs.Ready {
+			unready = append(unready, cs.Name)
+		}
+	}
 	for _, cs := range s.ContainerStatuses {
 		if !cs.Ready {
 			unready = append(unready, cs.Name)

@@ -102,7 +102,7 @@ var podFields = map[reflect.Type]map[string]fieldRule{
 		"env":                      m("environment, $(VAR) expanded, with the downward API"),
 		"resources":                m("CPU shares and quota, memory limit"),
 		"resizePolicy":             na("no in-place resize API"),
-		"restartPolicy":            ref("only for sidecar init containers, which berth does not support"),
+		"restartPolicy":            m("Always on an init container makes it a sidecar: started in order, kept running, stopped after the app containers"),
 		"restartPolicyRules":       ref("container restart rules are not implemented"),
 		"volumeMounts":             m("binds of the pod's volumes"),
 		"volumeDevices":            ref("raw block devices need PersistentVolumeClaims"),

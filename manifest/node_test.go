@@ -29,20 +29,6 @@ func TestDerivedUIDDependsOnNode(t *testing.T) {
 	}
 }
 
-func TestSidecarInitContainersRefused(t *testing.T) {
-	m := []byte(`apiVersion: v1
-kind: Pod
-metadata: {name: side}
-spec:
-  initContainers: [{name: proxy, image: 'img:1', restartPolicy: Always}]
-  containers: [{name: a, image: 'img:1'}]
-`)
-	_, errs := Decode("file", "side.yaml", m, Options{})
-	if len(errs) != 1 || errs[0].Field != "spec.initContainers[0].restartPolicy" {
-		t.Fatalf("errors %v", errs)
-	}
-}
-
 func TestAddedCapabilitiesAreHostAccess(t *testing.T) {
 	m := []byte(`apiVersion: v1
 kind: Pod

@@ -231,6 +231,9 @@ func (v *podValidator) container(c *v1.Container, p *field.Path, init bool) fiel
 	errs = append(errs, v.mounts(c, p.Child("volumeMounts"))...)
 	errs = append(errs, validateResources(&c.Resources, p.Child("resources"))...)
 	errs = append(errs, validateTermination(c, p)...)
+	errs = append(errs, validateContainerRestart(c, p, init)...)
+	// A regular init container runs to completion: no probe, no hook.
+	regularInit := init && !model.IsSidecar(c)
 
 	probes := []struct {
 		name    string
@@ -245,15 +248,15 @@ func (v *podValidator) container(c *v1.Container, p *field.Path, init bool) fiel
 		if pr.probe == nil {
 			continue
 		}
-		if init {
-			errs = append(errs, field.Forbidden(p.Child(pr.name), "may not be set for init containers"))
+		if regularInit {
+			errs = append(errs, field.Forbidden(p.Child(pr.name), initForbidden))
 			continue
 		}
 		errs = append(errs, validateProbe(pr.probe, p.Child(pr.name), pr.oneShot)...)
 	}
 	if l := c.Lifecycle; l != nil {
-		if init {
-			errs = append(errs, field.Forbidden(p.Child("lifecycle"), "may not be set for init containers"))
+		if regularInit {
+			errs = append(errs, field.Forbidden(p.Child("lifecycle"), initForbidden))
 		} else {
 			if l.PostStart != nil {
 				errs = append(errs, validateLifecycleHandler(l.PostStart, p.Child("lifecycle", "postStart"))...)

@@ -259,9 +259,6 @@ func TestIssue12Refused(t *testing.T) {
 		{"probe grace period", func(p *v1.Pod) {
 			p.Spec.Containers[0].LivenessProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"true"}}}, TerminationGracePeriodSeconds: ptr.To[int64](5)}
 		}, "spec.containers[0].livenessProbe.terminationGracePeriodSeconds: Forbidden: not supported by berth"},
-		{"sidecar", func(p *v1.Pod) {
-			p.Spec.InitContainers = []v1.Container{{Name: "init", Image: "i", RestartPolicy: ptr.To(v1.ContainerRestartPolicyAlways)}}
-		}, "spec.initContainers[0].restartPolicy: Forbidden: not supported by berth (only for sidecar init containers"},
 		{"restartPolicyRules", func(p *v1.Pod) {
 			p.Spec.Containers[0].RestartPolicyRules = []v1.ContainerRestartRule{{Action: "Restart"}}
 		}, "spec.containers[0].restartPolicyRules: Forbidden: not supported by berth"},

@@ -168,6 +168,26 @@ func DecodeLabels(labels map[string]string) (ContainerLabels, error) {
 	return l, errors.Join(errs...)
 }
 
+// Claim volume labels, on the engine volume holding a
+// PersistentVolumeClaim's data: its namespace and name (it carries no pod
+// UID, so no pod's removal takes it), and LabelSource, the source whose
+// pod made it.
+const (
+	LabelClaimNamespace = "io.berth.pvc.namespace"
+	LabelClaimName      = "io.berth.pvc.name"
+)
+
+// ClaimVolumeName is the engine volume of claim namespace/name on node.
+func ClaimVolumeName(namespace, name, node string) string {
+	return "berth-pvc_" + namespace + "_" + name + "_" + node
+}
+
+// ClaimVolumeLabels are the labels of claim namespace/name's volume, made
+// for a pod of source on node.
+func ClaimVolumeLabels(namespace, name, node, source string) map[string]string {
+	return map[string]string{LabelManaged: "true", LabelNode: node, LabelClaimNamespace: namespace, LabelClaimName: name, LabelSource: source}
+}
+
 // VolumeLabels are the labels of an engine volume of pod uid (a Memory
 // emptyDir), by which its removal finds it.
 func VolumeLabels(namespace, pod, uid, node string) map[string]string {

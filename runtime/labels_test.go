@@ -12,13 +12,13 @@ import (
 // Encode and DecodeLabels are inverses, for the labels of a sandbox (no
 // optional label) and of an app container (all of them).
 func TestLabelsRoundTrip(t *testing.T) {
-	grace := int64(30)
+	grace, sidecar := int64(30), 2
 	for _, l := range []ContainerLabels{
 		{Namespace: "default", Pod: "web", PodUID: "u1", Container: "POD", Hash: "h", Source: "file", Node: "n1", GracePeriod: &grace},
 		{Namespace: "default", Pod: "web", PodUID: "u1", Container: "app", Hash: "h2", Source: "etcd", Node: "n1",
 			Attempt: 3, RestartCount: 2, GracePeriod: &grace, HostNetwork: true, Sandbox: "sb1",
 			PreStop: &PreStop{Handler: &v1.LifecycleHandler{HTTPGet: &v1.HTTPGetAction{Path: "/quit", Port: intstr.FromString("http")}},
-				Ports: []v1.ContainerPort{{Name: "http", ContainerPort: 8080}}}},
+				Ports: []v1.ContainerPort{{Name: "http", ContainerPort: 8080}}}, Sidecar: &sidecar},
 	} {
 		m := l.Encode()
 		if m[LabelManaged] != "true" {
@@ -29,7 +29,7 @@ func TestLabelsRoundTrip(t *testing.T) {
 			t.Errorf("%s: decoded %+v (%v), want %+v", l.Container, got, err, l)
 		}
 	}
-	if m := (ContainerLabels{}).Encode(); m[LabelGracePeriod] != "" || m[LabelHostNetwork] != "" || m[LabelSandbox] != "" || m[LabelPreStop] != "" {
+	if m := (ContainerLabels{}).Encode(); m[LabelGracePeriod] != "" || m[LabelHostNetwork] != "" || m[LabelSandbox] != "" || m[LabelPreStop] != "" || m[LabelSidecar] != "" {
 		t.Errorf("unset optional labels encoded: %v", m)
 	}
 }
@@ -38,15 +38,15 @@ func TestLabelsRoundTrip(t *testing.T) {
 // the other labels are still decoded.
 func TestDecodeMalformedLabels(t *testing.T) {
 	for key, v := range map[string]string{LabelAttempt: "x", LabelRestartCount: "", LabelGracePeriod: "-1",
-		LabelHostNetwork: "yes", LabelPreStop: "{", "": ""} {
+		LabelHostNetwork: "yes", LabelPreStop: "{", LabelSidecar: "-1", "": ""} {
 		labels := map[string]string{LabelPodName: "web", LabelAttempt: "1", LabelRestartCount: "2", LabelGracePeriod: "5",
-			LabelHostNetwork: "true", LabelPreStop: `{"h":{"exec":{"command":["true"]}}}`}
+			LabelHostNetwork: "true", LabelPreStop: `{"h":{"exec":{"command":["true"]}}}`, LabelSidecar: "1"}
 		if key != "" {
 			labels[key] = v
 		}
 		l, err := DecodeLabels(labels)
 		if key == "" {
-			if err != nil || l.Attempt != 1 || l.RestartCount != 2 || *l.GracePeriod != 5 || !l.HostNetwork || l.PreStop == nil {
+			if err != nil || l.Attempt != 1 || l.RestartCount != 2 || *l.GracePeriod != 5 || !l.HostNetwork || l.PreStop == nil || *l.Sidecar != 1 {
 				t.Errorf("well-formed labels: %+v %v", l, err)
 			}
 			continue
@@ -59,7 +59,7 @@ func TestDecodeMalformedLabels(t *testing.T) {
 		}
 		zero := map[string]bool{
 			LabelAttempt: l.Attempt == 0, LabelRestartCount: l.RestartCount == 0, LabelGracePeriod: l.GracePeriod == nil,
-			LabelHostNetwork: !l.HostNetwork, LabelPreStop: l.PreStop == nil,
+			LabelHostNetwork: !l.HostNetwork, LabelPreStop: l.PreStop == nil, LabelSidecar: l.Sidecar == nil,
 		}
 		if !zero[key] {
 			t.Errorf("%s=%q: malformed value decoded: %+v", key, v, l)
