@@ -1,19 +1,17 @@
 package manifest
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"reflect"
 	"slices"
 	"strings"
 
 	"github.com/berth-dev/berth/model"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
@@ -43,6 +41,10 @@ type Options struct {
 	// metadata.uid, so berths of different nodes sharing one engine never
 	// name containers alike.
 	Node string
+	// FileOrigin says that origins are file paths (the file source, berth
+	// validate): a ContainerManifest without an id is then named after its
+	// file, as the seed kubelet's file source named it (LegacyPodName).
+	FileOrigin bool
 }
 
 // DefaultMaxContainers caps a pod's init and app containers together.
@@ -122,7 +124,8 @@ func DecodeAll(source, origin string, data []byte, opts Options) Decoded {
 		if !d.take() {
 			break
 		}
-		d.document(doc)
+		d.line = doc.line
+		d.document(doc.data)
 	}
 	return Decoded{Pods: d.pods, Objects: d.objects, Errors: d.errs}
 }
@@ -141,6 +144,7 @@ type decoder struct {
 	source, origin string
 	opts           Options
 	doc            string // suffix for whole-origin errors of multi-document input
+	line           int    // the origin's line the current document starts on
 	seen           map[string]bool
 	seenObj        map[string]bool
 	pods           []Desired
@@ -207,42 +211,6 @@ func joinPath(key, prefix, p string) string {
 	return prefix + "." + p
 }
 
-var utf8BOM = []byte("\xef\xbb\xbf")
-
-// splitDocuments returns the YAML documents of data; JSON input is one
-// document. It stops with errTooManyObjects after max documents.
-func splitDocuments(data []byte, max int) ([][]byte, error) {
-	data = bytes.TrimPrefix(data, utf8BOM)
-	trimmed := bytes.TrimSpace(data)
-	if len(trimmed) == 0 {
-		return nil, nil
-	}
-	if (trimmed[0] == '{' || trimmed[0] == '[') && json.Valid(trimmed) {
-		return [][]byte{trimmed}, nil
-	}
-	// The reader drops a last line that lacks its newline when the line's
-	// length is a multiple of its buffer size (it returns that line together
-	// with io.EOF, and the YAMLReader discards it): end data with a newline.
-	if data[len(data)-1] != '\n' {
-		data = append(data[:len(data):len(data)], '\n')
-	}
-	var docs [][]byte
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	for {
-		doc, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return docs, nil
-		}
-		if err != nil {
-			return docs, err
-		}
-		if len(docs) >= max {
-			return docs, errTooManyObjects
-		}
-		docs = append(docs, doc)
-	}
-}
-
 func (d *decoder) document(doc []byte) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -251,7 +219,8 @@ func (d *decoder) document(doc []byte) {
 	}()
 	j, err := toJSON(doc)
 	if err != nil {
-		d.fail("", "", err.Error())
+		lead := len(doc) - len(bytes.TrimLeft(doc, " \t\r\n"))
+		d.fail("", "", shiftLines(err.Error(), d.line-1+bytes.Count(doc[:lead], []byte("\n"))))
 		return
 	}
 	switch {
@@ -339,7 +308,7 @@ func (d *decoder) list(j []byte, kind string) {
 	}
 	if len(strict) > 0 {
 		for _, e := range strict {
-			d.strictError("", "", e)
+			d.strictError("", "", e, reflect.TypeOf(l))
 		}
 		return
 	}
@@ -411,14 +380,17 @@ func PodKey(namespace, name string) string {
 func (d *decoder) pod(j []byte, prefix string) {
 	key := podKeyOf(j)
 	pod := &v1.Pod{}
-	if d.unmarshalStrict(j, pod, key, prefix) {
-		d.accept(pod, prefix)
+	if reported, ok := d.unmarshalStrict(j, pod, key, prefix); ok {
+		d.accept(pod, prefix, reported, nil)
 	}
 }
 
 // accept defaults and validates a decoded pod and adds it unless its key was
-// already taken in this call.
-func (d *decoder) accept(pod *v1.Pod, prefix string) {
+// already taken in this call. reported are the paths decoding already
+// reported: the pod is refused, and validation errors at or under them,
+// which only repeat them, are left out. rename, when set, turns a v1 path
+// into the manifest's own (legacy manifests).
+func (d *decoder) accept(pod *v1.Pod, prefix string, reported []string, rename func(string) string) {
 	key := ""
 	if pod.Name != "" {
 		key = PodKey(pod.Namespace, pod.Name)
@@ -430,9 +402,14 @@ func (d *decoder) accept(pod *v1.Pod, prefix string) {
 	}
 	Default(uidScope(d.opts.Node, d.source), pod, d.opts.DeriveUIDs)
 	errs = append(errs, Validate(pod, d.opts)...)
-	if len(errs) > 0 {
+	if len(errs) > 0 || len(reported) > 0 {
 		for _, e := range errs {
-			d.failField(key, prefix, e)
+			if rename != nil {
+				e.Field = rename(e.Field)
+			}
+			if !underAny(e.Field, reported) {
+				d.failField(key, prefix, e)
+			}
 		}
 		return
 	}
@@ -446,20 +423,37 @@ func (d *decoder) accept(pod *v1.Pod, prefix string) {
 	d.pods = append(d.pods, Desired{Pod: pod, Origin: d.origin})
 }
 
-func (d *decoder) strictError(key, prefix string, err error) {
+// strictError records an unknown or duplicate field of a document decoded
+// into t, suggesting the known field an unknown one misspells. It returns
+// the field's path.
+func (d *decoder) strictError(key, prefix string, err error, t reflect.Type) string {
 	msg := err.Error()
 	fe, ok := err.(sigsjson.FieldError)
 	if !ok {
 		d.fail(key, prefix, msg)
-		return
+		return ""
 	}
 	switch {
 	case strings.HasPrefix(msg, "unknown field"):
 		msg = "unknown field"
+		if s := suggestField(t, fe.FieldPath()); s != "" {
+			msg += fmt.Sprintf("; did you mean %q?", s)
+		}
 	case strings.HasPrefix(msg, "duplicate field"):
 		msg = "duplicate field"
 	}
 	d.fail(key, joinPath(key, prefix, fe.FieldPath()), msg)
+	return fe.FieldPath()
+}
+
+// underAny reports whether path is one of paths or inside one of them.
+func underAny(path string, paths []string) bool {
+	for _, p := range paths {
+		if path == p || strings.HasPrefix(path, p+".") || strings.HasPrefix(path, p+"[") {
+			return true
+		}
+	}
+	return false
 }
 
 func (d *decoder) jsonError(j []byte, key, prefix string, err error) {
@@ -488,18 +482,38 @@ func jsonMessage(err error) string {
 	return strings.TrimPrefix(err.Error(), "json: ")
 }
 
-// unmarshalStrict decodes j into v, recording type errors and unknown fields
-// against key; it reports whether v may be used.
-func (d *decoder) unmarshalStrict(j []byte, v interface{}, key, prefix string) bool {
+// unmarshalStrict decodes j into v (a pointer) and records, against key,
+// every value of the wrong type or refused by its type (a bad quantity), each
+// naming its field, and every unknown or duplicate field; the bad values are
+// left zero and the rest is decoded. It returns the paths it reported, and
+// whether v may be validated: false when decoding failed in a way no field
+// explains.
+func (d *decoder) unmarshalStrict(j []byte, v any, key, prefix string) (reported []string, ok bool) {
+	t := reflect.TypeOf(v).Elem()
 	strict, err := sigsjson.UnmarshalStrict(j, v)
 	if err != nil {
-		d.jsonError(j, key, prefix, err)
-		return false
+		bad := badValues(j, t)
+		if len(bad) == 0 {
+			d.jsonError(j, key, prefix, err)
+			return nil, false
+		}
+		for _, b := range bad {
+			p := b.path.String()
+			d.fail(key, joinPath(key, prefix, p), b.msg)
+			reported = append(reported, p)
+		}
+		reflect.ValueOf(v).Elem().SetZero()
+		if strict, err = sigsjson.UnmarshalStrict(withoutValues(j, bad), v); err != nil {
+			d.jsonError(j, key, prefix, err)
+			return reported, false
+		}
 	}
 	for _, e := range strict {
-		d.strictError(key, prefix, e)
+		if p := d.strictError(key, prefix, e, t); p != "" {
+			reported = append(reported, p)
+		}
 	}
-	return len(strict) == 0
+	return reported, true
 }
 
 // PodSequenceAsList turns a top-level YAML/JSON sequence whose items all

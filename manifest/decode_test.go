@@ -172,7 +172,7 @@ func TestDecodeKindAndVersionErrors(t *testing.T) {
 func TestDecodeStrictUnknownField(t *testing.T) {
 	data := strings.Replace(podYAML, "    image: berth/testapp:1\n", "    image: berth/testapp:1\n    imagePullPolcy: Never\n", 1)
 	got := decodeErrs(t, data, Options{})
-	want := []string{"pods/web.yaml: default/web: spec.containers[0].imagePullPolcy: unknown field"}
+	want := []string{`pods/web.yaml: default/web: spec.containers[0].imagePullPolcy: unknown field; did you mean "imagePullPolicy"?`}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
@@ -352,8 +352,8 @@ func TestDecodeLegacyErrors(t *testing.T) {
 		"version: v1beta1\nid: x\ncontainers: [{name: a, image: b, memroy: 5}]\n":                              "x: default/x: containers[0].memroy: unknown field",
 		"version: v1beta3\nid: x\ncontainers: [{name: a, image: b}]\n":                                         `x: default/x: version: Unsupported value: "v1beta3"`,
 		"version: v1beta1\nid: x\ncontainers: [{name: a}]\n":                                                   "x: default/x: spec.containers[0].image: Required value",
-		"version: v1beta1\ncontainers: [{name: a, image: b}]\n":                                                "x: metadata.name: Required value",
-		"- version: v1beta1\n  containers: [{name: a, image: b}]\n":                                            "x: [0].metadata.name: Required value",
+		"version: v1beta1\ncontainers: [{name: a, image: b}]\n":                                                "x: id: Required value",
+		"- version: v1beta1\n  containers: [{name: a, image: b}]\n":                                            "x: [0].id: Required value",
 		"version: v1beta1\nid: x\ncontainers: [{name: a, image: b, livenessProbe: {type: grpc}}]\n":            `x: default/x: containers[0].livenessProbe.type: Unsupported value: "grpc"`,
 		"version: v1beta1\nid: x\nrestartPolicy: {always: {}, never: {}}\ncontainers: [{name: a, image: b}]\n": "x: default/x: restartPolicy: Forbidden",
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -15,10 +16,12 @@ import (
 	sigsjson "sigs.k8s.io/json"
 )
 
-// containerManifest is the pod format of the 2014 kubelet (version v1beta1).
-// It is recognised as a top-level sequence, or a mapping with "version" and
-// neither "kind" nor "apiVersion", and converted to a v1 Pod in namespace
-// "default": id becomes the name, uuid the UID, command the container args
+// containerManifest is the pod format of the 2014 kubelet (version v1beta1
+// or v1beta2). It is recognised as a top-level sequence, or a mapping with
+// "version" and neither "kind" nor "apiVersion", and converted to a v1 Pod
+// in namespace "default": id becomes the name (without an id, a manifest
+// that is a whole document of a file is named after the file, see
+// LegacyPodName; elsewhere id is required), uuid the UID, command the container args
 // (the seed passed it as Docker's Cmd), memory (bytes) limits.memory, cpu
 // (milli-cores) limits.cpu, an http/tcp/exec liveness probe the matching v1
 // handler. Errors about the pod after conversion name v1 field paths.
@@ -122,30 +125,58 @@ func (d *decoder) legacyList(j []byte) {
 	}
 }
 
+// legacyVersions are the ContainerManifest versions berth reads; v1beta2
+// has the same manifest fields as v1beta1.
+var legacyVersions = []string{"v1beta1", "v1beta2"}
+
 func (d *decoder) legacy(j []byte, prefix string) {
 	var head struct {
 		ID string `json:"id"`
 	}
+	_ = sigsjson.UnmarshalCaseSensitivePreserveInts(j, &head)
+	name := head.ID
+	if name == "" && prefix == "" && d.opts.FileOrigin {
+		name = LegacyPodName(d.origin)
+	}
 	key := ""
-	if sigsjson.UnmarshalCaseSensitivePreserveInts(j, &head) == nil && head.ID != "" {
-		key = PodKey("", head.ID)
+	if name != "" {
+		key = PodKey("", name)
 	}
 	var m containerManifest
-	if !d.unmarshalStrict(j, &m, key, prefix) {
+	reported, ok := d.unmarshalStrict(j, &m, key, prefix)
+	if !ok {
 		return
 	}
-	if m.Version != "v1beta1" {
-		d.failField(key, prefix, field.NotSupported(field.NewPath("version"), m.Version, []string{"v1beta1"}))
+	if !slices.Contains(legacyVersions, m.Version) {
+		d.failField(key, prefix, field.NotSupported(field.NewPath("version"), m.Version, legacyVersions))
 		return
+	}
+	if m.ID == "" {
+		m.ID = name
 	}
 	pod, errs := m.toPod()
-	if len(errs) > 0 {
-		for _, e := range errs {
-			d.failField(key, prefix, e)
-		}
-		return
+	for _, e := range errs {
+		d.failField(key, prefix, e)
+		reported = append(reported, e.Field)
 	}
-	d.accept(pod, prefix)
+	for _, p := range reported {
+		if strings.HasPrefix(p, "containers") || strings.HasPrefix(p, "volumes") {
+			reported = append(reported, "spec."+p)
+		}
+	}
+	d.accept(pod, prefix, reported, legacyPath)
+}
+
+// legacyPath names the manifest's own fields for the v1 paths of its
+// metadata: id and uuid.
+func legacyPath(p string) string {
+	switch p {
+	case "metadata.name":
+		return "id"
+	case "metadata.uid":
+		return "uuid"
+	}
+	return p
 }
 
 // toPod converts the manifest; errors name manifest field paths.

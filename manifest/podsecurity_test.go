@@ -234,7 +234,7 @@ func TestNetworkSourcesDeriveUIDs(t *testing.T) {
 	}
 	// The legacy format's uuid takes the same check.
 	legacy := "version: v1beta1\nid: seed\nuuid: ../../../tmp\ncontainers: [{name: c, image: busybox}]\n"
-	if errs := decodeErrs(t, legacy, Options{Level: model.LevelPrivileged}); len(errs) != 1 || !strings.Contains(errs[0], "metadata.uid") {
+	if errs := decodeErrs(t, legacy, Options{Level: model.LevelPrivileged}); len(errs) != 1 || !strings.Contains(errs[0], "default/seed: uuid: Invalid value") {
 		t.Errorf("legacy uuid: %q", errs)
 	}
 }

@@ -21,7 +21,7 @@ func TestTypeErrorPathHasIndexes(t *testing.T) {
 		}
 	}
 	got := decodeErrs(t, "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  nodeSelector: {a: 1}\n  containers: [{name: a, image: i}]\n", Options{})
-	if len(got) != 1 || !strings.HasPrefix(got[0], "pods/web.yaml: default/web: spec.nodeSelector: Invalid value: number") {
+	if len(got) != 1 || !strings.HasPrefix(got[0], "pods/web.yaml: default/web: spec.nodeSelector[a]: Invalid value: number: expected string") {
 		t.Errorf("map value: %q", got)
 	}
 }
