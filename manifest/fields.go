@@ -24,6 +24,9 @@ const (
 	notApplicable
 	// refused: Validate rejects the pod naming the field.
 	refused
+	// notEnforced: a kubelet would act on it and berth does not; accepted,
+	// and named in the pod's one warning line at load as not enforced.
+	notEnforced
 )
 
 // fieldRule is the class of one field and what it becomes, or why it is not
@@ -36,6 +39,7 @@ type fieldRule struct {
 func m(what string) fieldRule  { return fieldRule{mapped, what} }
 func na(why string) fieldRule  { return fieldRule{notApplicable, why} }
 func ref(why string) fieldRule { return fieldRule{refused, why} }
+func ne(why string) fieldRule  { return fieldRule{notEnforced, why} }
 
 // podFields classes every field of the core/v1 structs reachable from
 // PodSpec through mapped and defaulted fields, keyed by the Go type that
@@ -319,7 +323,7 @@ var podFields = map[reflect.Type]map[string]fieldRule{
 		"capabilities":             m("Docker CapAdd and CapDrop"),
 		"privileged":               m("a privileged container (allow_host_access)"),
 		"seLinuxOptions":           m("label=user:/role:/type:/level:"),
-		"windowsOptions":           na("a Linux node"),
+		"windowsOptions":           ne("Windows only, ignored on a Linux node"),
 		"runAsUser":                m("the Docker user"),
 		"runAsGroup":               m("the Docker user's group"),
 		"runAsNonRoot":             m("uid 0 fails the create"),
@@ -331,7 +335,7 @@ var podFields = map[reflect.Type]map[string]fieldRule{
 	},
 	reflect.TypeFor[v1.PodSecurityContext](): {
 		"seLinuxOptions":           m("default of every container's"),
-		"windowsOptions":           na("a Linux node"),
+		"windowsOptions":           ne("Windows only, ignored on a Linux node"),
 		"runAsUser":                m("default of every container's"),
 		"runAsGroup":               m("default of every container's"),
 		"runAsNonRoot":             m("default of every container's"),
@@ -342,7 +346,7 @@ var podFields = map[reflect.Type]map[string]fieldRule{
 		"fsGroupChangePolicy":      m("both policies act alike: berth sets an emptyDir's group when it creates it"),
 		"seccompProfile":           m("default of every container's"),
 		"appArmorProfile":          m("default of every container's"),
-		"seLinuxChangePolicy":      na("berth does not relabel volumes"),
+		"seLinuxChangePolicy":      ne("berth does not relabel volumes"),
 	},
 	reflect.TypeFor[v1.Capabilities](): {
 		"add":  m("Docker CapAdd (beyond Docker's defaults: allow_host_access)"),
@@ -493,7 +497,7 @@ func walkFields(v reflect.Value, p *field.Path, out *[]classedField) {
 				rule = ref("a field berth does not know")
 			}
 			fp := p.Child(name)
-			if rule.class == notApplicable || rule.class == refused {
+			if rule.class == notApplicable || rule.class == notEnforced || rule.class == refused {
 				*out = append(*out, classedField{fp, rule})
 				continue
 			}

@@ -30,7 +30,7 @@ func TestWarningLoggedOncePerSpec(t *testing.T) {
 	if n := count(); n != 1 {
 		t.Fatalf("%d warning lines after two scans, want 1:\n%s", n, buf.String())
 	}
-	if !strings.Contains(buf.String(), filepath.Join(dir, "web.yaml")+": default/web: ignored without a cluster: spec.tolerations") {
+	if !strings.Contains(buf.String(), filepath.Join(dir, "web.yaml")+": default/web: ignored without a cluster: spec.tolerations (no taints)") {
 		t.Errorf("log %q", buf.String())
 	}
 	write(t, dir, "web.yaml", pod+"  schedulerName: other\n")
@@ -39,7 +39,7 @@ func TestWarningLoggedOncePerSpec(t *testing.T) {
 	if n := count(); n != 2 {
 		t.Fatalf("%d warning lines after the spec changed, want 2:\n%s", n, buf.String())
 	}
-	if !strings.Contains(buf.String(), "ignored without a cluster: spec.schedulerName, spec.tolerations") {
+	if !strings.Contains(buf.String(), "ignored without a cluster: spec.schedulerName (no scheduler), spec.tolerations (no taints)") {
 		t.Errorf("log %q", buf.String())
 	}
 }
@@ -51,7 +51,7 @@ func TestValidateFilesWarnings(t *testing.T) {
 	if err != nil || len(errs) > 0 || n != 1 {
 		t.Fatalf("n %d errs %v err %v", n, errs, err)
 	}
-	if want := f + ": default/web: ignored without a cluster: spec.serviceAccountName"; len(warns) != 1 || warns[0] != want {
+	if want := f + ": default/web: ignored without a cluster: spec.serviceAccountName (no service accounts (still readable through the downward API))"; len(warns) != 1 || warns[0] != want {
 		t.Errorf("warnings %q, want %q", warns, want)
 	}
 }
