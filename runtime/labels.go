@@ -35,6 +35,10 @@ const (
 	// ports), so the hook runs even when the pod's spec is gone or berth
 	// restarted.
 	LabelPreStop = "io.berth.prestop"
+	// LabelSidecar is a sidecar's position among its pod's init
+	// containers, so its stop keeps the kubelet's order when the pod's spec
+	// is gone.
+	LabelSidecar = "io.berth.sidecar"
 )
 
 // Image labels, on the images berth builds itself (the pause image).
@@ -64,6 +68,9 @@ type ContainerLabels struct {
 	Sandbox string
 	// PreStop is the container's preStop hook; nil when it has none.
 	PreStop *PreStop
+	// Sidecar is the index of a sidecar among the pod's init containers;
+	// nil for every other container.
+	Sidecar *int
 }
 
 // PreStop is a preStop hook as LabelPreStop carries it; its JSON is the
@@ -74,7 +81,7 @@ type PreStop struct {
 }
 
 // Encode is the labels map of a container, LabelManaged included. The
-// optional labels (grace period, hostNetwork, sandbox, preStop) are left
+// optional labels (grace period, hostNetwork, sandbox, preStop, sidecar) are left
 // out when unset.
 func (l ContainerLabels) Encode() map[string]string {
 	m := map[string]string{
@@ -102,13 +109,17 @@ func (l ContainerLabels) Encode() map[string]string {
 		b, _ := json.Marshal(l.PreStop) // v1 types always marshal
 		m[LabelPreStop] = string(b)
 	}
+	if l.Sidecar != nil {
+		m[LabelSidecar] = strconv.Itoa(*l.Sidecar)
+	}
 	return m
 }
 
 // DecodeLabels reads a container's labels. Every well-formed label is
 // decoded even when another is not; the error names the malformed ones (a
-// number that does not parse, a negative grace period, a hostNetwork other
-// than "true", a preStop that is not a hook), each left at its zero value.
+// number that does not parse, a negative grace period or sidecar index, a
+// hostNetwork other than "true", a preStop that is not a hook), each left at
+// its zero value.
 // An absent label is no error.
 func DecodeLabels(labels map[string]string) (ContainerLabels, error) {
 	l := ContainerLabels{
@@ -152,6 +163,16 @@ func DecodeLabels(labels map[string]string) (ContainerLabels, error) {
 			l.HostNetwork = true
 		} else {
 			bad(LabelHostNetwork, v, errors.New(`not "true"`))
+		}
+	}
+	if v, ok := labels[LabelSidecar]; ok {
+		switch i, err := strconv.Atoi(v); {
+		case err != nil:
+			bad(LabelSidecar, v, err)
+		case i < 0:
+			bad(LabelSidecar, v, errors.New("negative"))
+		default:
+			l.Sidecar = &i
 		}
 	}
 	if v, ok := labels[LabelPreStop]; ok {
