@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -16,28 +17,25 @@ func validateCmd() *cobra.Command {
 	var sysctls []string
 	cmd := &cobra.Command{
 		Use:   "validate PATH...",
-		Short: "Check pod manifests; print one file: pod: field: error line per problem",
+		Short: "Check pod manifests; print one file: pod: field: error line per problem, then the count of valid pods",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, err := validateOptions(level, strict, hostPorts, sysctls)
 			if err != nil {
 				return err
 			}
-			n, warns, errs, err := sources.ValidateFiles(args, opts)
-			if err != nil {
-				return err
-			}
+			n, warns, errs, pathErr := sources.ValidateFiles(args, opts)
 			for _, w := range warns {
 				fmt.Fprintln(cmd.ErrOrStderr(), w)
 			}
 			for _, e := range errs {
 				fmt.Fprintln(cmd.ErrOrStderr(), e.Error())
 			}
-			if len(errs) > 0 {
-				return fmt.Errorf("%d error(s) in manifests", len(errs))
-			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%d pod(s) valid\n", n)
-			return nil
+			if len(errs) > 0 {
+				pathErr = errors.Join(pathErr, fmt.Errorf("%d error(s) in manifests", len(errs)))
+			}
+			return pathErr
 		},
 	}
 	cmd.Flags().StringVar(&level, "pod-security", "", "Pod Security level to check against: privileged (the file source's default), baseline (network sources') or restricted")

@@ -25,9 +25,22 @@ func TestValidateCommand(t *testing.T) {
 	if out, _, err := run(good); err != nil || !strings.Contains(out, "1 pod(s) valid") {
 		t.Fatalf("good: %q %v", out, err)
 	}
-	_, errOut, err := run(dir)
+	out, errOut, err := run(dir)
 	if err == nil || !strings.Contains(errOut, bad+": default/bad: spec.containers[0].image: Required value") {
 		t.Fatalf("bad: %q %v", errOut, err)
+	}
+	if !strings.HasPrefix(out, "1 pod(s) valid\n") { // then cobra's usage, which the root command silences
+		t.Errorf("count beside errors: %q", out)
+	}
+	// A skipped file is named; a missing path does not hide the others.
+	mustWrite(t, dir+"/good.yaml.swp", "x")
+	out, errOut, err = run(dir, dir+"/missing")
+	if err == nil || !strings.Contains(err.Error(), "missing: path does not exist") || !strings.Contains(err.Error(), "1 error(s) in manifests") ||
+		!strings.Contains(errOut, dir+"/good.yaml.swp: skipped: an editor swap or backup file") || !strings.HasPrefix(out, "1 pod(s) valid\n") {
+		t.Errorf("skipped and missing: out %q err %q %v", out, errOut, err)
+	}
+	if err := os.Remove(dir + "/good.yaml.swp"); err != nil {
+		t.Fatal(err)
 	}
 
 	// The levels of the sources, through the same checks.

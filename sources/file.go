@@ -27,10 +27,16 @@ const DefaultDebounce = 100 * time.Millisecond
 
 // FileSource declares the pods of the manifest files at a path: a single file
 // (read whatever its name), or a directory whose regular files (or symlinks to
-// them) are read, non-recursively, except names starting with ".", editor
-// swap and backup files (*~, *.swp, *.bak, *.tmp) and names not ending in
-// .yaml, .yml or .json. Each file is one origin, named by the path joined
-// with the file name.
+// them) are read, non-recursively, whatever their names, as the kubelet reads
+// them, except names starting with "." and editor swap and backup files
+// (skipReason). Each file is one origin, named by the path joined with the
+// file name; a ContainerManifest without an id is named after it
+// (manifest.LegacyPodName). Each skipped entry but a hidden one is logged
+// once, with the reason.
+//
+// A file that holds a Secret and that group or others may read adds a
+// warning naming the file to every update (the source's status), logged
+// once per change of the file.
 //
 // Run scans at once, on filesystem events (inotify on Linux, fsnotify
 // elsewhere, on the directory or a single file's parent directory, so that
@@ -65,11 +71,14 @@ type FileSource struct {
 	lastErrs []string
 	cache    decodeCache
 	warned   warnLog
+	skipped  skipLog
+	fileWarn fileWarnLog
 }
 
 // NewFileSource returns a file source named name for path, rescanning every
 // rescan (never when rescan <= 0).
 func NewFileSource(name, path string, rescan time.Duration, opts Options) *FileSource {
+	opts.FileOrigin = true
 	return &FileSource{name: name, path: path, rescan: rescan, opts: opts}
 }
 
@@ -170,8 +179,9 @@ func (s *FileSource) scanAndSend(ctx context.Context, out chan<- Update, log *sl
 }
 
 func (s *FileSource) scan(log *slog.Logger) (Update, bool) {
-	files, err := listManifests(s.path)
+	files, skipped, err := listDir(s.path)
 	var u Update
+	var fileWarns []fileWarning
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		// Like the kubelet: no path, no pods. A deleted single file thus
@@ -183,15 +193,17 @@ func (s *FileSource) scan(log *slog.Logger) (Update, bool) {
 			return Update{}, false
 		}
 		log.Error("cannot list manifests; keeping the last scan", "err", err)
-		u = Update{Source: s.name, Pods: s.last.Pods, Objects: s.last.Objects}
+		u = Update{Source: s.name, Pods: s.last.Pods, Objects: s.last.Objects, Warnings: s.last.Warnings}
 		u.Errors = append(slices.Clip(s.last.Errors), manifest.ManifestError{Origin: s.path, Err: err.Error()})
 		return u, true
 	default:
-		u = s.cache.decodeFiles(s.name, files, s.opts.Options)
+		u, fileWarns = s.cache.decodeFiles(s.name, files, s.opts.Options)
 	}
 	s.last = &u
 	s.logErrors(log, u)
 	s.warned.log(log, u.Pods)
+	s.skipped.log(log, skipped)
+	s.fileWarn.log(log, fileWarns)
 	log.Debug("scanned manifests", "files", len(files), "pods", len(u.Pods), "errors", len(u.Errors))
 	return u, true
 }
@@ -212,62 +224,6 @@ func (s *FileSource) logErrors(log *slog.Logger, u Update) {
 	}
 }
 
-// ignoredName reports whether a directory entry is not a manifest.
-func ignoredName(name string) bool {
-	if strings.HasPrefix(name, ".") {
-		return true
-	}
-	for _, suffix := range []string{"~", ".swp", ".bak", ".tmp"} {
-		if strings.HasSuffix(name, suffix) {
-			return true
-		}
-	}
-	switch strings.ToLower(filepath.Ext(name)) {
-	case ".yaml", ".yml", ".json":
-		return false
-	}
-	return true
-}
-
-// listManifests returns the manifest files at path, following symlinks: path
-// itself when it is a file, else the directory's manifest entries in name
-// order. Entries that vanish or dangle while listing are left out.
-func listManifests(path string) ([]string, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.IsDir() {
-		if !fi.Mode().IsRegular() {
-			return nil, fmt.Errorf("%s: not a regular file or directory", path)
-		}
-		return []string{path}, nil
-	}
-	entries, err := os.ReadDir(path)
-	if err != nil {
-		return nil, err
-	}
-	var files []string
-	for _, e := range entries {
-		if ignoredName(e.Name()) {
-			continue
-		}
-		full := filepath.Join(path, e.Name())
-		mode := e.Type()
-		if mode&fs.ModeSymlink != 0 {
-			fi, err := os.Stat(full)
-			if err != nil {
-				continue
-			}
-			mode = fi.Mode()
-		}
-		if mode.IsRegular() {
-			files = append(files, full)
-		}
-	}
-	return files, nil
-}
-
 // readResult is how reading one manifest file went.
 type readResult int
 
@@ -277,32 +233,45 @@ const (
 	readVanished            // gone before it could be opened
 )
 
-// decodeFile reads and decodes one manifest file.
-func decodeFile(source, file string, opts manifest.Options) (manifest.Decoded, readResult) {
-	data, err := readManifest(file)
-	if errors.Is(err, fs.ErrNotExist) {
-		return manifest.Decoded{}, readVanished
-	}
-	if err != nil {
-		return manifest.Decoded{Errors: []manifest.ManifestError{{Origin: file, Err: err.Error()}}}, readFailed
-	}
-	return manifest.DecodeAll(source, file, data, opts), readOK
+// fileDecode is what one manifest file declares, and the file's own
+// warning ("" for none, see secretFileWarning).
+type fileDecode struct {
+	manifest.Decoded
+	warning string
 }
 
-func readManifest(file string) ([]byte, error) {
+// decodeFile reads and decodes one manifest file.
+func decodeFile(source, file string, opts manifest.Options) (fileDecode, readResult) {
+	data, mode, err := readManifest(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fileDecode{}, readVanished
+	}
+	if err != nil {
+		return fileDecode{Decoded: manifest.Decoded{Errors: []manifest.ManifestError{{Origin: file, Err: err.Error()}}}}, readFailed
+	}
+	dec := manifest.DecodeAll(source, file, data, opts)
+	return fileDecode{Decoded: dec, warning: secretFileWarning(file, mode, dec)}, readOK
+}
+
+// readManifest returns the content of file and the mode of the file read.
+func readManifest(file string) ([]byte, fs.FileMode, error) {
 	f, err := os.Open(file)
 	if err != nil {
-		return nil, unwrapPathError(err)
+		return nil, 0, unwrapPathError(err)
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, 0, unwrapPathError(err)
+	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxManifestBytes+1))
 	if err != nil {
-		return nil, unwrapPathError(err)
+		return nil, 0, unwrapPathError(err)
 	}
 	if len(data) > MaxManifestBytes {
-		return nil, fmt.Errorf("file is larger than %d MiB", MaxManifestBytes>>20)
+		return nil, 0, fmt.Errorf("file is larger than %d MiB", MaxManifestBytes>>20)
 	}
-	return data, nil
+	return data, fi.Mode(), nil
 }
 
 // unwrapPathError drops the path from err, which the ManifestError's origin
@@ -442,9 +411,11 @@ func (w *dirWatch) close() {
 }
 
 // decodeFiles decodes every file (skipping ones that vanished) into one
-// complete update of source, a pod key declared twice kept by the first file.
+// complete update of source, a pod key declared twice kept by the first
+// file, the files' own warnings among its Warnings.
 func decodeFiles(source string, files []string, opts manifest.Options) Update {
-	return (*decodeCache)(nil).decodeFiles(source, files, opts)
+	u, _ := (*decodeCache)(nil).decodeFiles(source, files, opts)
+	return u
 }
 
 // decodeCache keeps the last decode of each file with the file's identity
@@ -454,7 +425,7 @@ type decodeCache map[string]decoded
 
 type decoded struct {
 	id fileID
-	manifest.Decoded
+	fileDecode
 }
 
 // racyWindow is more than the granularity of file times (a kernel tick).
@@ -466,8 +437,11 @@ type fileID struct {
 	ino          uint64
 }
 
-func (c *decodeCache) decodeFiles(source string, files []string, opts manifest.Options) Update {
+// decodeFiles is decodeFiles through the cache; it also returns the files'
+// own warnings with the files' identities.
+func (c *decodeCache) decodeFiles(source string, files []string, opts manifest.Options) (Update, []fileWarning) {
 	u := Update{Source: source}
+	var warns []fileWarning
 	next := decodeCache{}
 	for _, f := range files {
 		id, statOK := statID(f)
@@ -475,6 +449,9 @@ func (c *decodeCache) decodeFiles(source string, files []string, opts manifest.O
 			if d, ok := (*c)[f]; ok && d.id == id {
 				next[f] = d
 				u.add(d.Decoded)
+				if d.warning != "" {
+					warns = append(warns, fileWarning{f, id, d.warning})
+				}
 				continue
 			}
 		}
@@ -488,9 +465,12 @@ func (c *decodeCache) decodeFiles(source string, files []string, opts manifest.O
 			// changed within racyWindow is not kept: the kernel's coarse
 			// file times could give a second write of the same size the
 			// same identity. A failed read is tried again next scan.
-			next[f] = decoded{id: id, Decoded: dec}
+			next[f] = decoded{id: id, fileDecode: dec}
 		}
-		u.add(dec)
+		u.add(dec.Decoded)
+		if dec.warning != "" {
+			warns = append(warns, fileWarning{f, id, dec.warning})
+		}
 	}
 	if c != nil {
 		*c = next
@@ -500,7 +480,10 @@ func (c *decodeCache) decodeFiles(source string, files []string, opts manifest.O
 	u.Errors = append(u.Errors, dups...)
 	u.Objects, dups = dedupeObjects(u.Objects)
 	u.Errors = append(u.Errors, dups...)
-	return u
+	for _, w := range warns {
+		u.Warnings = append(u.Warnings, w.msg)
+	}
+	return u, warns
 }
 
 // add appends what one origin declared.

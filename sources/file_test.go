@@ -66,7 +66,7 @@ func hasPods(names ...string) func(Update) bool {
 
 func TestFileSourceIgnoreRules(t *testing.T) {
 	dir := t.TempDir()
-	for _, name := range []string{".hidden.yaml", "a.yaml~", "a.yaml.swp", "b.yaml.bak", "c.yaml.tmp", "notes.txt", "README"} {
+	for _, name := range []string{".hidden.yaml", "a.yaml~", "a.yaml.swp", "b.yaml.bak", "c.yaml.tmp", "#d.yaml#"} {
 		write(t, dir, name, podManifest("ignored-"+strings.NewReplacer(".", "", "~", "").Replace(strings.ToLower(name)), "busybox"))
 	}
 	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
@@ -76,6 +76,8 @@ func TestFileSourceIgnoreRules(t *testing.T) {
 	write(t, dir, "one.yaml", podManifest("one", "busybox"))
 	write(t, dir, "two.yml", podManifest("two", "busybox"))
 	write(t, dir, "three.JSON", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"three"},"spec":{"containers":[{"name":"c","image":"busybox"}]}}`)
+	write(t, dir, "four.manifest", "version: v1beta1\nid: four\ncontainers: [{name: c, image: busybox}]\n")
+	write(t, dir, "five", podManifest("five", "busybox"))
 	if err := os.Symlink(filepath.Join(dir, "sub", "nested.yaml"), filepath.Join(dir, "link.yaml")); err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +89,7 @@ func TestFileSourceIgnoreRules(t *testing.T) {
 	if u.Source != "file" || len(u.Errors) != 0 {
 		t.Errorf("update %s", describe(u))
 	}
-	if got, want := podNames(u), []string{"nested", "one", "three", "two"}; !reflect.DeepEqual(got, want) {
+	if got, want := podNames(u), []string{"five", "four", "nested", "one", "three", "two"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("pods %v, want %v", got, want)
 	}
 	for _, d := range u.Pods {
@@ -281,7 +283,8 @@ func TestIgnoredName(t *testing.T) {
 	for name, want := range map[string]bool{
 		"pod.yaml": false, "pod.yml": false, "pod.json": false, "POD.YAML": false,
 		".pod.yaml": true, "pod.yaml~": true, "pod.swp": true, ".pod.yaml.swp": true, "pod.yaml.bak": true,
-		"pod.tmp": true, "pod.txt": true, "pod": true, "..data": true,
+		"pod.tmp": true, "pod.txt": false, "pod": false, "..data": true, "etcd.manifest": false, "#pod.yaml#": true,
+		"pod.yaml.swo": true,
 	} {
 		if got := ignoredName(name); got != want {
 			t.Errorf("ignoredName(%q) = %v, want %v", name, got, want)

@@ -16,6 +16,7 @@ func TestValidateFiles(t *testing.T) {
 	write(t, dir, "b.json", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web"},"spec":{"containers":[{"name":"c","image":"i"}]}}`)
 	write(t, dir, "c.yml", strings.Replace(podYAML, "name: web\nspec", "name: bad\nspec", 1)+"    imagee: x\n")
 	write(t, dir, "notes.txt", "not a manifest")
+	write(t, dir, "c.yml~", "an editor's backup")
 	single := write(t, t.TempDir(), "pod.txt", strings.ReplaceAll(podYAML, "name: web", "name: other"))
 
 	n, warns, errs, err := ValidateFiles([]string{dir, single}, manifest.Options{})
@@ -30,15 +31,16 @@ func TestValidateFiles(t *testing.T) {
 		got = append(got, e.Error())
 	}
 	want := []string{
-		filepath.Join(dir, "c.yml") + ": default/bad: spec.containers[0].imagee: unknown field",
+		filepath.Join(dir, "c.yml") + `: default/bad: spec.containers[0].imagee: unknown field; did you mean "image"?`,
+		filepath.Join(dir, "notes.txt") + ": manifest must be an object or a list of ContainerManifests",
 		filepath.Join(dir, "b.json") + `: default/web: metadata.name: Duplicate value: "web": pod default/web is already declared in ` + filepath.Join(dir, "a.yaml"),
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("errors\n%q\nwant\n%q", got, want)
 	}
 
-	if len(warns) != 0 {
-		t.Errorf("warnings %q", warns)
+	if want := []string{filepath.Join(dir, "c.yml~") + ": skipped: an editor swap or backup file"}; !reflect.DeepEqual(warns, want) {
+		t.Errorf("warnings %q, want %q", warns, want)
 	}
 
 	_, _, _, err = ValidateFiles([]string{filepath.Join(dir, "missing")}, manifest.Options{})

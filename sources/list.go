@@ -1,0 +1,126 @@
+package sources
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// skipReason says why a directory entry name is not read as a manifest, or
+// "" when it is read. The file source reads every other regular file, as
+// the kubelet does (the 2014 manifests are named *.manifest): it skips
+// names starting with "." (hidden, as the kubelet skips them; also atomic
+// writes' temporaries and "..data" swaps) and editor swap and backup files
+// (*~, *.swp, *.swo, *.swx, *.bak, *.tmp, #*#).
+func skipReason(name string) string {
+	if strings.HasPrefix(name, ".") {
+		return reasonHidden
+	}
+	if strings.HasPrefix(name, "#") && strings.HasSuffix(name, "#") {
+		return "an editor backup file"
+	}
+	for _, suffix := range []string{"~", ".swp", ".swo", ".swx", ".bak", ".tmp"} {
+		if strings.HasSuffix(name, suffix) {
+			return "an editor swap or backup file"
+		}
+	}
+	return ""
+}
+
+const reasonHidden = "hidden"
+
+// ignoredName reports whether a directory entry is not a manifest by its
+// name alone.
+func ignoredName(name string) bool { return skipReason(name) != "" }
+
+// skippedEntry is a directory entry the file source does not read.
+type skippedEntry struct {
+	path, reason string
+}
+
+func (e skippedEntry) String() string { return e.path + ": skipped: " + e.reason }
+
+// listDir returns the manifest files at path, following symlinks: path
+// itself when it is a file (whatever its name), else the directory's
+// entries in name order, except the entries skipped (by name, or as
+// subdirectories, dangling symlinks and other non-regular files), which it
+// returns with the reason. Entries that vanish while listing are left out.
+func listDir(path string) (files []string, skipped []skippedEntry, err error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !fi.IsDir() {
+		if !fi.Mode().IsRegular() {
+			return nil, nil, fmt.Errorf("%s: not a regular file or directory", path)
+		}
+		return []string{path}, nil, nil
+	}
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, e := range entries {
+		full := filepath.Join(path, e.Name())
+		if why := skipReason(e.Name()); why != "" {
+			skipped = append(skipped, skippedEntry{full, why})
+			continue
+		}
+		mode := e.Type()
+		if mode&fs.ModeSymlink != 0 {
+			fi, err := os.Stat(full)
+			switch {
+			case err == nil:
+				mode = fi.Mode()
+			case errors.Is(err, fs.ErrNotExist) && linkExists(full):
+				skipped = append(skipped, skippedEntry{full, "a dangling symlink"})
+				continue
+			default:
+				continue
+			}
+		}
+		switch {
+		case mode.IsRegular():
+			files = append(files, full)
+		case mode.IsDir():
+			skipped = append(skipped, skippedEntry{full, "a directory (the source does not recurse)"})
+		default:
+			skipped = append(skipped, skippedEntry{full, "not a regular file"})
+		}
+	}
+	return files, skipped, nil
+}
+
+// listManifests is listDir without the skipped entries.
+func listManifests(path string) ([]string, error) {
+	files, _, err := listDir(path)
+	return files, err
+}
+
+func linkExists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// skipLog logs each skipped directory entry once, with its reason, while it
+// stays skipped; hidden entries, which the kubelet skips silently, are not
+// logged.
+type skipLog map[string]string
+
+func (l *skipLog) log(log *slog.Logger, skipped []skippedEntry) {
+	next := make(skipLog, len(skipped))
+	for _, e := range skipped {
+		if e.reason == reasonHidden {
+			continue
+		}
+		if (*l)[e.path] != e.reason {
+			log.Info("not reading a directory entry", "path", e.path, "reason", e.reason)
+		}
+		next[e.path] = e.reason
+	}
+	*l = next
+}
