@@ -32,7 +32,7 @@ type View interface {
 // Update is one complete update of a source: every pod it offers now, and
 // the manifests it could not decode or validate.
 type Update struct {
-	Source string
+	Source  string
 	Pods    []manifest.Desired
 	Objects []manifest.Object
 	Errors  []manifest.ManifestError

@@ -12,7 +12,7 @@ import (
 )
 
 // objectKinds are the kinds admitted beside pods.
-var objectKinds = []string{model.KindConfigMap, model.KindSecret}
+var objectKinds = []string{model.KindConfigMap, model.KindSecret, model.KindPVC}
 
 // admitObjects decides the ConfigMaps and Secrets of u: one source per
 // kind and key (the first keeps it), an immutable object is never changed
@@ -63,7 +63,7 @@ func admitObjects(v View, u Update, failedOrigin map[string]bool) ([]*model.Obje
 			refuse(o, ref, "field is immutable when `immutable` is set: delete and re-create it to change it")
 			continue
 		}
-		next[ref] = &model.Object{Kind: o.Kind, Key: key, Ref: ref, Source: u.Source, Origin: o.Origin, ConfigMap: o.ConfigMap, Secret: o.Secret}
+		next[ref] = &model.Object{Kind: o.Kind, Key: key, Ref: ref, Source: u.Source, Origin: o.Origin, ConfigMap: o.ConfigMap, Secret: o.Secret, PVC: o.PVC}
 	}
 	for ref, old := range have {
 		if _, ok := next[ref]; ok {
@@ -91,6 +91,8 @@ func sameObject(o *model.Object, n manifest.Object) bool {
 		return o.ConfigMap == n.ConfigMap || equality.Semantic.DeepEqual(o.ConfigMap, n.ConfigMap)
 	case o.Secret != nil && n.Secret != nil:
 		return o.Secret == n.Secret || equality.Semantic.DeepEqual(o.Secret, n.Secret)
+	case o.PVC != nil && n.PVC != nil:
+		return o.PVC == n.PVC || equality.Semantic.DeepEqual(o.PVC, n.PVC)
 	}
 	return false
 }

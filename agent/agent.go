@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/berth-dev/berth/claims"
 	"github.com/berth-dev/berth/cluster"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -182,6 +183,7 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Agent, err error) {
 	server.RegisterProbes(api, m.ProbeRegistry)
 	server.RegisterRunningPods(api)
 	server.RegisterExec(api, rt)
+	server.RegisterClaims(api, claims.New(st, rt, cfg.NodeName))
 	a.stats = stats.Unavailable{Reason: "cadvisor.enabled is false"}
 	if cfg.CadvisorEnabled {
 		c, err := stats.NewCadvisor(stats.Options{NodeName: cfg.NodeName, Housekeeping: cfg.CadvisorHousekeeping,

@@ -11,7 +11,7 @@ import (
 )
 
 func deleteCmd() *cobra.Command {
-	del := &cobra.Command{Use: "delete", Short: "Delete objects from etcd"}
+	del := &cobra.Command{Use: "delete", Short: "Delete pods from etcd, or claims from the local berth"}
 	var ef etcdFlags
 	var node, namespace string
 	pod := &cobra.Command{
@@ -38,6 +38,6 @@ func deleteCmd() *cobra.Command {
 	ef.addFlags(pod.Flags())
 	pod.Flags().StringVar(&node, "node", "", "node whose pod to delete")
 	pod.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace of the pods")
-	del.AddCommand(pod)
+	del.AddCommand(pod, deleteClaimsCmd())
 	return del
 }

@@ -62,7 +62,7 @@ func getCmd() *cobra.Command {
 	pods.Flags().BoolVar(&f.watchEvents, "output-watch-events", false, "with --watch, show the event type (ADDED, MODIFIED, DELETED) of each row")
 	pods.Flags().BoolVar(&f.allNodes, "all-nodes", false, "list every node's pods from etcd (adds a NODE column) instead of asking one berth")
 	ef.addFlags(pods.Flags())
-	get.AddCommand(pods, getNodesCmd())
+	get.AddCommand(pods, getNodesCmd(), getClaimsCmd())
 	return get
 }
 

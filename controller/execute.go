@@ -126,6 +126,14 @@ func (c *Controller) executeStarts(ctx context.Context, p *model.Pod, pl *Plan, 
 	if err := c.podconfig.EnsureVolumes(ctx, c.rt, p, pl.CreateSandbox != nil); err != nil {
 		return err
 	}
+	if podconfig.HasClaims(p.Spec) && len(pl.Start) > 0 {
+		for vol, err := range c.podconfig.EnsureClaims(ctx, c.rt, p) {
+			if x.volumeErrs == nil {
+				x.volumeErrs = map[string]error{}
+			}
+			x.volumeErrs[vol] = err
+		}
+	}
 	sbID := pl.sandboxID()
 	switch {
 	case pl.CreateSandbox != nil:
@@ -218,13 +226,13 @@ func (c *Controller) forget(ctx context.Context, uids []string) {
 // removeVolumes drops the engine volumes of pod uid's Memory emptyDirs,
 // found by label (the spec may be gone); their containers must be gone.
 func (c *Controller) removeVolumes(ctx context.Context, uid string) error {
-	names, err := c.rt.ListVolumes(ctx, map[string]string{runtime.LabelManaged: "true", runtime.LabelPodUID: uid, runtime.LabelNode: c.cfg.Node})
+	vols, err := c.rt.ListVolumes(ctx, map[string]string{runtime.LabelManaged: "true", runtime.LabelPodUID: uid, runtime.LabelNode: c.cfg.Node})
 	if err != nil {
 		return err
 	}
 	var errs []error
-	for _, n := range names {
-		errs = append(errs, c.rt.RemoveVolume(ctx, n))
+	for _, v := range vols {
+		errs = append(errs, c.rt.RemoveVolume(ctx, v.Name))
 	}
 	return errors.Join(errs...)
 }

@@ -275,9 +275,9 @@ func (d *decoder) object(j []byte, prefix string) {
 		d.fail("", prefix, jsonMessage(err))
 		return
 	}
-	kinds := []string{"Pod", "List", "PodList", model.KindConfigMap, model.KindSecret}
+	kinds := []string{"Pod", "List", "PodList", model.KindConfigMap, model.KindSecret, model.KindPVC}
 	if prefix != "" {
-		kinds = []string{"Pod", model.KindConfigMap, model.KindSecret}
+		kinds = []string{"Pod", model.KindConfigMap, model.KindSecret, model.KindPVC}
 	}
 	switch {
 	case tm.Kind == "":
@@ -288,7 +288,7 @@ func (d *decoder) object(j []byte, prefix string) {
 		d.failField("", prefix, field.NotSupported(field.NewPath("apiVersion"), tm.APIVersion, []string{"v1"}))
 	case tm.Kind == "Pod":
 		d.pod(j, prefix)
-	case tm.Kind == model.KindConfigMap || tm.Kind == model.KindSecret:
+	case tm.Kind == model.KindConfigMap || tm.Kind == model.KindSecret || tm.Kind == model.KindPVC:
 		d.configObject(j, prefix, tm.Kind)
 	default:
 		d.list(j, tm.Kind)

@@ -51,7 +51,7 @@ func ne(why string) fieldRule  { return fieldRule{notEnforced, why} }
 // field missing here or an entry naming no field.
 var podFields = map[reflect.Type]map[string]fieldRule{
 	reflect.TypeFor[v1.PodSpec](): {
-		"volumes":                       m("hostPath, emptyDir, configMap, secret, projected and downwardAPI volumes"),
+		"volumes":                       m("hostPath, emptyDir, configMap, secret, projected, downwardAPI and persistentVolumeClaim volumes"),
 		"initContainers":                m("run to completion in order before the app containers"),
 		"containers":                    m("Docker containers joined to the pod's sandbox"),
 		"ephemeralContainers":           ref("ephemeral containers need the API server's ephemeralcontainers subresource"),
@@ -389,7 +389,7 @@ var podFields = map[reflect.Type]map[string]fieldRule{
 		"nfs":                   ref(otherVolume),
 		"iscsi":                 ref(otherVolume),
 		"glusterfs":             ref(otherVolume),
-		"persistentVolumeClaim": ref(otherVolume),
+		"persistentVolumeClaim": m("a node-local engine volume per claim, created on first use and kept when the pod goes"),
 		"rbd":                   ref(otherVolume),
 		"flexVolume":            ref(otherVolume),
 		"cinder":                ref(otherVolume),
@@ -410,6 +410,10 @@ var podFields = map[reflect.Type]map[string]fieldRule{
 		"csi":                   ref(otherVolume),
 		"ephemeral":             ref(otherVolume),
 		"image":                 ref(otherVolume),
+	},
+	reflect.TypeFor[v1.PersistentVolumeClaimVolumeSource](): {
+		"claimName": m("the claim (namespace/claimName) whose volume is mounted"),
+		"readOnly":  m("mounts it read-only"),
 	},
 	reflect.TypeFor[v1.HostPathVolumeSource](): {
 		"path": m("the host path"),
@@ -438,16 +442,17 @@ var podFields = map[reflect.Type]map[string]fieldRule{
 	},
 }
 
-const otherVolume = "volume type; berth supports hostPath, emptyDir, configMap, secret, projected and downwardAPI"
+const otherVolume = "volume type; berth supports hostPath, emptyDir, configMap, secret, projected, downwardAPI and persistentVolumeClaim"
 
-// classedField is a set field of a pod spec that is notApplicable or refused.
+// classedField is a set field of a pod spec that is notApplicable,
+// notEnforced or refused.
 type classedField struct {
 	path *field.Path
 	rule fieldRule
 }
 
 // classedFields returns, in spec order, the set fields of spec that are
-// notApplicable or refused; a field missing from podFields counts as
+// notApplicable, notEnforced or refused; a field missing from podFields counts as
 // refused. It does not descend into the fields it returns.
 func classedFields(spec *v1.PodSpec) []classedField {
 	var out []classedField
@@ -476,6 +481,9 @@ func walkFields(v reflect.Value, p *field.Path, out *[]classedField) {
 		}
 	case reflect.Struct:
 		rules, ok := podFields[v.Type()]
+		if !ok {
+			rules, ok = objectFields[v.Type()]
+		}
 		if !ok {
 			return
 		}

@@ -14,7 +14,15 @@ import (
 // listed in podFields) must be classed, and every entry must name a field
 // that exists, so an API upgrade cannot add a silently ignored field.
 func TestFieldTableCoversTheAPI(t *testing.T) {
-	for _, problem := range fieldTableProblems(podFields) {
+	for _, problem := range fieldTableProblems(podFields, reflect.TypeFor[v1.PodSpec]()) {
+		t.Error(problem)
+	}
+}
+
+// TestObjectFieldTableCoversTheAPI does the same for the objects pods use.
+func TestObjectFieldTableCoversTheAPI(t *testing.T) {
+	roots := []reflect.Type{reflect.TypeFor[v1.ConfigMap](), reflect.TypeFor[v1.Secret](), reflect.TypeFor[v1.PersistentVolumeClaim]()}
+	for _, problem := range fieldTableProblems(objectFields, roots...) {
 		t.Error(problem)
 	}
 }
@@ -32,7 +40,7 @@ func TestFieldTableCheckFails(t *testing.T) {
 	}
 	delete(table[reflect.TypeFor[v1.Container]()], "stdin")
 	table[reflect.TypeFor[v1.PodSpec]()]["gone"] = m("x")
-	got := strings.Join(fieldTableProblems(table), "\n")
+	got := strings.Join(fieldTableProblems(table, reflect.TypeFor[v1.PodSpec]()), "\n")
 	for _, want := range []string{"Container.stdin (at spec.initContainers): field is in no class", "PodSpec.gone: classed but not in the API"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("problems %q lack %q", got, want)
@@ -40,7 +48,7 @@ func TestFieldTableCheckFails(t *testing.T) {
 	}
 }
 
-func fieldTableProblems(table map[reflect.Type]map[string]fieldRule) []string {
+func fieldTableProblems(table map[reflect.Type]map[string]fieldRule, roots ...reflect.Type) []string {
 	var problems []string
 	seen := map[reflect.Type]bool{}
 	var walk func(rt reflect.Type, path string)
@@ -82,10 +90,16 @@ func fieldTableProblems(table map[reflect.Type]map[string]fieldRule) []string {
 			}
 		}
 	}
-	walk(reflect.TypeFor[v1.PodSpec](), "spec")
+	for _, root := range roots {
+		name := root.Name()
+		if root == reflect.TypeFor[v1.PodSpec]() {
+			name = "spec"
+		}
+		walk(root, name)
+	}
 	for rt := range table {
 		if !seen[rt] {
-			problems = append(problems, rt.Name()+": in the table but not reachable from PodSpec")
+			problems = append(problems, rt.Name()+": in the table but not reachable from its roots")
 		}
 	}
 	return problems

@@ -20,16 +20,20 @@ import (
 // the field of Kind is set. A Secret's stringData is already merged into its
 // data.
 type Object struct {
-	Kind      string // model.KindConfigMap or model.KindSecret
+	Kind      string // model.KindConfigMap, model.KindSecret or model.KindPVC
 	ConfigMap *v1.ConfigMap
 	Secret    *v1.Secret
+	PVC       *v1.PersistentVolumeClaim
 	Origin    string
 }
 
 // Key is the object's "namespace/name".
 func (o Object) Key() string {
-	if o.ConfigMap != nil {
+	switch {
+	case o.ConfigMap != nil:
 		return PodKey(o.ConfigMap.Namespace, o.ConfigMap.Name)
+	case o.PVC != nil:
+		return PodKey(o.PVC.Namespace, o.PVC.Name)
 	}
 	return PodKey(o.Secret.Namespace, o.Secret.Name)
 }
@@ -100,6 +104,18 @@ func (d *decoder) configObject(j []byte, prefix, kind string) {
 		ed.add(validateData(nil, s.Data, nil, field.NewPath("data"))...)
 		ed.add(validateSecretType(s)...)
 		obj = Object{Kind: kind, Secret: s, Origin: d.origin}
+	case model.KindPVC:
+		c := &v1.PersistentVolumeClaim{}
+		if !ed.unmarshal(j, c) {
+			return
+		}
+		if c.Namespace == "" {
+			c.Namespace = v1.NamespaceDefault
+		}
+		c.Status = v1.PersistentVolumeClaimStatus{} // berth's to report
+		ed.add(validateMeta(&c.ObjectMeta)...)
+		ed.add(validateClaim(c)...)
+		obj = Object{Kind: kind, PVC: c, Origin: d.origin}
 	}
 	if ed.failed {
 		return
@@ -266,5 +282,6 @@ func sortedKeys[V any](m map[string]V) []string {
 func (o Object) DeepCopy() Object {
 	o.ConfigMap = o.ConfigMap.DeepCopy()
 	o.Secret = o.Secret.DeepCopy()
+	o.PVC = o.PVC.DeepCopy()
 	return o
 }

@@ -10,7 +10,7 @@ import (
 
 // Ref is one use of a ConfigMap or Secret by a pod.
 type Ref struct {
-	Kind     string // model.KindConfigMap or model.KindSecret
+	Kind     string // model.KindConfigMap, model.KindSecret or model.KindPVC
 	Name     string
 	Optional bool
 	// Volume is the pod volume that projects it, "" for env, envFrom and
@@ -24,8 +24,9 @@ type Ref struct {
 	PullSecret bool
 }
 
-// References lists every use of a ConfigMap or Secret in pod, in spec
-// order: volumes (configMap, secret, projected sources), then each init
+// References lists every use of a ConfigMap, Secret or claim in pod, in
+// spec order: volumes (configMap, secret, projected sources,
+// persistentVolumeClaim), then each init
 // and app container's env and envFrom, then imagePullSecrets.
 func References(pod *v1.Pod) []Ref {
 	var refs []Ref
@@ -36,6 +37,9 @@ func References(pod *v1.Pod) []Ref {
 		}
 		if s := vol.Secret; s != nil {
 			refs = append(refs, Ref{Kind: model.KindSecret, Name: s.SecretName, Optional: opt(s.Optional), Volume: vol.Name})
+		}
+		if c := vol.PersistentVolumeClaim; c != nil {
+			refs = append(refs, Ref{Kind: model.KindPVC, Name: c.ClaimName, Volume: vol.Name})
 		}
 		if pr := vol.Projected; pr != nil {
 			for _, src := range pr.Sources {

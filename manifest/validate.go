@@ -103,7 +103,7 @@ func validateUID(uid types.UID, p *field.Path) field.ErrorList {
 }
 
 // volumeTypes are the volume sources berth supports.
-var volumeTypes = []string{"hostPath", "emptyDir", "configMap", "secret", "projected", "downwardAPI"}
+var volumeTypes = []string{"hostPath", "emptyDir", "configMap", "secret", "projected", "downwardAPI", "persistentVolumeClaim"}
 
 var hostPathTypes = []v1.HostPathType{
 	v1.HostPathUnset, v1.HostPathDirectoryOrCreate, v1.HostPathDirectory, v1.HostPathFileOrCreate,
@@ -141,6 +141,9 @@ func validateVolumes(vols []v1.Volume, vp *field.Path, containers map[string]boo
 		}
 		if slices.Contains(projectionVolumes, types[0]) {
 			errs = append(errs, validateProjection(vol, p, containers)...)
+		}
+		if c := vol.PersistentVolumeClaim; c != nil {
+			errs = append(errs, validateClaimSource(c, p)...)
 		}
 		if hp := vol.HostPath; hp != nil {
 			hpp := p.Child("hostPath")

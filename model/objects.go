@@ -8,10 +8,12 @@ import (
 const (
 	KindConfigMap = "ConfigMap"
 	KindSecret    = "Secret"
+	KindPVC       = "PersistentVolumeClaim"
 )
 
-// Object is one ConfigMap or Secret as accepted from a source. Exactly the
-// field of its Kind is set; Secret data is never logged or served.
+// Object is one ConfigMap, Secret or PersistentVolumeClaim as accepted from
+// a source. Exactly the field of its Kind is set; Secret data is never
+// logged or served.
 //
 // Values read from the store are shared with it: never mutate them.
 type Object struct {
@@ -23,6 +25,7 @@ type Object struct {
 	Ref       string
 	ConfigMap *v1.ConfigMap
 	Secret    *v1.Secret
+	PVC       *v1.PersistentVolumeClaim
 	// Error is the last rejected update of this object, kept while the
 	// last good one stays. Empty when the latest update was accepted.
 	Error string

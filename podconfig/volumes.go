@@ -241,6 +241,13 @@ func (b *Builder) mount(pod *v1.Pod, ctrName string, index int, m v1.VolumeMount
 		out.Source = memoryVolumeName(string(pod.UID), vol.Name)
 		out.Subpath = subPath
 		return out, nil
+	case vol.PersistentVolumeClaim != nil:
+		// Made by EnsureClaims; readOnly on either side holds.
+		out.Volume = true
+		out.Source = b.ClaimVolume(pod.Namespace, vol.PersistentVolumeClaim.ClaimName)
+		out.ReadOnly = m.ReadOnly || vol.PersistentVolumeClaim.ReadOnly
+		out.Subpath = subPath
+		return out, nil
 	case vol.EmptyDir != nil:
 		base, err := b.emptyDirPath(pod, vol.Name)
 		if err != nil {

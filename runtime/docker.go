@@ -425,6 +425,12 @@ func (d *Docker) InspectImage(ctx context.Context, img string) (ImageInfo, error
 // CreateVolume creates a local-driver tmpfs volume; the engine keeps an
 // existing volume of the same name.
 func (d *Docker) CreateVolume(ctx context.Context, v VolumeConfig) error {
+	if v.Persistent {
+		if _, err := d.cli.VolumeCreate(ctx, volume.CreateOptions{Name: v.Name, Driver: "local", Labels: v.Labels}); err != nil {
+			return fmt.Errorf("create volume %s: %w", v.Name, err)
+		}
+		return nil
+	}
 	o := fmt.Sprintf("mode=%o", v.Mode)
 	if v.SizeBytes > 0 {
 		o += fmt.Sprintf(",size=%d", v.SizeBytes)
@@ -444,23 +450,29 @@ func (d *Docker) CreateVolume(ctx context.Context, v VolumeConfig) error {
 
 // RemoveVolume removes a volume; a missing one is not an error.
 func (d *Docker) RemoveVolume(ctx context.Context, name string) error {
-	if err := d.cli.VolumeRemove(ctx, name, false); err != nil && !cerrdefs.IsNotFound(err) {
-		return fmt.Errorf("remove volume %s: %w", name, err)
+	err := d.cli.VolumeRemove(ctx, name, false)
+	switch {
+	case err == nil, cerrdefs.IsNotFound(err):
+		return nil
+	case cerrdefs.IsConflict(err):
+		return fmt.Errorf("remove volume %s: %w: %v", name, ErrVolumeInUse, err)
 	}
-	return nil
+	return fmt.Errorf("remove volume %s: %w", name, err)
 }
 
-// ListVolumes names the volumes carrying all labels in match.
-func (d *Docker) ListVolumes(ctx context.Context, match map[string]string) ([]string, error) {
+// ListVolumes describes the volumes carrying all labels in match.
+func (d *Docker) ListVolumes(ctx context.Context, match map[string]string) ([]VolumeInfo, error) {
 	list, err := d.cli.VolumeList(ctx, volume.ListOptions{Filters: labelFilters(match)})
 	if err != nil {
 		return nil, fmt.Errorf("list volumes: %w", err)
 	}
-	names := make([]string, 0, len(list.Volumes))
+	out := make([]VolumeInfo, 0, len(list.Volumes))
 	for _, v := range list.Volumes {
-		names = append(names, v.Name)
+		at, _ := time.Parse(time.RFC3339, v.CreatedAt)
+		out = append(out, VolumeInfo{Name: v.Name, Labels: v.Labels, CreatedAt: at})
 	}
-	return names, nil
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
 }
 
 // PullImage pulls img from its registry, reading the progress stream to the

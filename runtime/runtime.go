@@ -62,11 +62,27 @@ type Mount struct {
 	RecursiveReadOnly string
 }
 
-// VolumeConfig is a named engine volume backed by a tmpfs, which lives until
-// RemoveVolume while any container holds it mounted.
+// VolumeInfo describes an engine volume.
+type VolumeInfo struct {
+	Name      string
+	Labels    map[string]string
+	CreatedAt time.Time
+}
+
+// ErrVolumeInUse is wrapped when a volume to remove is mounted by a
+// container, running or not.
+var ErrVolumeInUse = errors.New("volume is in use")
+
+// VolumeConfig is a named engine volume, backed by a tmpfs (a Memory
+// emptyDir, which lives until RemoveVolume while any container holds it
+// mounted) or, when Persistent, by the engine's disk (a claim's data, kept
+// until RemoveVolume).
 type VolumeConfig struct {
 	Name   string
 	Labels map[string]string
+	// Persistent makes a plain local volume on the engine's disk; the tmpfs
+	// fields below are then unused.
+	Persistent bool
 	// SizeBytes caps the tmpfs (0: the kernel's default, half the RAM).
 	SizeBytes int64
 	// Mode is the root directory's permission bits (setgid included);
@@ -186,14 +202,15 @@ type Runtime interface {
 	RemoveContainer(ctx context.Context, id string) error
 	// InspectImage describes a local image; ErrImageNotFound when absent.
 	InspectImage(ctx context.Context, image string) (ImageInfo, error)
-	// CreateVolume creates the tmpfs volume v; an existing volume of that
-	// name is kept as it is.
+	// CreateVolume creates volume v; an existing volume of that name is
+	// kept as it is.
 	CreateVolume(ctx context.Context, v VolumeConfig) error
 	// RemoveVolume removes a volume; a missing one is not an error, one
-	// still in use is.
+	// still in use is ErrVolumeInUse.
 	RemoveVolume(ctx context.Context, name string) error
-	// ListVolumes names the volumes carrying all labels in match.
-	ListVolumes(ctx context.Context, match map[string]string) ([]string, error)
+	// ListVolumes describes the volumes carrying all labels in match,
+	// ordered by name.
+	ListVolumes(ctx context.Context, match map[string]string) ([]VolumeInfo, error)
 	// PullImage pulls image from its registry, calling progress (nil:
 	// none) from the pulling goroutine whenever the bytes or layers done
 	// change; progress must not block.

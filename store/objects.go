@@ -15,12 +15,14 @@ func objectTable(kind string) string {
 		return TableConfigMaps
 	case model.KindSecret:
 		return TableSecrets
+	case model.KindPVC:
+		return TableClaims
 	}
 	return ""
 }
 
 // ObjectKinds are the kinds of objects the store keeps beside pods.
-var ObjectKinds = []string{model.KindConfigMap, model.KindSecret}
+var ObjectKinds = []string{model.KindConfigMap, model.KindSecret, model.KindPVC}
 
 // Object returns the object of kind with key (namespace/name), or nil.
 func (s *Store) Object(ws memdb.WatchSet, kind, key string) (*model.Object, error) {

@@ -10,6 +10,7 @@ const (
 	TableTombstones = "tombstones"
 	TableConfigMaps = "configmaps"
 	TableSecrets    = "secrets"
+	TableClaims     = "persistentvolumeclaims"
 )
 
 // Index names.
@@ -29,6 +30,7 @@ func schema() *memdb.DBSchema {
 		TableTombstones: tombstonesTableSchema(),
 		TableConfigMaps: configMapsTableSchema(),
 		TableSecrets:    secretsTableSchema(),
+		TableClaims:     claimsTableSchema(),
 	}}
 }
 
@@ -46,6 +48,8 @@ func podsTableSchema() *memdb.TableSchema {
 func configMapsTableSchema() *memdb.TableSchema { return objectsTableSchema(TableConfigMaps) }
 
 func secretsTableSchema() *memdb.TableSchema { return objectsTableSchema(TableSecrets) }
+
+func claimsTableSchema() *memdb.TableSchema { return objectsTableSchema(TableClaims) }
 
 // objectsTableSchema is the schema of a table of model.Objects of one kind,
 // keyed by namespace/name.

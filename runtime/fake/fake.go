@@ -27,6 +27,7 @@ type Runtime struct {
 	images      map[string]bool
 	imageLabels map[string]map[string]string
 	volumes     map[string]runtime.VolumeConfig
+	volumeTimes map[string]time.Time
 	names       map[string]string // docker name -> id
 	logs        map[string]string
 	subs        map[int]chan runtime.Event
@@ -66,8 +67,8 @@ func New(now func() time.Time) *Runtime {
 		now = time.Now
 	}
 	return &Runtime{now: now, containers: map[string]*fakeContainer{}, images: map[string]bool{}, imageLabels: map[string]map[string]string{}, names: map[string]string{}, logs: map[string]string{},
-		volumes: map[string]runtime.VolumeConfig{},
-		subs:    map[int]chan runtime.Event{}, subErrs: map[int]chan error{}, Calls: map[string]int{}}
+		volumes: map[string]runtime.VolumeConfig{}, volumeTimes: map[string]time.Time{},
+		subs: map[int]chan runtime.Event{}, subErrs: map[int]chan error{}, Calls: map[string]int{}}
 }
 
 // AddImage makes image present.
@@ -352,6 +353,7 @@ func (f *Runtime) CreateVolume(ctx context.Context, v runtime.VolumeConfig) erro
 	f.call("CreateVolume")
 	if _, ok := f.volumes[v.Name]; !ok {
 		f.volumes[v.Name] = v
+		f.volumeTimes[v.Name] = f.now()
 	}
 	return nil
 }
@@ -363,26 +365,27 @@ func (f *Runtime) RemoveVolume(ctx context.Context, name string) error {
 	for _, fc := range f.containers {
 		for _, m := range fc.cfg.Mounts {
 			if m.Volume && m.Source == name {
-				return fmt.Errorf("remove volume %s: in use by %s", name, fc.c.DockerName)
+				return fmt.Errorf("remove volume %s: %w by %s", name, runtime.ErrVolumeInUse, fc.c.DockerName)
 			}
 		}
 	}
 	delete(f.volumes, name)
+	delete(f.volumeTimes, name)
 	return nil
 }
 
-func (f *Runtime) ListVolumes(ctx context.Context, match map[string]string) ([]string, error) {
+func (f *Runtime) ListVolumes(ctx context.Context, match map[string]string) ([]runtime.VolumeInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.call("ListVolumes")
-	var names []string
+	var out []runtime.VolumeInfo
 	for n, v := range f.volumes {
 		if matches(v.Labels, match) {
-			names = append(names, n)
+			out = append(out, runtime.VolumeInfo{Name: n, Labels: v.Labels, CreatedAt: f.volumeTimes[n]})
 		}
 	}
-	sort.Strings(names)
-	return names, nil
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
 }
 
 // Volumes returns the volumes that exist, by name.

@@ -1,0 +1,185 @@
+// Package claims serves the node's PersistentVolumeClaims: the claims its
+// sources declare and the engine volumes that hold claims' data (made by
+// the first pod using a claim, kept when pods go), listed together, and
+// deleted only when no pod uses them.
+package claims
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/runtime"
+	"github.com/berth-dev/berth/store"
+)
+
+// Annotations on listed claims.
+const (
+	// AnnotationSource is the source that declares the claim or whose pod
+	// made its volume.
+	AnnotationSource = "berth.io/source"
+	// AnnotationVolume is the engine volume holding the claim's data.
+	AnnotationVolume = "berth.io/volume"
+	// AnnotationUsedBy lists the pods (namespace/name) whose spec mounts it.
+	AnnotationUsedBy = "berth.io/used-by"
+)
+
+// ErrNotFound and ErrInUse are wrapped by Delete's refusals.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrInUse    = errors.New("in use")
+)
+
+// Engine is the part of runtime.Runtime claims need.
+type Engine interface {
+	ListVolumes(ctx context.Context, match map[string]string) ([]runtime.VolumeInfo, error)
+	RemoveVolume(ctx context.Context, name string) error
+}
+
+// Service lists and deletes the claims of one node.
+type Service struct {
+	store  *store.Store
+	engine Engine
+	node   string
+}
+
+// New returns the claims of node, from st and engine.
+func New(st *store.Store, engine Engine, node string) *Service {
+	return &Service{store: st, engine: engine, node: node}
+}
+
+// List returns every claim, ordered by namespace/name: those declared by a
+// source (Pending until a pod made their volume, then Bound, with their
+// storage request as capacity) and those whose volume a pod made without
+// a declaration (Bound, no capacity).
+func (s *Service) List(ctx context.Context) ([]v1.PersistentVolumeClaim, error) {
+	vols, err := s.engine.ListVolumes(ctx, map[string]string{runtime.LabelManaged: "true", runtime.LabelNode: s.node})
+	if err != nil {
+		return nil, err
+	}
+	byKey := map[string]runtime.VolumeInfo{}
+	for _, v := range vols {
+		ns, name := v.Labels[runtime.LabelClaimNamespace], v.Labels[runtime.LabelClaimName]
+		if ns != "" && name != "" {
+			byKey[ns+"/"+name] = v
+		}
+	}
+	users, err := s.users()
+	if err != nil {
+		return nil, err
+	}
+	declared, err := s.store.Objects(nil, model.KindPVC)
+	if err != nil {
+		return nil, err
+	}
+	var out []v1.PersistentVolumeClaim
+	seen := map[string]bool{}
+	for _, o := range declared {
+		c := o.PVC.DeepCopy()
+		c.Annotations = withAnnotation(c.Annotations, AnnotationSource, o.Source)
+		s.fill(c, byKey, users)
+		out = append(out, *c)
+		seen[o.Key] = true
+	}
+	for key, v := range byKey {
+		if seen[key] {
+			continue
+		}
+		ns, name, _ := strings.Cut(key, "/")
+		c := &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
+			Annotations: map[string]string{AnnotationSource: v.Labels[runtime.LabelSource]}}}
+		s.fill(c, byKey, users)
+		out = append(out, *c)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].Namespace+"/"+out[i].Name < out[j].Namespace+"/"+out[j].Name
+	})
+	return out, nil
+}
+
+// fill sets c's status, volume, times and users.
+func (s *Service) fill(c *v1.PersistentVolumeClaim, vols map[string]runtime.VolumeInfo, users map[string][]string) {
+	key := c.Namespace + "/" + c.Name
+	c.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: model.KindPVC}
+	c.Status = v1.PersistentVolumeClaimStatus{Phase: v1.ClaimPending}
+	if v, ok := vols[key]; ok {
+		c.Status.Phase = v1.ClaimBound
+		c.Status.AccessModes = c.Spec.AccessModes
+		if q, ok := c.Spec.Resources.Requests[v1.ResourceStorage]; ok {
+			c.Status.Capacity = v1.ResourceList{v1.ResourceStorage: q}
+		}
+		c.Spec.VolumeName = v.Name
+		c.Annotations = withAnnotation(c.Annotations, AnnotationVolume, v.Name)
+		c.CreationTimestamp = metav1.NewTime(v.CreatedAt)
+	}
+	if u := users[key]; len(u) > 0 {
+		c.Annotations = withAnnotation(c.Annotations, AnnotationUsedBy, strings.Join(u, ","))
+	}
+}
+
+func withAnnotation(m map[string]string, k, v string) map[string]string {
+	if v == "" {
+		return m
+	}
+	if m == nil {
+		m = map[string]string{}
+	}
+	m[k] = v
+	return m
+}
+
+// users maps each claim (namespace/name) to the desired pods mounting it.
+func (s *Service) users() (map[string][]string, error) {
+	pods, err := s.store.Pods(nil)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for _, p := range pods {
+		for _, v := range p.Spec.Spec.Volumes {
+			if c := v.PersistentVolumeClaim; c != nil {
+				k := p.Spec.Namespace + "/" + c.ClaimName
+				out[k] = append(out[k], p.Key)
+			}
+		}
+	}
+	return out, nil
+}
+
+// Delete removes the data volume of claim namespace/name. It refuses
+// (ErrInUse) while a desired pod mounts the claim or any container still
+// holds its volume, and answers ErrNotFound when the claim has no volume.
+// A claim its source still declares stays listed, Pending, and a pod using
+// it again starts with an empty volume.
+func (s *Service) Delete(ctx context.Context, namespace, name string) error {
+	users, err := s.users()
+	if err != nil {
+		return err
+	}
+	if u := users[namespace+"/"+name]; len(u) > 0 {
+		return fmt.Errorf("persistentvolumeclaim %q is used by pod %s: %w", name, strings.Join(u, ", "), ErrInUse)
+	}
+	vols, err := s.engine.ListVolumes(ctx, map[string]string{runtime.LabelManaged: "true", runtime.LabelNode: s.node,
+		runtime.LabelClaimNamespace: namespace, runtime.LabelClaimName: name})
+	if err != nil {
+		return err
+	}
+	if len(vols) == 0 {
+		return fmt.Errorf("persistentvolumeclaim %q has no volume on this node: %w", name, ErrNotFound)
+	}
+	for _, v := range vols {
+		if err := s.engine.RemoveVolume(ctx, v.Name); err != nil {
+			if errors.Is(err, runtime.ErrVolumeInUse) {
+				return fmt.Errorf("persistentvolumeclaim %q: a container still holds its volume: %w", name, ErrInUse)
+			}
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	v1 "k8s.io/api/core/v1"
+)
+
+// claimAliases are the names kubectl takes for claims.
+var claimAliases = []string{"pvc", "pvcs", "persistentvolumeclaim"}
+
+// getClaimsCmd is berth get pvc: the node's claims as kubectl prints them.
+func getClaimsCmd() *cobra.Command {
+	var client apiClient
+	var output string
+	cmd := &cobra.Command{
+		Use:     "persistentvolumeclaims",
+		Aliases: claimAliases,
+		Short:   "List PersistentVolumeClaims (NAMESPACE NAME STATUS VOLUME CAPACITY ACCESS MODES STORAGECLASS AGE)",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			var list v1.PersistentVolumeClaimList
+			if err := client.getJSON(cmd.Context(), "/persistentvolumeclaims", &list); err != nil {
+				return err
+			}
+			return printClaims(cmd.OutOrStdout(), &list, output, time.Now())
+		},
+	}
+	client.addFlags(cmd.Flags())
+	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: wide, json or yaml")
+	return cmd
+}
+
+func printClaims(w io.Writer, list *v1.PersistentVolumeClaimList, output string, now time.Time) error {
+	switch output {
+	case "json":
+		return printJSON(w, list)
+	case "yaml":
+		return printYAML(w, list)
+	}
+	header := []string{"NAMESPACE", "NAME", "STATUS", "VOLUME", "CAPACITY", "ACCESS MODES", "STORAGECLASS", "AGE"}
+	if output == "wide" {
+		header = append(header, "SOURCE", "USED BY")
+	}
+	rows := [][]string{header}
+	for i := range list.Items {
+		c := &list.Items[i]
+		capacity := ""
+		if q, ok := c.Status.Capacity[v1.ResourceStorage]; ok {
+			capacity = q.String()
+		}
+		class, ageCol := "", "<unknown>"
+		if c.Spec.StorageClassName != nil {
+			class = *c.Spec.StorageClassName
+		}
+		if !c.CreationTimestamp.IsZero() {
+			ageCol = age(now.Sub(c.CreationTimestamp.Time))
+		}
+		row := []string{c.Namespace, c.Name, string(c.Status.Phase), c.Spec.VolumeName, capacity, accessModes(c.Spec.AccessModes), class, ageCol}
+		if output == "wide" {
+			row = append(row, c.Annotations["berth.io/source"], c.Annotations["berth.io/used-by"])
+		}
+		rows = append(rows, row)
+	}
+	return (&table{w: w}).write(rows...)
+}
+
+// accessModes abbreviates as kubectl does (RWO, ROX, RWX, RWOP).
+func accessModes(modes []v1.PersistentVolumeAccessMode) string {
+	short := map[v1.PersistentVolumeAccessMode]string{v1.ReadWriteOnce: "RWO", v1.ReadOnlyMany: "ROX", v1.ReadWriteMany: "RWX", v1.ReadWriteOncePod: "RWOP"}
+	var out []string
+	for _, m := range modes {
+		if s, ok := short[m]; ok {
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// deleteClaimsCmd is berth delete pvc: remove claims' data volumes from
+// the local berth, refused while a pod uses them.
+func deleteClaimsCmd() *cobra.Command {
+	var client apiClient
+	var namespace string
+	cmd := &cobra.Command{
+		Use:     "persistentvolumeclaim NAME...",
+		Aliases: []string{"pvc", "pvcs", "persistentvolumeclaims"},
+		Short:   "Delete claims' data volumes from the local berth (refused while a pod uses one)",
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, name := range args {
+				if err := deleteClaim(cmd.Context(), &client, namespace, name); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "persistentvolumeclaim %q deleted\n", name)
+			}
+			return nil
+		},
+	}
+	client.addFlags(cmd.Flags())
+	cmd.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace of the claims")
+	return cmd
+}
+
+func deleteClaim(ctx context.Context, client *apiClient, namespace, name string) error {
+	req, err := client.newRequest(ctx, http.MethodDelete, "/persistentvolumeclaims/"+url.PathEscape(namespace)+"/"+url.PathEscape(name), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := client.stream(req, 30*time.Second)
+	if err != nil {
+		return err
+	}
+	return resp.Body.Close()
+}
