@@ -415,7 +415,7 @@ func (c *Controller) ensurePauseImage(ctx context.Context) error {
 	if absent && c.cfg.PauseBinary == "" {
 		// A configured pod_infra_image is pulled like any image.
 		c.log.Info("pulling pause image", "image", c.cfg.PauseImage)
-		if err := c.rt.PullImage(ctx, c.cfg.PauseImage, nil); err != nil {
+		if err := c.rt.PullImage(ctx, c.cfg.PauseImage, nil, nil); err != nil {
 			return fmt.Errorf("pause image %s is absent and its pull failed: %w", c.cfg.PauseImage, err)
 		}
 	}

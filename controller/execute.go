@@ -533,7 +533,7 @@ func (c *Controller) terminationLogPath(podUID, name string, attempt int) string
 // ensureImage reports whether ctr's image may be used now (images.Ensure);
 // otherwise it sets the container's waiting reason and requeue.
 func (c *Controller) ensureImage(ctx context.Context, p *model.Pod, ctr *v1.Container, key string, x *execState) (bool, error) {
-	ready, w, retry, err := c.images.Ensure(ctx, p.Key, key, ctr)
+	ready, w, retry, err := c.images.Ensure(ctx, p.Key, key, ctr, c.pullCredentials(p))
 	if ready || err != nil {
 		return ready, err
 	}

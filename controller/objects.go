@@ -5,9 +5,11 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/berth-dev/berth/events"
 	"github.com/berth-dev/berth/manifest"
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/podconfig"
+	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/store"
 )
 
@@ -50,4 +52,34 @@ func (o sourceObjects) Secret(namespace, name string) (*v1.Secret, error) {
 		return nil, err
 	}
 	return obj.Secret, nil
+}
+
+// pullCredentials are the registry logins of p's imagePullSecrets, in
+// order (the first Secret naming a registry wins), from Secrets of its own
+// source of type kubernetes.io/dockerconfigjson or dockercfg. A missing or
+// unreadable Secret is skipped with a warning event, as the kubelet pulls
+// without it.
+func (c *Controller) pullCredentials(p *model.Pod) *runtime.Credentials {
+	var creds *runtime.Credentials
+	objs := c.objectsOf(p)
+	for _, ref := range p.Spec.Spec.ImagePullSecrets {
+		s, err := objs.Secret(p.Spec.Namespace, ref.Name)
+		var got *runtime.Credentials
+		switch {
+		case err != nil:
+		case s.Type == v1.SecretTypeDockerConfigJson:
+			got, err = runtime.ParseCredentials(s.Data[v1.DockerConfigJsonKey], false)
+		case s.Type == v1.SecretTypeDockercfg:
+			got, err = runtime.ParseCredentials(s.Data[v1.DockerConfigKey], true)
+		default:
+			err = fmt.Errorf("secret %q is of type %s, not %s", ref.Name, s.Type, v1.SecretTypeDockerConfigJson)
+		}
+		if err != nil {
+			c.event(p.Key, "", events.Warning, "FailedToRetrieveImagePullSecret",
+				"Unable to retrieve some image pull secrets (%s); attempting to pull the image may not succeed: %v", ref.Name, err)
+			continue
+		}
+		creds = creds.Merge(got)
+	}
+	return creds
 }

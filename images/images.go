@@ -25,7 +25,7 @@ import (
 // Engine is the part of the runtime images use (runtime.Runtime).
 type Engine interface {
 	InspectImage(ctx context.Context, image string) (runtime.ImageInfo, error)
-	PullImage(ctx context.Context, image string, progress func(runtime.PullProgress)) error
+	PullImage(ctx context.Context, image string, creds *runtime.Credentials, progress func(runtime.PullProgress)) error
 }
 
 // Metrics counts the pulls that ended, by result ("success", "failure").
@@ -131,13 +131,17 @@ func (m *Manager) ForgetImage(ref string) { m.ids.forget(ref) }
 // started a pull (or recorded why none is possible) and returns the
 // container's waiting state and, after a failure, the wait before the next
 // try. err is the engine's failure to describe the image.
-func (m *Manager) Ensure(ctx context.Context, podKey, key string, ctr *v1.Container) (ready bool, wait v1.ContainerStateWaiting, retryIn time.Duration, err error) {
+//
+// creds are the pod's registry logins (its imagePullSecrets; nil: none
+// but docker.config's); a pull already in flight for the image keeps the
+// logins it started with.
+func (m *Manager) Ensure(ctx context.Context, podKey, key string, ctr *v1.Container, creds *runtime.Credentials) (ready bool, wait v1.ContainerStateWaiting, retryIn time.Duration, err error) {
 	policy := runtime.PullPolicy(ctr.ImagePullPolicy)
 	if m.takeDone(key) {
 		return true, wait, 0, nil // pulled for this start
 	}
 	if policy == runtime.PullAlways {
-		return false, m.pull(ctx, podKey, key, ctr), 0, nil
+		return false, m.pull(ctx, podKey, key, ctr, creds), 0, nil
 	}
 	_, err = m.Info(ctx, ctr.Image)
 	switch {
@@ -151,13 +155,13 @@ func (m *Manager) Ensure(ctx context.Context, podKey, key string, ctr *v1.Contai
 		m.cfg.Event(podKey, ctr.Name, events.Warning, "ErrImageNeverPull", "%v", err)
 		return false, v1.ContainerStateWaiting{Reason: "ErrImageNeverPull", Message: err.Error()}, delay, nil
 	}
-	return false, m.pull(ctx, podKey, key, ctr), 0, nil
+	return false, m.pull(ctx, podKey, key, ctr, creds), 0, nil
 }
 
 // pull starts the pull of ctr's image for key unless one runs, and returns
 // the wait it causes.
-func (m *Manager) pull(ctx context.Context, podKey, key string, ctr *v1.Container) v1.ContainerStateWaiting {
-	if m.start(ctx, ctr.Image, key, podKey) {
+func (m *Manager) pull(ctx context.Context, podKey, key string, ctr *v1.Container, creds *runtime.Credentials) v1.ContainerStateWaiting {
+	if m.start(ctx, ctr.Image, key, podKey, creds) {
 		m.cfg.Event(podKey, ctr.Name, events.Normal, "Pulling", "Pulling image %q", ctr.Image)
 	}
 	return v1.ContainerStateWaiting{Reason: "ContainerCreating", Message: fmt.Sprintf("Pulling image %q", ctr.Image)}
@@ -244,7 +248,7 @@ func (m *Manager) Wait() { m.wg.Wait() }
 // start registers waiter key (of pod podKey) on image and starts the pull
 // unless one runs; it reports whether it started one. When the pull ends,
 // each waiter's outcome is recorded and its pod enqueued.
-func (m *Manager) start(ctx context.Context, image, key, podKey string) bool {
+func (m *Manager) start(ctx context.Context, image, key, podKey string, creds *runtime.Credentials) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if w, ok := m.inflight[image]; ok {
@@ -255,16 +259,16 @@ func (m *Manager) start(ctx context.Context, image, key, podKey string) bool {
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
-		m.run(ctx, image)
+		m.run(ctx, image, creds)
 	}()
 	return true
 }
 
 // run pulls image and records the outcome for its waiters.
-func (m *Manager) run(ctx context.Context, image string) {
+func (m *Manager) run(ctx context.Context, image string, creds *runtime.Credentials) {
 	clk := m.cfg.Clock
 	began := clk.Now()
-	err := m.pullImage(ctx, image)
+	err := m.pullImage(ctx, image, creds)
 	took := clk.Since(began)
 	result := "success"
 	if err != nil {
@@ -305,14 +309,14 @@ func (m *Manager) run(ctx context.Context, image string) {
 // pullImage is the engine's pull of image with a panic in it (the engine
 // client's, or a progress report's) turned into a failed pull, logged with
 // its stack, instead of the end of berth.
-func (m *Manager) pullImage(ctx context.Context, image string) (err error) {
+func (m *Manager) pullImage(ctx context.Context, image string, creds *runtime.Credentials) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			m.cfg.Log.Error("image pull panicked", "image", image, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 			err = fmt.Errorf("pull panicked: %v", r)
 		}
 	}()
-	return m.cfg.Engine.PullImage(ctx, image, func(p runtime.PullProgress) { m.report(image, p) })
+	return m.cfg.Engine.PullImage(ctx, image, creds, func(p runtime.PullProgress) { m.report(image, p) })
 }
 
 // report records image's progress and, at most every progressEvery,

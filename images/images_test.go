@@ -22,7 +22,7 @@ func (panickyEngine) InspectImage(context.Context, string) (runtime.ImageInfo, e
 	return runtime.ImageInfo{}, fmt.Errorf("inspect: %w", runtime.ErrImageNotFound)
 }
 
-func (panickyEngine) PullImage(context.Context, string, func(runtime.PullProgress)) error {
+func (panickyEngine) PullImage(context.Context, string, *runtime.Credentials, func(runtime.PullProgress)) error {
 	panic("registry client bug")
 }
 
@@ -60,7 +60,7 @@ func TestPanickingPullFails(t *testing.T) {
 	m := New(Config{Engine: panickyEngine{}, Clock: clk, Backoff: backoff.Policy{Initial: 10 * time.Second, Max: time.Minute},
 		Metrics: rec, Event: rec.event, Enqueue: rec.enqueue})
 	ctr := &v1.Container{Name: "a", Image: "remote:1", ImagePullPolicy: v1.PullIfNotPresent}
-	ready, wait, _, err := m.Ensure(context.Background(), "default/web", "uid/a", ctr)
+	ready, wait, _, err := m.Ensure(context.Background(), "default/web", "uid/a", ctr, nil)
 	if ready || err != nil || wait.Reason != "ContainerCreating" {
 		t.Fatalf("Ensure of an absent image: ready %v wait %+v err %v, want a pull", ready, wait, err)
 	}

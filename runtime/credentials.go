@@ -3,6 +3,7 @@ package runtime
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -26,22 +27,43 @@ func LoadCredentials(path string) (*Credentials, error) {
 	if err != nil {
 		return nil, fmt.Errorf("registry credentials: %w", err)
 	}
-	var file struct {
-		Auths map[string]registry.AuthConfig `json:"auths"`
-	}
-	if err := json.Unmarshal(b, &file); err != nil {
+	c, err := ParseCredentials(b, false)
+	if err != nil {
 		return nil, fmt.Errorf("registry credentials %s: %w", path, err)
 	}
+	return c, nil
+}
+
+// ParseCredentials reads registry logins from a Docker config.json (a
+// kubernetes.io/dockerconfigjson Secret's .dockerconfigjson: {"auths":
+// {...}}) or, with legacy, a ~/.dockercfg (a kubernetes.io/dockercfg
+// Secret's .dockercfg: the auths map itself). Errors never quote a
+// password.
+func ParseCredentials(b []byte, legacy bool) (*Credentials, error) {
+	var auths map[string]registry.AuthConfig
+	if legacy {
+		if err := json.Unmarshal(b, &auths); err != nil {
+			return nil, errors.New("not a dockercfg JSON object")
+		}
+	} else {
+		var file struct {
+			Auths map[string]registry.AuthConfig `json:"auths"`
+		}
+		if err := json.Unmarshal(b, &file); err != nil {
+			return nil, errors.New("not a Docker config.json")
+		}
+		auths = file.Auths
+	}
 	c := &Credentials{auths: map[string]registry.AuthConfig{}}
-	for key, a := range file.Auths {
+	for key, a := range auths {
 		if a.Auth != "" && a.Username == "" {
 			raw, err := base64.StdEncoding.DecodeString(a.Auth)
 			if err != nil {
-				return nil, fmt.Errorf("registry credentials %s: auths[%q].auth: %w", path, key, err)
+				return nil, fmt.Errorf("auths[%q].auth: not base64", key)
 			}
 			user, pass, ok := strings.Cut(string(raw), ":")
 			if !ok {
-				return nil, fmt.Errorf("registry credentials %s: auths[%q].auth: not user:password", path, key)
+				return nil, fmt.Errorf("auths[%q].auth: not user:password", key)
 			}
 			a.Username, a.Password = user, pass
 		}
@@ -51,6 +73,25 @@ func LoadCredentials(path string) (*Credentials, error) {
 		c.auths[host] = a
 	}
 	return c, nil
+}
+
+// Merge returns the logins of c, then those of later for registries c has
+// none for; nil when both are empty.
+func (c *Credentials) Merge(later *Credentials) *Credentials {
+	switch {
+	case c == nil:
+		return later
+	case later == nil:
+		return c
+	}
+	out := &Credentials{auths: map[string]registry.AuthConfig{}}
+	for h, a := range later.auths {
+		out.auths[h] = a
+	}
+	for h, a := range c.auths {
+		out.auths[h] = a
+	}
+	return out
 }
 
 // registryHost normalises a config.json key ("https://host/v1/", "host").

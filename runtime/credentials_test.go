@@ -75,7 +75,7 @@ func TestPullSendsRegistryAuth(t *testing.T) {
 	}
 	creds, _ := LoadCredentials(writeConfig(t))
 	d.SetCredentials(creds)
-	if err := d.PullImage(context.Background(), "registry.example.com:5000/team/app:2", nil); err != nil {
+	if err := d.PullImage(context.Background(), "registry.example.com:5000/team/app:2", nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
@@ -109,7 +109,7 @@ func TestPullFailsWhenTheRegistryStalls(t *testing.T) {
 	old := PullStall
 	PullStall = 300 * time.Millisecond
 	defer func() { PullStall = old }()
-	err = d.PullImage(context.Background(), "registry.example.com/app:1", nil)
+	err = d.PullImage(context.Background(), "registry.example.com/app:1", nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "no progress") {
 		t.Fatalf("stalled pull: %v", err)
 	}

@@ -475,12 +475,13 @@ func (d *Docker) ListVolumes(ctx context.Context, match map[string]string) ([]Vo
 	return out, nil
 }
 
-// PullImage pulls img from its registry, reading the progress stream to the
+// PullImage pulls img from its registry, logging in with creds' login for
+// its registry, else docker.config's, reading the progress stream to the
 // end and reporting each change to progress (nil: none); an error reported
 // in the stream fails the pull.
-func (d *Docker) PullImage(ctx context.Context, img string, progress func(PullProgress)) error {
+func (d *Docker) PullImage(ctx context.Context, img string, creds *Credentials, progress func(PullProgress)) error {
 	var opts image.PullOptions
-	if auth, ok := d.creds.For(img); ok {
+	if auth, ok := creds.Merge(d.creds).For(img); ok {
 		enc, err := registry.EncodeAuthConfig(auth)
 		if err != nil {
 			return fmt.Errorf("pull image %s: credentials: %w", img, err)

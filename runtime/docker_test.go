@@ -742,7 +742,7 @@ func TestDockerPullUnreachable(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	t0 := time.Now()
-	err := d.PullImage(ctx, "registry.invalid/x:1", nil)
+	err := d.PullImage(ctx, "registry.invalid/x:1", nil, nil)
 	if err == nil {
 		t.Fatal("pull from an unreachable registry succeeded")
 	}

@@ -31,7 +31,7 @@ func TestDockerPullReportsProgress(t *testing.T) {
 	var seen []PullProgress
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	if err := d.PullImage(ctx, ref, func(p PullProgress) {
+	if err := d.PullImage(ctx, ref, nil, func(p PullProgress) {
 		mu.Lock()
 		defer mu.Unlock()
 		seen = append(seen, p)

@@ -211,10 +211,11 @@ type Runtime interface {
 	// ListVolumes describes the volumes carrying all labels in match,
 	// ordered by name.
 	ListVolumes(ctx context.Context, match map[string]string) ([]VolumeInfo, error)
-	// PullImage pulls image from its registry, calling progress (nil:
+	// PullImage pulls image from its registry, logging in with creds (a
+	// pod's imagePullSecrets; nil: only docker.config's), calling progress (nil:
 	// none) from the pulling goroutine whenever the bytes or layers done
 	// change; progress must not block.
-	PullImage(ctx context.Context, image string, progress func(PullProgress)) error
+	PullImage(ctx context.Context, image string, creds *Credentials, progress func(PullProgress)) error
 	// BuildImage builds tag FROM scratch holding the static executable binary
 	// (a host path) at path inside the image, with the given entrypoint.
 	BuildImage(ctx context.Context, tag, binary, path string, entrypoint []string) error

@@ -31,6 +31,8 @@ type Registry struct {
 	// bytesPerSec throttles blob downloads (0: full speed).
 	bytesPerSec int
 	blobGets    int
+	// user and pass, when set, are required by Basic auth on every request.
+	user, pass string
 }
 
 // NewRegistry starts a registry, closed at the end of the test.
@@ -45,6 +47,14 @@ func NewRegistry(tb testing.TB) *Registry {
 	r.srv.Start()
 	tb.Cleanup(r.srv.Close)
 	return r
+}
+
+// RequireAuth makes every request need Basic auth with user and pass, as
+// a private registry: a pull without the login is refused (401).
+func (r *Registry) RequireAuth(user, pass string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.user, r.pass = user, pass
 }
 
 // Host is the registry's "127.0.0.1:port", the prefix of its image names.
@@ -132,6 +142,14 @@ func digest(b []byte) string {
 
 func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
 	w.Header().Set("Docker-Distribution-API-Version", "registry/2.0")
+	r.mu.Lock()
+	user, pass := r.user, r.pass
+	r.mu.Unlock()
+	if u, p, ok := req.BasicAuth(); user != "" && (!ok || u != user || p != pass) {
+		w.Header().Set("WWW-Authenticate", `Basic realm="berth-test"`)
+		http.Error(w, `{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}`, http.StatusUnauthorized)
+		return
+	}
 	path := strings.TrimPrefix(req.URL.Path, "/v2/")
 	if req.URL.Path == "/v2/" || req.URL.Path == "/v2" {
 		return

@@ -395,7 +395,7 @@ func (f *Runtime) Volumes() map[string]runtime.VolumeConfig {
 	return maps.Clone(f.volumes)
 }
 
-func (f *Runtime) PullImage(ctx context.Context, image string, progress func(runtime.PullProgress)) error {
+func (f *Runtime) PullImage(ctx context.Context, image string, creds *runtime.Credentials, progress func(runtime.PullProgress)) error {
 	f.mu.Lock()
 	block, steps := f.PullBlock, f.PullSteps
 	f.mu.Unlock()

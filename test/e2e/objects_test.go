@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,7 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/image"
 	"golang.org/x/sys/unix"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/berth-dev/berth/internal/testutil"
 )
 
 // objectsPod uses ConfigMap app-config (a volume, a key in env, envFrom)
@@ -166,4 +171,45 @@ func TestConfigMapsAndSecrets(t *testing.T) {
 func getAPI(tb testing.TB, b *Berth, path string) (int, string) {
 	tb.Helper()
 	return get(tb, b.URL(path))
+}
+
+// TestImagePullSecrets: a pod's image from a registry that wants a login
+// fails to pull without its imagePullSecret, and pulls once the
+// kubernetes.io/dockerconfigjson Secret it names arrives.
+func TestImagePullSecrets(t *testing.T) {
+	need(t)
+	b := startBerth(t, Options{})
+	bin, err := os.ReadFile(testappBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := testutil.NewRegistry(t)
+	reg.RequireAuth("puller", "pull-pass-e2e")
+	unique := []byte(runID + "-" + randHex(8))
+	ref, _ := reg.AddImage(t, "berth-e2e/private", runID, map[string][]byte{"/testapp": bin, "/unique": unique}, []string{"/testapp"})
+	t.Cleanup(func() { _, _ = cli().ImageRemove(context.Background(), ref, image.RemoveOptions{Force: true}) })
+	pod := strings.Replace(sleeper("private"), testImage, ref, 1) + "  imagePullSecrets: [{name: regcred}]\n"
+	writeFile(t, b.Pods, "private.yaml", pod)
+	status(t, b, "private", "the pull refused without a login", func(p *v1.Pod) bool {
+		cs := p.Status.ContainerStatuses
+		return len(cs) == 1 && cs[0].State.Waiting != nil && (cs[0].State.Waiting.Reason == "ErrImagePull" || cs[0].State.Waiting.Reason == "ImagePullBackOff")
+	})
+	secret := fmt.Sprintf(`apiVersion: v1
+kind: Secret
+metadata: {name: regcred}
+type: kubernetes.io/dockerconfigjson
+stringData:
+  .dockerconfigjson: '{"auths": {"%s": {"username": "puller", "password": "pull-pass-e2e"}}}'
+`, reg.Host())
+	tmp := filepath.Join(b.Pods, ".regcred.tmp")
+	if err := os.WriteFile(tmp, []byte(secret), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(b.Pods, "regcred.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	waitPodRunning(t, b.Node, "private", "app")
+	if strings.Contains(b.LogText(), "pull-pass-e2e") {
+		t.Error("the log shows the registry password")
+	}
 }
