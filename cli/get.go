@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/berth-dev/berth/cluster"
+	"github.com/berth-dev/berth/model"
 )
 
 func getCmd() *cobra.Command {
@@ -130,18 +131,47 @@ func podHeader(wide bool) []string {
 	return h
 }
 
-// podRow is the row of p under podHeader(wide).
+// podRow is the row of p under podHeader(wide). As kubectl, READY and
+// RESTARTS count the sidecars beside the app containers; while the pod
+// initializes, RESTARTS counts the init containers up to the first one not
+// done.
 func podRow(p *v1.Pod, wide bool, now time.Time) []string {
-	ready, restarts := 0, int32(0)
-	for _, cs := range p.Status.ContainerStatuses {
-		if cs.Ready {
-			ready++
-		}
+	ready, restarts, sidecarRestarts, initializing := 0, int32(0), int32(0), false
+	for _, cs := range p.Status.InitContainerStatuses {
+		sidecar := isSidecar(p, cs.Name)
 		restarts += cs.RestartCount
+		if sidecar {
+			sidecarRestarts += cs.RestartCount
+		}
+		if cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0 {
+			continue
+		}
+		if sidecar && cs.Started != nil && *cs.Started {
+			if cs.Ready {
+				ready++
+			}
+			continue
+		}
+		initializing = true // the first init container not done
+		break
+	}
+	if !initializing || initialized(&p.Status) {
+		restarts = sidecarRestarts
+		for _, cs := range p.Status.ContainerStatuses {
+			if cs.Ready {
+				ready++
+			}
+			restarts += cs.RestartCount
+		}
 	}
 	// A pod known only by its status (e.g. from a node's file source,
 	// listed from etcd) has no spec: its containers are its statuses.
 	total := max(len(p.Spec.Containers), len(p.Status.ContainerStatuses))
+	for i := range p.Spec.InitContainers {
+		if model.IsSidecar(&p.Spec.InitContainers[i]) {
+			total++
+		}
+	}
 	row := []string{p.Namespace, p.Name, fmt.Sprintf("%d/%d", ready, total),
 		podStatusReason(p), fmt.Sprint(restarts), age(now.Sub(p.CreationTimestamp.Time))}
 	if wide {
@@ -194,6 +224,8 @@ func podStatusReason(p *v1.Pod) string {
 		switch {
 		case ics.State.Terminated != nil && ics.State.Terminated.ExitCode == 0:
 			continue
+		case isSidecar(p, ics.Name) && ics.Started != nil && *ics.Started:
+			continue
 		case ics.State.Terminated != nil:
 			return "Init:" + ics.State.Terminated.Reason
 		case ics.State.Waiting != nil && ics.State.Waiting.Reason != "" && ics.State.Waiting.Reason != "PodInitializing":
@@ -211,6 +243,26 @@ func podStatusReason(p *v1.Pod) string {
 		}
 	}
 	return reason
+}
+
+// isSidecar reports whether p's init container name is a sidecar.
+func isSidecar(p *v1.Pod, name string) bool {
+	for i := range p.Spec.InitContainers {
+		if p.Spec.InitContainers[i].Name == name {
+			return model.IsSidecar(&p.Spec.InitContainers[i])
+		}
+	}
+	return false
+}
+
+// initialized reports whether s has the Initialized condition True.
+func initialized(s *v1.PodStatus) bool {
+	for _, c := range s.Conditions {
+		if c.Type == v1.PodInitialized {
+			return c.Status == v1.ConditionTrue
+		}
+	}
+	return false
 }
 
 func age(d time.Duration) string {
