@@ -11,9 +11,9 @@ import (
 
 // The informer's Node reaches admission: a pod selecting a label the node
 // lacks is refused into the source's errors, and a nodeName warning joins
-// them while its pod runs.
+// them while its pod runs, counted as no manifest error.
 func TestNodeFitThroughInformer(t *testing.T) {
-	inf, st, _, _ := newInformer(t)
+	inf, st, m, _ := newInformer(t)
 	inf.Node = &admission.Node{Name: "n1", OS: "linux", Labels: map[string]string{"disk": "ssd"}}
 	picky := pod("picky", "img:1", 0)
 	picky.Pod.Spec.NodeSelector = map[string]string{"disk": "hdd"}
@@ -31,5 +31,8 @@ func TestNodeFitThroughInformer(t *testing.T) {
 	}
 	if !slices.Equal(src.Errors, want) {
 		t.Fatalf("source errors %q\nwant %q", src.Errors, want)
+	}
+	if m.manifestErrs["file"] != 1 {
+		t.Fatalf("%d manifest errors counted, want 1 (the refusal)", m.manifestErrs["file"])
 	}
 }

@@ -80,10 +80,14 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 		return i.failed(u.Source, u.Err)
 	}
 	var errs []string
+	warns := map[string]bool{}
 	err := i.store.ApplySource(u.Source, func(v store.View) (store.SourceWrite, error) {
 		d, err := admission.Admit(v, admission.Update{Source: u.Source, Pods: u.Pods, Objects: u.Objects, Errors: u.Errors, Now: now, Node: i.Node})
 		if err != nil {
 			return store.SourceWrite{}, err
+		}
+		for _, w := range d.Warnings {
+			warns[w] = true
 		}
 		errs = append(append(d.Errors, d.Warnings...), u.Warnings...)
 		sort.Strings(errs)
@@ -108,7 +112,9 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 	fresh := 0
 	for _, e := range errs {
 		cur[e] = true
-		if !i.lastErrs[u.Source][e] {
+		if warns[e] && !i.lastErrs[u.Source][e] {
+			i.log.Warn("pod admitted with a warning", "source", u.Source, "warning", e)
+		} else if !i.lastErrs[u.Source][e] {
 			fresh++
 			i.log.Warn("manifest rejected", "source", u.Source, "err", e)
 		}
