@@ -238,6 +238,7 @@ func serve() {
 	mux.HandleFunc("/env", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, os.Getenv(r.URL.Query().Get("name")))
 	})
+	mux.HandleFunc("/wait", waitFile)
 	mux.HandleFunc("/file", func(w http.ResponseWriter, r *http.Request) {
 		b, err := os.ReadFile(r.URL.Query().Get("path"))
 		if err != nil {

@@ -79,6 +79,9 @@ func (r *results) rawTables() map[string][][]string {
 		}
 		out["reaction"] = rows
 	}
+	if cr := r.configMap; cr != nil {
+		out["configmap"] = cr.rows()
+	}
 	return out
 }
 

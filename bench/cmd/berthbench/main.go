@@ -52,6 +52,7 @@ type options struct {
 	portBase      int
 	compose       string
 	scenarios     map[string]bool
+	updates       int
 	keep          bool
 	// results is the directory, relative to the module root, of the raw
 	// rows' CSV files ("": not written).
@@ -111,6 +112,7 @@ func run() int {
 		{"reaction", b.runReaction},
 		{"idle", b.runIdle},
 		{"inmem", b.runInMemory},
+		{"configmap", b.runConfigMap},
 	} {
 		if !opt.scenarios[s.name] {
 			continue
@@ -185,7 +187,8 @@ func keptSections(path string) string {
 func parseFlags() (options, error) {
 	var o options
 	ns := flag.String("n", "1,10,50,100", "pod counts for the start-latency scenario")
-	sc := flag.String("scenarios", "start,reaction,idle,inmem", "scenarios to run (comma-separated)")
+	sc := flag.String("scenarios", "start,reaction,idle,inmem,configmap", "scenarios to run (comma-separated)")
+	flag.IntVar(&o.updates, "updates", 100, "ConfigMap updates in the configmap scenario")
 	flag.StringVar(&o.out, "out", "BENCHMARKS.md", `Markdown report to write ("-": stdout)`)
 	flag.IntVar(&o.runs, "runs", 5, "runs (rounds) per pod count and system in the start scenario")
 	flag.IntVar(&o.trials, "trials", 10, "trials per reaction kind (kill, rm, Docker-only)")
@@ -221,7 +224,7 @@ func parseFlags() (options, error) {
 	for _, s := range strings.Split(*sc, ",") {
 		s = strings.TrimSpace(s)
 		switch s {
-		case "start", "reaction", "idle", "inmem":
+		case "start", "reaction", "idle", "inmem", "configmap":
 			o.scenarios[s] = true
 		default:
 			return o, fmt.Errorf("-scenarios: unknown %q", s)

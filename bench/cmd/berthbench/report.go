@@ -23,6 +23,7 @@ type results struct {
 	reaction     *reactionResults
 	idle         *idleResults
 	inmem        []inmemResult
+	configMap    *configMapResults
 	errors       []string
 	repeated     []string // failed attempts that were repeated
 	engineBreaks int64    // dockerd restarts observed
@@ -321,6 +322,9 @@ func (r *results) markdown(opt options) string {
 			}
 			p("):\n\n```\n%s\n```\n\n", benchLines(im.out))
 		}
+	}
+	if r.configMap != nil {
+		r.configMapSection(&s)
 	}
 	if len(r.repeated) > 0 || r.engineBreaks > 0 {
 		p("## Repeated measurements\n\nThe Docker event stream broke %d times during the run (dockerd restarted, by other work on this shared machine). A measurement that failed or saw such a restart was repeated (up to 3 attempts); the failed attempts:\n\n", r.engineBreaks)
