@@ -69,11 +69,13 @@ func Admit(v View, u Update) (Decision, error) {
 	uids := map[types.UID]string{}
 	owner := map[string]string{}
 	fits := newNodeFit(u.Node)
+	once := newClaimsOnce(v, u)
 	for _, p := range all {
 		if p.Source == u.Source {
 			have[p.Key] = p
 			continue
 		}
+		once.hold(p.Key, p.Spec)
 		owner[p.Key] = p.Source
 		fits.hold(p)
 		taken.add(p.Key, p.Spec)
@@ -110,6 +112,7 @@ func Admit(v View, u Update) (Decision, error) {
 			taken.add(k, old.Spec)
 			uids[old.Spec.UID] = k
 			fits.hold(old)
+			once.hold(k, old.Spec)
 		}
 	}
 
@@ -159,13 +162,14 @@ func Admit(v View, u Update) (Decision, error) {
 			refuse(d, k, msg)
 			continue
 		}
-		if msg := fits.admit(k, d, have[k]); msg != "" {
+		p := merge(have[k], u.Source, d, u.Now)
+		if msg := fits.admit(k, d.Pod, p == have[k]); msg != "" {
 			refuse(d, k, msg)
 			continue
 		}
 		uids[d.Pod.UID] = k
 		taken.add(k, d.Pod)
-		next[k] = merge(have[k], u.Source, d, u.Now)
+		next[k] = p
 	}
 	// Keep the last good spec of pods whose update failed.
 	for k, old := range have {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/berth-dev/berth/manifest"
 	"github.com/berth-dev/berth/model"
@@ -52,21 +51,18 @@ func (f *nodeFit) hold(p *model.Pod) {
 	f.held[p.Key] = manifest.PodRequests(&p.Spec.Spec)
 }
 
-// admit returns "" and holds d's requests when d fits beside the other
-// pods held, else the refusal "Reason: message". A pod unchanged since it
-// was admitted (old's spec) is not checked again, as the kubelet admits a
-// pod once.
-func (f *nodeFit) admit(k string, d manifest.Desired, old *model.Pod) string {
-	if f.node == nil {
+// admit returns "" and holds pod's requests under key k when it fits
+// beside the other pods held, else the refusal "Reason: message". A pod
+// unchanged since it was admitted is not checked again, as the kubelet
+// admits a pod once.
+func (f *nodeFit) admit(k string, pod *v1.Pod, unchanged bool) string {
+	if f.node == nil || unchanged {
 		return ""
 	}
-	if old != nil && (old.Spec == d.Pod || equality.Semantic.DeepEqual(old.Spec, d.Pod)) {
-		return ""
-	}
-	if msg := f.refusal(k, d.Pod); msg != "" {
+	if msg := f.refusal(k, pod); msg != "" {
 		return msg
 	}
-	f.held[k] = manifest.PodRequests(&d.Pod.Spec)
+	f.held[k] = manifest.PodRequests(&pod.Spec)
 	return ""
 }
 
