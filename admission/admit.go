@@ -162,6 +162,12 @@ func Admit(v View, u Update) (Decision, error) {
 			refuse(d, k, msg)
 			continue
 		}
+		if msg, err := once.admit(k, d.Pod); err != nil {
+			return Decision{}, err
+		} else if msg != "" {
+			refuse(d, k, msg)
+			continue
+		}
 		p := merge(have[k], u.Source, d, u.Now)
 		if msg := fits.admit(k, d.Pod, p == have[k]); msg != "" {
 			refuse(d, k, msg)

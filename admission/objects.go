@@ -2,9 +2,11 @@ package admission
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/berth-dev/berth/manifest"
@@ -135,4 +137,68 @@ func refField(r manifest.Ref) string {
 		return fmt.Sprintf("spec.containers[%s].env", r.Container)
 	}
 	return "spec.imagePullSecrets"
+}
+
+// claimsOnce tracks the pods using ReadWriteOncePod claims, which admit
+// one pod at a time, as the kubelet's volume manager does on its node.
+type claimsOnce struct {
+	v       View
+	offered map[string]*v1.PersistentVolumeClaim // this update's claims, by key
+	users   map[string]string                    // claim key → pod key
+}
+
+func newClaimsOnce(v View, u Update) *claimsOnce {
+	c := &claimsOnce{v: v, offered: map[string]*v1.PersistentVolumeClaim{}, users: map[string]string{}}
+	for _, o := range u.Objects {
+		if o.PVC != nil {
+			c.offered[o.Key()] = o.PVC
+		}
+	}
+	return c
+}
+
+// claimKeys are the keys of the claims pod mounts.
+func claimKeys(pod *v1.Pod) []string {
+	var out []string
+	for _, vol := range pod.Spec.Volumes {
+		if c := vol.PersistentVolumeClaim; c != nil {
+			out = append(out, manifest.PodKey(pod.Namespace, c.ClaimName))
+		}
+	}
+	return out
+}
+
+// hold records that pod key uses its claims.
+func (c *claimsOnce) hold(key string, pod *v1.Pod) {
+	for _, ck := range claimKeys(pod) {
+		if _, ok := c.users[ck]; !ok {
+			c.users[ck] = key
+		}
+	}
+}
+
+// admit refuses pod key when it mounts a ReadWriteOncePod claim another
+// pod holds; otherwise it holds the pod's claims.
+func (c *claimsOnce) admit(key string, pod *v1.Pod) (string, error) {
+	for _, ck := range claimKeys(pod) {
+		other, used := c.users[ck]
+		if !used || other == key {
+			continue
+		}
+		claim := c.offered[ck]
+		if claim == nil {
+			o, err := c.v.Object(model.KindPVC, ck)
+			if err != nil {
+				return "", err
+			}
+			if o != nil {
+				claim = o.PVC
+			}
+		}
+		if claim != nil && slices.Contains(claim.Spec.AccessModes, v1.ReadWriteOncePod) {
+			return fmt.Sprintf("persistentvolumeclaim %q is ReadWriteOncePod and already used by pod %s", claim.Name, other), nil
+		}
+	}
+	c.hold(key, pod)
+	return "", nil
 }

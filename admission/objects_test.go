@@ -102,3 +102,34 @@ func TestPodUsingAnotherSourcesObjectRefused(t *testing.T) {
 		t.Fatalf("errors %q", d.Errors)
 	}
 }
+
+// TestReadWriteOncePodClaim: a ReadWriteOncePod claim admits one pod; a
+// ReadWriteOnce claim is shared by the node's pods.
+func TestReadWriteOncePodClaim(t *testing.T) {
+	claim := func(name string, mode v1.PersistentVolumeAccessMode) manifest.Object {
+		c := &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}}
+		c.Spec.AccessModes = []v1.PersistentVolumeAccessMode{mode}
+		return manifest.Object{Kind: model.KindPVC, PVC: c, Origin: "c.yaml"}
+	}
+	pod := func(name, claim string) manifest.Desired {
+		p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID(name + "-uid")}}
+		p.Spec.Containers = []v1.Container{{Name: "c", Image: "i"}}
+		p.Spec.Volumes = []v1.Volume{{Name: "d", VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}}
+		return manifest.Desired{Pod: p, Origin: name + ".yaml"}
+	}
+	d, err := Admit(view{}, Update{Source: "file", Objects: []manifest.Object{claim("once", v1.ReadWriteOncePod), claim("shared", v1.ReadWriteOnce)},
+		Pods: []manifest.Desired{pod("a", "once"), pod("b", "once"), pod("c", "shared"), pod("d", "shared")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, p := range d.Pods {
+		keys = append(keys, p.Key)
+	}
+	if strings.Join(keys, ",") != "default/a,default/c,default/d" {
+		t.Fatalf("admitted %v", keys)
+	}
+	if len(d.Errors) != 1 || !strings.Contains(d.Errors[0], `persistentvolumeclaim "once" is ReadWriteOncePod and already used by pod default/a`) {
+		t.Fatalf("errors %q", d.Errors)
+	}
+}
