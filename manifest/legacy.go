@@ -23,8 +23,12 @@ import (
 // that is a whole document of a file is named after the file, see
 // LegacyPodName; elsewhere id is required), uuid the UID, command the container args
 // (the seed passed it as Docker's Cmd), memory (bytes) limits.memory, cpu
-// (milli-cores) limits.cpu, an http/tcp/exec liveness probe the matching v1
-// handler. Errors about the pod after conversion name v1 field paths.
+// (milli-cores) limits.cpu, an http/tcp/exec liveness or readiness probe
+// the matching v1 handler, imagePullPolicy PullAlways, PullNever and
+// PullIfNotPresent Always, Never and IfNotPresent, capabilities the
+// security context's. The fields of the late-2014 manifests (hostNetwork,
+// dnsPolicy, lifecycle, terminationMessagePath) keep their names. Errors
+// about the pod after conversion name v1 field paths.
 type containerManifest struct {
 	Version       string               `json:"version"`
 	ID            string               `json:"id"`
@@ -32,6 +36,8 @@ type containerManifest struct {
 	Volumes       []legacyVolume       `json:"volumes,omitempty"`
 	Containers    []legacyContainer    `json:"containers"`
 	RestartPolicy *legacyRestartPolicy `json:"restartPolicy,omitempty"`
+	DNSPolicy     v1.DNSPolicy         `json:"dnsPolicy,omitempty"`
+	HostNetwork   bool                 `json:"hostNetwork,omitempty"`
 }
 
 type legacyVolume struct {
@@ -56,6 +62,35 @@ type legacyContainer struct {
 	VolumeMounts  []legacyMount `json:"volumeMounts,omitempty"`
 	LivenessProbe *legacyProbe  `json:"livenessProbe,omitempty"`
 	Privileged    bool          `json:"privileged,omitempty"`
+
+	ReadinessProbe         *legacyProbe     `json:"readinessProbe,omitempty"`
+	Lifecycle              *legacyLifecycle `json:"lifecycle,omitempty"`
+	TerminationMessagePath string           `json:"terminationMessagePath,omitempty"`
+	ImagePullPolicy        string           `json:"imagePullPolicy,omitempty"`
+	Capabilities           *v1.Capabilities `json:"capabilities,omitempty"`
+}
+
+type legacyLifecycle struct {
+	PostStart *legacyHandler `json:"postStart,omitempty"`
+	PreStop   *legacyHandler `json:"preStop,omitempty"`
+}
+
+type legacyHandler struct {
+	Exec *struct {
+		Command []string `json:"command,omitempty"`
+	} `json:"exec,omitempty"`
+	HTTPGet *struct {
+		Path string             `json:"path,omitempty"`
+		Port intstr.IntOrString `json:"port,omitempty"`
+		Host string             `json:"host,omitempty"`
+	} `json:"httpGet,omitempty"`
+}
+
+// legacyPullPolicies are the 2014 names of the image pull policies.
+var legacyPullPolicies = map[string]v1.PullPolicy{
+	"PullAlways":       v1.PullAlways,
+	"PullNever":        v1.PullNever,
+	"PullIfNotPresent": v1.PullIfNotPresent,
 }
 
 type legacyPort struct {
@@ -186,6 +221,8 @@ func (m *containerManifest) toPod() (*v1.Pod, field.ErrorList) {
 	pod.Name = m.ID
 	pod.Namespace = v1.NamespaceDefault
 	pod.UID = m.UUID
+	pod.Spec.DNSPolicy = m.DNSPolicy
+	pod.Spec.HostNetwork = m.HostNetwork
 	if rp := m.RestartPolicy; rp != nil {
 		var set []v1.RestartPolicy
 		if rp.Always != nil {
@@ -230,10 +267,15 @@ func (m *containerManifest) toPod() (*v1.Pod, field.ErrorList) {
 func (lc *legacyContainer) toContainer(path *field.Path) (v1.Container, field.ErrorList) {
 	var errs field.ErrorList
 	c := v1.Container{
-		Name:       lc.Name,
-		Image:      lc.Image,
-		Args:       lc.Command,
-		WorkingDir: lc.WorkingDir,
+		Name:                   lc.Name,
+		Image:                  lc.Image,
+		Args:                   lc.Command,
+		WorkingDir:             lc.WorkingDir,
+		TerminationMessagePath: lc.TerminationMessagePath,
+		ImagePullPolicy:        v1.PullPolicy(lc.ImagePullPolicy),
+	}
+	if p, ok := legacyPullPolicies[lc.ImagePullPolicy]; ok {
+		c.ImagePullPolicy = p
 	}
 	for _, p := range lc.Ports {
 		c.Ports = append(c.Ports, v1.ContainerPort{
@@ -271,15 +313,41 @@ func (lc *legacyContainer) toContainer(path *field.Path) (v1.Container, field.Er
 		}
 		c.VolumeMounts = append(c.VolumeMounts, v1.VolumeMount{Name: vm.Name, MountPath: mp, ReadOnly: vm.ReadOnly})
 	}
-	if lc.Privileged {
-		c.SecurityContext = &v1.SecurityContext{Privileged: &lc.Privileged}
+	if lc.Privileged || lc.Capabilities != nil {
+		c.SecurityContext = &v1.SecurityContext{Capabilities: lc.Capabilities}
+		if lc.Privileged {
+			c.SecurityContext.Privileged = &lc.Privileged
+		}
 	}
 	if lp := lc.LivenessProbe; lp != nil && (lp.Enabled == nil || *lp.Enabled) {
 		probe, perrs := lp.toProbe(path.Child("livenessProbe"))
 		errs = append(errs, perrs...)
 		c.LivenessProbe = probe
 	}
+	if lp := lc.ReadinessProbe; lp != nil && (lp.Enabled == nil || *lp.Enabled) {
+		probe, perrs := lp.toProbe(path.Child("readinessProbe"))
+		errs = append(errs, perrs...)
+		c.ReadinessProbe = probe
+	}
+	if l := lc.Lifecycle; l != nil {
+		c.Lifecycle = &v1.Lifecycle{PostStart: l.PostStart.toHandler(), PreStop: l.PreStop.toHandler()}
+	}
 	return c, errs
+}
+
+// toHandler converts a hook; Validate checks it has one action.
+func (h *legacyHandler) toHandler() *v1.LifecycleHandler {
+	if h == nil {
+		return nil
+	}
+	out := &v1.LifecycleHandler{}
+	if h.Exec != nil {
+		out.Exec = &v1.ExecAction{Command: h.Exec.Command}
+	}
+	if h.HTTPGet != nil {
+		out.HTTPGet = &v1.HTTPGetAction{Path: h.HTTPGet.Path, Port: numericPort(h.HTTPGet.Port), Host: h.HTTPGet.Host}
+	}
+	return out
 }
 
 func (lp *legacyProbe) toProbe(path *field.Path) (*v1.Probe, field.ErrorList) {

@@ -239,6 +239,52 @@ containers:
 
 volumes:
   - name: redis-data`,
+		"etcd.manifest": `version: v1beta2
+id: etcd-server
+hostNetwork: true
+containers:
+  - name: etcd-container
+    image: gcr.io/google_containers/etcd:2.0.9
+    command: ['/bin/sh', '-c', '/usr/local/bin/etcd --addr 127.0.0.1:4001 --data-dir /var/etcd/data 1>>/var/log/etcd.log 2>&1']
+    imagePullPolicy: PullIfNotPresent
+    ports:
+      - name: clientport
+        containerPort: 4001
+        hostPort: 4001
+    livenessProbe:
+      httpGet:
+        host: 127.0.0.1
+        port: 4001
+        path: /v2/keys/
+      initialDelaySeconds: 15
+      timeoutSeconds: 15
+    volumeMounts:
+      - name: varetcd
+        mountPath: /var/etcd
+volumes:
+  - name: varetcd
+    source:
+      hostDir:
+        path: /mnt/master-pd/var/etcd
+`,
+		"late.manifest": `version: v1beta1
+id: late
+dnsPolicy: Default
+containers:
+  - name: app
+    image: busybox
+    imagePullPolicy: PullAlways
+    terminationMessagePath: /dev/termination-log
+    capabilities:
+      add: [NET_ADMIN]
+    readinessProbe:
+      tcpSocket:
+        port: "8080"
+    lifecycle:
+      preStop:
+        exec:
+          command: [/bin/sh, -c, sleep 1]
+`,
 	}
 	for name, data := range manifests {
 		pods, errs := Decode("file", "/etc/kubernetes/manifests/"+name, []byte(data), Options{FileOrigin: true, Level: "privileged"})
@@ -252,6 +298,18 @@ volumes:
 			if p.Name != "cadvisor-agent" || p.Spec.Volumes[2].HostPath == nil || p.Spec.Volumes[2].HostPath.Path != "/sys/fs/cgroup" ||
 				!p.Spec.Containers[0].VolumeMounts[1].ReadOnly || p.Spec.Containers[0].Ports[0].HostPort != 4194 {
 				t.Errorf("cadvisor: %+v", p.Spec)
+			}
+		case "etcd.manifest":
+			c := p.Spec.Containers[0]
+			if !p.Spec.HostNetwork || c.ImagePullPolicy != v1.PullIfNotPresent || c.LivenessProbe.HTTPGet.Host != "127.0.0.1" || c.LivenessProbe.TimeoutSeconds != 15 {
+				t.Errorf("etcd: %+v", p.Spec)
+			}
+		case "late.manifest":
+			c := p.Spec.Containers[0]
+			if p.Spec.DNSPolicy != v1.DNSDefault || c.ImagePullPolicy != v1.PullAlways || c.TerminationMessagePath != "/dev/termination-log" ||
+				c.SecurityContext.Capabilities.Add[0] != "NET_ADMIN" || c.ReadinessProbe.TCPSocket.Port.IntValue() != 8080 ||
+				c.Lifecycle.PreStop.Exec.Command[2] != "sleep 1" {
+				t.Errorf("late: %+v", c)
 			}
 		case "guestbook.yaml":
 			if p.Spec.Volumes[0].EmptyDir == nil || len(p.Spec.Containers) != 2 {
