@@ -51,9 +51,9 @@ spec:
 
 func TestDecodeSuggestsFieldNames(t *testing.T) {
 	cases := map[string]string{
-		"    imagePullPolcy: Always\n":  `spec.containers[0].imagePullPolcy: unknown field; did you mean "imagePullPolicy"?`,
-		"    ImagePullPolicy: Always\n": `spec.containers[0].ImagePullPolicy: unknown field; did you mean "imagePullPolicy"?`,
-		"    imagee: x\n":               `spec.containers[0].imagee: unknown field; did you mean "image"?`,
+		"    imagePullPolcy: Always\n":                               `spec.containers[0].imagePullPolcy: unknown field; did you mean "imagePullPolicy"?`,
+		"    ImagePullPolicy: Always\n":                              `spec.containers[0].ImagePullPolicy: unknown field; did you mean "imagePullPolicy"?`,
+		"    imagee: x\n":                                            `spec.containers[0].imagee: unknown field; did you mean "image"?`,
 		"    livenessProbe: {httpGet: {port: 1}, periodSecond: 3}\n": `spec.containers[0].livenessProbe.periodSecond: unknown field; did you mean "periodSeconds"?`,
 		"    livenessProbe: {htpGet: {port: 1}}\n":                   `spec.containers[0].livenessProbe.htpGet: unknown field; did you mean "httpGet"?`,
 		"    flavour: vanilla\n":                                     `spec.containers[0].flavour: unknown field`,
