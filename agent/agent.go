@@ -362,12 +362,13 @@ func waitUntil(ctx context.Context, cond func() bool) bool {
 	return true
 }
 
-// objectPrefixes are the etcd prefixes of the node's ConfigMaps and
-// Secrets: siblings of a pods prefix ending in "/pods/" (configmaps/,
-// secrets/), else those of the default layout.
+// objectPrefixes are the etcd prefixes of the node's ConfigMaps, Secrets
+// and PersistentVolumeClaims: siblings of a pods prefix ending in "/pods/"
+// (configmaps/, secrets/, persistentvolumeclaims/), else those of the
+// default layout.
 func objectPrefixes(podsPrefix, node string) []string {
 	if base, ok := strings.CutSuffix(podsPrefix, "/pods/"); ok {
-		return []string{base + "/configmaps/", base + "/secrets/"}
+		return []string{base + "/configmaps/", base + "/secrets/", base + "/persistentvolumeclaims/"}
 	}
 	return cluster.ObjectPrefixes(node)
 }

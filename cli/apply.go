@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -21,7 +22,7 @@ func applyCmd() *cobra.Command {
 	var allowHost bool
 	cmd := &cobra.Command{
 		Use:   "apply -f FILE... --node NODE",
-		Short: "Validate pod manifests and write them to a node's pods in etcd",
+		Short: "Validate manifests and write their pods, ConfigMaps, Secrets and claims to a node's keys in etcd",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if node == "" {
@@ -32,23 +33,24 @@ func applyCmd() *cobra.Command {
 			}
 			// Decoded as the node's etcd source decodes them, so the derived
 			// UIDs are the ones the agent derives.
-			pods, warns, errs, err := sources.LoadFiles(files, "etcd", applyOptions(node, allowHost))
-			for _, w := range warns {
+			l, err := sources.LoadAll(files, "etcd", applyOptions(node, allowHost))
+			pods, objs := l.Pods, l.Objects
+			for _, w := range l.Warnings {
 				fmt.Fprintln(cmd.ErrOrStderr(), w)
 			}
-			for _, e := range errs {
+			for _, e := range l.Errors {
 				fmt.Fprintln(cmd.ErrOrStderr(), e.Error())
 			}
 			if err != nil {
 				return err
 			}
-			if len(errs) > 0 {
-				return fmt.Errorf("%d error(s) in manifests; nothing written", len(errs))
+			if len(l.Errors) > 0 {
+				return fmt.Errorf("%d error(s) in manifests; nothing written", len(l.Errors))
 			}
-			if len(pods) == 0 {
-				return errors.New("no pod in the manifests")
+			if len(pods) == 0 && len(objs) == 0 {
+				return errors.New("no pod, ConfigMap, Secret or PersistentVolumeClaim in the manifests")
 			}
-			manifests := map[[2]string][]byte{}
+			values := map[string][]byte{}
 			for _, d := range pods {
 				// The node derives the UID itself (from a declared one, if
 				// any), so the one this decode derived is not written.
@@ -57,12 +59,32 @@ func applyCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				manifests[[2]string{d.Pod.Namespace, d.Pod.Name}] = b
+				values[cluster.PodKey(cluster.PodsPrefix(node), d.Pod.Namespace, d.Pod.Name)] = b
+			}
+			var done []string
+			for _, o := range objs {
+				var v any = o.ConfigMap
+				switch {
+				case o.Secret != nil:
+					v = o.Secret
+				case o.PVC != nil:
+					v = o.PVC
+				}
+				b, err := json.Marshal(v)
+				if err != nil {
+					return err
+				}
+				ns, name, _ := strings.Cut(o.Key(), "/")
+				values[cluster.PodKey(cluster.ObjectPrefix(node, o.Kind), ns, name)] = b
+				done = append(done, strings.ToLower(o.Kind)+"/"+name)
 			}
 			if err := ef.do(cmd.Context(), func(ctx context.Context, reg cluster.Registry) error {
-				return reg.Put(ctx, node, manifests)
+				return reg.PutKeys(ctx, node, values)
 			}); err != nil {
 				return err
+			}
+			for _, name := range done {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s configured on node %s\n", name, node)
 			}
 			for _, d := range pods {
 				fmt.Fprintf(cmd.OutOrStdout(), "pod/%s configured on node %s\n", d.Pod.Name, node)

@@ -11,10 +11,21 @@ const (
 // PodsPrefix is the default desired-pods prefix of node.
 func PodsPrefix(node string) string { return DefaultHostsPrefix + node + "/pods/" }
 
-// ObjectPrefixes are the prefixes of node's ConfigMaps and Secrets, beside
-// its pods: /registry/hosts/<node>/configmaps/ and .../secrets/.
+// ObjectPrefixes are the prefixes of node's ConfigMaps, Secrets and
+// PersistentVolumeClaims, beside its pods: /registry/hosts/<node>/configmaps/,
+// .../secrets/ and .../persistentvolumeclaims/.
 func ObjectPrefixes(node string) []string {
-	return []string{DefaultHostsPrefix + node + "/configmaps/", DefaultHostsPrefix + node + "/secrets/"}
+	return []string{ObjectPrefix(node, "ConfigMap"), ObjectPrefix(node, "Secret"), ObjectPrefix(node, "PersistentVolumeClaim")}
+}
+
+// ObjectPrefix is the prefix of node's objects of kind (ConfigMap, Secret,
+// PersistentVolumeClaim); "" for another kind.
+func ObjectPrefix(node, kind string) string {
+	resource, ok := map[string]string{"ConfigMap": "configmaps", "Secret": "secrets", "PersistentVolumeClaim": "persistentvolumeclaims"}[kind]
+	if !ok {
+		return ""
+	}
+	return DefaultHostsPrefix + node + "/" + resource + "/"
 }
 
 // StatusPrefix is the default pod-status prefix of node.

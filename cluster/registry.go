@@ -117,9 +117,23 @@ func (r Registry) Pods(ctx context.Context) ([]v1.Pod, error) {
 // Put writes the manifests by pod to node's desired-pods keys in one
 // transaction.
 func (r Registry) Put(ctx context.Context, node string, manifests map[[2]string][]byte) error {
-	ops := make([]clientv3.Op, 0, len(manifests))
+	return r.PutKeys(ctx, node, podKeys(node, manifests))
+}
+
+func podKeys(node string, manifests map[[2]string][]byte) map[string][]byte {
+	out := make(map[string][]byte, len(manifests))
 	for k, m := range manifests {
-		ops = append(ops, clientv3.OpPut(PodKey(PodsPrefix(node), k[0], k[1]), string(m)))
+		out[PodKey(PodsPrefix(node), k[0], k[1])] = m
+	}
+	return out
+}
+
+// PutKeys writes values (by etcd key: pods and objects of node) in one
+// transaction.
+func (r Registry) PutKeys(ctx context.Context, node string, values map[string][]byte) error {
+	ops := make([]clientv3.Op, 0, len(values))
+	for k, m := range values {
+		ops = append(ops, clientv3.OpPut(k, string(m)))
 	}
 	if _, err := r.Client.Txn(ctx).Then(ops...).Commit(); err != nil {
 		return fmt.Errorf("etcd: writing pods of node %s: %w", node, err)

@@ -40,8 +40,9 @@ type EtcdConfig struct {
 	// Prefix holds one key per pod (/registry/hosts/<node>/pods/<ns>/<name>),
 	// each value a Pod manifest in YAML or JSON; the key is the origin.
 	Prefix string
-	// ObjectPrefixes hold one key per ConfigMap or Secret
-	// (/registry/hosts/<node>/configmaps/<ns>/<name>, .../secrets/...), read
+	// ObjectPrefixes hold one key per ConfigMap, Secret or claim
+	// (/registry/hosts/<node>/configmaps/<ns>/<name>, .../secrets/...,
+	// .../persistentvolumeclaims/...), read
 	// and watched like Prefix.
 	ObjectPrefixes []string
 	// LegacyKey is the seed's single key holding a YAML/JSON list of

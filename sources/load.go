@@ -22,11 +22,28 @@ func ValidateFiles(paths []string, opts manifest.Options) (npods int, warnings [
 	return len(pods), warnings, errs, err
 }
 
-// LoadFiles decodes and validates the manifests at paths (files or
-// directories) as the file source would, as source source: the accepted
-// pods (deduplicated), warning lines (as ValidateFiles's), rejections, and
-// the paths that could not be read.
+// LoadFiles is LoadAll's pods: the pods of paths, with the warnings and
+// manifest errors of every document.
 func LoadFiles(paths []string, source string, opts manifest.Options) (pods []manifest.Desired, warnings []string, errs []manifest.ManifestError, err error) {
+	l, err := LoadAll(paths, source, opts)
+	return l.Pods, l.Warnings, l.Errors, err
+}
+
+// Loaded is what LoadAll read.
+type Loaded struct {
+	Pods     []manifest.Desired
+	Objects  []manifest.Object
+	Warnings []string
+	Errors   []manifest.ManifestError
+}
+
+// LoadAll decodes the files and directories of paths as the file source
+// reads them (each directory's non-hidden regular files), for berth
+// validate and berth apply: every pod and object, duplicates refused, with
+// the warnings (skipped entries, ignored fields) and manifest errors; err
+// is a path that cannot be read.
+func LoadAll(paths []string, source string, opts manifest.Options) (Loaded, error) {
+	var l Loaded
 	opts.FileOrigin = true
 	var pathErrs []error
 	for _, p := range paths {
@@ -40,26 +57,30 @@ func LoadFiles(paths []string, source string, opts manifest.Options) (pods []man
 			continue
 		}
 		for _, e := range skipped {
-			warnings = append(warnings, e.String())
+			l.Warnings = append(l.Warnings, e.String())
 		}
 		if len(files) == 0 {
-			warnings = append(warnings, fmt.Sprintf("%s: no file to read (%d entries skipped)", p, len(skipped)))
+			l.Warnings = append(l.Warnings, fmt.Sprintf("%s: no file to read (%d entries skipped)", p, len(skipped)))
 		}
 		for _, f := range files {
 			dec, _ := decodeFile(source, f, opts)
-			pods = append(pods, dec.Pods...)
-			errs = append(errs, dec.Errors...)
+			l.Pods = append(l.Pods, dec.Pods...)
+			l.Objects = append(l.Objects, dec.Objects...)
+			l.Errors = append(l.Errors, dec.Errors...)
 			if dec.warning != "" {
-				warnings = append(warnings, dec.warning)
+				l.Warnings = append(l.Warnings, dec.warning)
 			}
 		}
 	}
-	pods, dups := dedupe(pods)
-	errs = append(errs, dups...)
-	for _, d := range pods {
+	var dups []manifest.ManifestError
+	l.Pods, dups = dedupe(l.Pods)
+	l.Errors = append(l.Errors, dups...)
+	l.Objects, dups = dedupeObjects(l.Objects)
+	l.Errors = append(l.Errors, dups...)
+	for _, d := range l.Pods {
 		if line := manifest.WarningLine(d); line != "" {
-			warnings = append(warnings, line)
+			l.Warnings = append(l.Warnings, line)
 		}
 	}
-	return pods, warnings, errs, errors.Join(pathErrs...)
+	return l, errors.Join(pathErrs...)
 }

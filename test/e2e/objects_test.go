@@ -213,3 +213,33 @@ stringData:
 		t.Error("the log shows the registry password")
 	}
 }
+
+// TestEtcdObjects: berth apply writes a pod with its ConfigMap and Secret
+// to a node's etcd keys; the node runs the pod with them, and a ConfigMap
+// key written to etcd later reaches the pod's file.
+func TestEtcdObjects(t *testing.T) {
+	need(t)
+	e := testutil.StartEtcd(t)
+	b := startBerth(t, Options{Env: clusterEnv(e.ClientURL)})
+	port := freePort(t)
+	f := filepath.Join(t.TempDir(), "app.yaml")
+	manifest := objectsPod(port, "etcd") + "---\n" + configMapYAML("fast") + "---\n" + secretYAML
+	if err := os.WriteFile(f, []byte(manifest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err := berthCLI(t, "apply", "-f", f, "--node", b.Node, "--etcd-endpoints", e.ClientURL)
+	if err != nil {
+		t.Fatalf("apply: %v\n%s%s", err, out, errOut)
+	}
+	for _, want := range []string{"configmap/app-config configured", "secret/app-secret configured", "pod/objects configured"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("apply output lacks %q:\n%s", want, out)
+		}
+	}
+	waitPodRunning(t, b.Node, "objects", "web")
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	httpWant(t, base+"/env?name=PASSWORD", "s3cr3t-e2e-value")
+	httpWant(t, base+"/file?path=/etc/config/mode", "fast")
+	e.Put("/registry/hosts/"+b.Node+"/configmaps/default/app-config", configMapYAML("slow"))
+	httpWant(t, base+"/file?path=/etc/config/mode", "slow")
+}
