@@ -110,11 +110,21 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 	i.mu.Lock()
 	cur := map[string]bool{}
 	fresh := 0
+	srcWarns := map[string]bool{}
+	for _, w := range u.Warnings {
+		srcWarns[w] = true
+	}
 	for _, e := range errs {
 		cur[e] = true
-		if warns[e] && !i.lastErrs[u.Source][e] {
+		switch {
+		case i.lastErrs[u.Source][e]:
+		case warns[e]:
 			i.log.Warn("pod admitted with a warning", "source", u.Source, "warning", e)
-		} else if !i.lastErrs[u.Source][e] {
+		case srcWarns[e]:
+			// A condition of the source (a skipped file, a Secret others
+			// may read), not a rejected manifest.
+			i.log.Warn("source warning", "source", u.Source, "warning", e)
+		default:
 			fresh++
 			i.log.Warn("manifest rejected", "source", u.Source, "err", e)
 		}

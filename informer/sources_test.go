@@ -341,3 +341,23 @@ func TestConcurrentSourcesAdmitOnePod(t *testing.T) {
 		})
 	}
 }
+
+// TestSourceWarningsAreNotManifestErrors: a source's own warnings (a
+// skipped file, a Secret others may read) show in its status but are not
+// counted as rejected manifests; a refused pod is.
+func TestSourceWarningsAreNotManifestErrors(t *testing.T) {
+	i, st, m, _ := newInformer(t)
+	warn := "pods/creds.yaml: holds secret default/creds and group or others may read it (mode 0644); chmod go-rwx it"
+	mustApply(t, i, sources.Update{Source: "file", Pods: []manifest.Desired{pod("a", "img", 0)}, Warnings: []string{warn}})
+	if n := m.manifestErrs["file"]; n != 0 {
+		t.Fatalf("a source warning counted as %d manifest error(s)", n)
+	}
+	if src, _ := st.Source(nil, "file"); src == nil || len(src.Errors) != 1 || src.Errors[0] != warn {
+		t.Fatalf("source status %+v lacks the warning", src)
+	}
+	bad := manifest.ManifestError{Origin: "b.yaml", PodKey: "default/b", Err: "spec.containers[0].image: Required value"}
+	mustApply(t, i, sources.Update{Source: "file", Pods: []manifest.Desired{pod("a", "img", 0)}, Errors: []manifest.ManifestError{bad}, Warnings: []string{warn}})
+	if n := m.manifestErrs["file"]; n != 1 {
+		t.Fatalf("manifest errors %d, want 1", n)
+	}
+}
