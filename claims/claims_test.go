@@ -1,0 +1,81 @@
+package claims
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/runtime"
+	"github.com/berth-dev/berth/runtime/fake"
+	"github.com/berth-dev/berth/store"
+)
+
+func claimPod(name, claim string) *model.Pod {
+	p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}}
+	p.Spec.Volumes = []v1.Volume{{Name: "d", VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}}
+	return &model.Pod{Key: "default/" + name, Source: "file", Spec: p}
+}
+
+// TestListAndDelete: a declared claim is Pending until its volume exists,
+// then Bound with its request as capacity and its users; a volume made
+// without a declaration is listed too; deletion is refused while a pod
+// uses the claim and answers not-found without a volume.
+func TestListAndDelete(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := fake.New(func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) })
+	pvc := &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "default"}}
+	pvc.Spec.AccessModes = []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce}
+	pvc.Spec.Resources.Requests = v1.ResourceList{v1.ResourceStorage: resource.MustParse("2Gi")}
+	err = st.ApplySource("file", func(store.View) (store.SourceWrite, error) {
+		return store.SourceWrite{Pods: []*model.Pod{claimPod("db", "data")}, Objects: []*model.Object{{Kind: model.KindPVC, Key: "default/data",
+			Ref: model.ObjectRef(model.KindPVC, "default/data"), Source: "file", PVC: pvc}}}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(st, rt, "n1")
+	list, err := s.List(ctx)
+	if err != nil || len(list) != 1 || list[0].Status.Phase != v1.ClaimPending {
+		t.Fatalf("before its volume: %+v %v", list, err)
+	}
+	for _, name := range []string{"data", "scratch"} {
+		if err := rt.CreateVolume(ctx, runtime.VolumeConfig{Name: runtime.ClaimVolumeName("default", name, "n1"), Persistent: true,
+			Labels: runtime.ClaimVolumeLabels("default", name, "n1", "file")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err = s.List(ctx)
+	if err != nil || len(list) != 2 {
+		t.Fatalf("list %+v %v", list, err)
+	}
+	data, scratch := list[0], list[1]
+	if data.Status.Phase != v1.ClaimBound || data.Status.Capacity.Storage().String() != "2Gi" || data.Annotations[AnnotationUsedBy] != "default/db" ||
+		data.Spec.VolumeName != runtime.ClaimVolumeName("default", "data", "n1") {
+		t.Errorf("declared claim %+v", data)
+	}
+	if scratch.Name != "scratch" || scratch.Status.Phase != v1.ClaimBound || scratch.Annotations[AnnotationSource] != "file" {
+		t.Errorf("undeclared claim %+v", scratch)
+	}
+	if err := s.Delete(ctx, "default", "data"); !errors.Is(err, ErrInUse) {
+		t.Fatalf("delete of a used claim: %v", err)
+	}
+	if err := s.Delete(ctx, "default", "scratch"); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	if err := s.Delete(ctx, "default", "scratch"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("second delete: %v", err)
+	}
+	if vols := rt.Volumes(); len(vols) != 1 {
+		t.Fatalf("volumes left %v", vols)
+	}
+}
