@@ -29,7 +29,7 @@ type execState struct {
 	bg []func(context.Context)
 	// volumeErrs are the pod's projected volumes that could not be written
 	// (syncProjections): the containers mounting them wait.
-	volumeErrs map[string]error
+	volumeErrs podconfig.VolumeErrors
 }
 
 func (x *execState) wait(name string, w v1.ContainerStateWaiting) { x.waiting[name] = w }
@@ -128,10 +128,7 @@ func (c *Controller) executeStarts(ctx context.Context, p *model.Pod, pl *Plan, 
 	}
 	if podconfig.HasClaims(p.Spec) && len(pl.Start) > 0 {
 		for vol, err := range c.podconfig.EnsureClaims(ctx, c.rt, p) {
-			if x.volumeErrs == nil {
-				x.volumeErrs = map[string]error{}
-			}
-			x.volumeErrs[vol] = err
+			x.volumeErrs.Add(vol, err)
 		}
 	}
 	sbID := pl.sandboxID()

@@ -115,20 +115,15 @@ func (c *Controller) objectsOf(p *model.Pod) podconfig.Objects {
 // written now (a missing object, a failed write) with the reason. The
 // containers mounting those wait; the others go on. It is cheap for a pod
 // whose objects did not change: one digest per volume, no filesystem call.
-func (c *Controller) syncProjections(p *model.Pod) map[string]error {
+func (c *Controller) syncProjections(p *model.Pod) podconfig.VolumeErrors {
 	pod := p.Spec
 	if !podconfig.HasProjected(pod) {
 		return nil
 	}
 	uid := string(pod.UID)
 	objs := c.objectsOf(p)
-	var failed map[string]error
-	fail := func(vol string, err error) {
-		if failed == nil {
-			failed = map[string]error{}
-		}
-		failed[vol] = err
-	}
+	var failed podconfig.VolumeErrors
+	fail := failed.Add
 	for i := range pod.Spec.Volumes {
 		v := &pod.Spec.Volumes[i]
 		if !podconfig.IsProjected(v) {
@@ -159,7 +154,7 @@ func (c *Controller) syncProjections(p *model.Pod) map[string]error {
 
 // volumeError is the error of the first volume ctr mounts that could not
 // be written, or nil.
-func volumeError(ctr *v1.Container, failed map[string]error) (string, error) {
+func volumeError(ctr *v1.Container, failed podconfig.VolumeErrors) (string, error) {
 	for _, m := range ctr.VolumeMounts {
 		if err := failed[m.Name]; err != nil {
 			return m.Name, err

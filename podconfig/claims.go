@@ -36,15 +36,10 @@ func (b *Builder) ClaimVolume(namespace, claim string) string {
 // use: a claim whose volume a pod of another source made (a pod uses only
 // its own source's data), or one the engine failed to make. The volume is
 // never removed with a pod: data outlives pods, as a claim's does.
-func (b *Builder) EnsureClaims(ctx context.Context, engine ClaimEngine, p *model.Pod) map[string]error {
+func (b *Builder) EnsureClaims(ctx context.Context, engine ClaimEngine, p *model.Pod) VolumeErrors {
 	pod := p.Spec
-	var failed map[string]error
-	fail := func(vol string, err error) {
-		if failed == nil {
-			failed = map[string]error{}
-		}
-		failed[vol] = err
-	}
+	var failed VolumeErrors
+	fail := failed.Add
 	for i := range pod.Spec.Volumes {
 		v := &pod.Spec.Volumes[i]
 		if v.PersistentVolumeClaim == nil {
@@ -70,4 +65,16 @@ func (b *Builder) EnsureClaims(ctx context.Context, engine ClaimEngine, p *model
 		}
 	}
 	return failed
+}
+
+// VolumeErrors are the volumes of a pod that cannot be used now, with the
+// reason; the containers mounting them wait. The zero value is empty.
+type VolumeErrors map[string]error
+
+// Add records volume's error.
+func (v *VolumeErrors) Add(volume string, err error) {
+	if *v == nil {
+		*v = VolumeErrors{}
+	}
+	(*v)[volume] = err
 }

@@ -2,8 +2,9 @@ package podconfig
 
 import (
 	"fmt"
+	"maps"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -283,7 +284,7 @@ func (b *Builder) containerEnv(pod *v1.Pod, ctr *v1.Container, ips PodIPs, objs 
 		if obj == nil {
 			continue
 		}
-		for _, k := range sortedKeys(obj.data) {
+		for _, k := range slices.Sorted(maps.Keys(obj.data)) {
 			if !obj.strings[k] {
 				continue
 			}
@@ -347,15 +348,6 @@ func (b *Builder) containerEnv(pod *v1.Pod, ctr *v1.Container, ips PodIPs, objs 
 		env = append(env, n+"="+vars[n])
 	}
 	return env, skipped, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // NeedsPodIP reports whether the container's env reads the pod's IP, which

@@ -2,9 +2,10 @@ package podconfig
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -102,7 +103,7 @@ func projectObject(files map[string]podfs.File, pod *v1.Pod, kind, name string, 
 		return err
 	}
 	if len(items) == 0 {
-		for _, k := range sortedKeys(obj.data) {
+		for _, k := range slices.Sorted(maps.Keys(obj.data)) {
 			files[k] = podfs.File{Data: obj.data[k], Mode: fileMode(defaultMode)}
 		}
 		return nil
@@ -157,13 +158,8 @@ func (b *Builder) projectDownward(files map[string]podfs.File, pod *v1.Pod, item
 // formatMap is the kubelet's fieldpath.FormatMap: k="v" lines, sorted,
 // values quoted as Go strings.
 func formatMap(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var b strings.Builder
-	for i, k := range keys {
+	for i, k := range slices.Sorted(maps.Keys(m)) {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
