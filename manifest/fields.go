@@ -422,7 +422,7 @@ var podFields = map[reflect.Type]map[string]fieldRule{
 	reflect.TypeFor[v1.EmptyDirVolumeSource](): {
 		"medium":    m("disk, or Memory: one tmpfs per pod volume"),
 		"sizeLimit": m("Memory: the tmpfs size; disk: enforced by eviction (controller/eviction.go)"),
-		"mode":      ref("emptyDir modes are not implemented (0777, 02777 with fsGroup)"),
+		"mode":      m("the directory's permission bits instead of 0777 (an fsGroup adds group rwx and setgid)"),
 	},
 	reflect.TypeFor[v1.PodDNSConfig](): {
 		"nameservers": m("resolv.conf nameserver lines"),

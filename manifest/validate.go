@@ -160,6 +160,9 @@ func validateVolumes(vols []v1.Volume, vp *field.Path, containers map[string]boo
 			if ed.SizeLimit != nil && ed.SizeLimit.Sign() < 0 {
 				errs = append(errs, field.Invalid(p.Child("emptyDir", "sizeLimit"), ed.SizeLimit.String(), "must be greater than or equal to 0"))
 			}
+			if ed.Mode != nil && (*ed.Mode < 0 || *ed.Mode > 0o1777) {
+				errs = append(errs, field.Invalid(p.Child("emptyDir", "mode"), *ed.Mode, "must be a number between 0 and 01777 (octal), both inclusive"))
+			}
 		}
 	}
 	return names, errs

@@ -266,8 +266,6 @@ func TestIssue12Refused(t *testing.T) {
 			p.Spec.Containers[0].VolumeDevices = []v1.VolumeDevice{{Name: "d", DevicePath: "/dev/x"}}
 		},
 			"spec.containers[0].volumeDevices: Forbidden: not supported by berth"},
-		{"emptyDir mode", func(p *v1.Pod) { p.Spec.Volumes[0].EmptyDir.Mode = ptr.To[int32](0o755) },
-			"spec.volumes[0].emptyDir.mode: Forbidden: not supported by berth"},
 		{"runtimeClassName", func(p *v1.Pod) { p.Spec.RuntimeClassName = ptr.To("gvisor") }, "spec.runtimeClassName: Forbidden: not supported by berth"},
 		{"readinessGates", func(p *v1.Pod) { p.Spec.ReadinessGates = []v1.PodReadinessGate{{ConditionType: "x"}} }, "spec.readinessGates: Forbidden"},
 		{"schedulingGates", func(p *v1.Pod) { p.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "x"}} }, "spec.schedulingGates: Forbidden"},

@@ -36,12 +36,31 @@ func fsGroup(pod *v1.Pod) *int64 {
 	return nil
 }
 
-// emptyDirMode is the kubelet's: 0777, plus setgid for the fsGroup owner.
-func emptyDirMode(pod *v1.Pod) os.FileMode {
-	if fsGroup(pod) != nil {
-		return 0o777 | os.ModeSetgid
+// emptyDirBits are the permission bits of emptyDir v as the kubelet sets
+// them: its mode (0777 when unset), and with an fsGroup the group rwx and
+// setgid that the kubelet's volume ownership adds.
+func emptyDirBits(pod *v1.Pod, v *v1.Volume) uint32 {
+	bits := uint32(0o777)
+	if v.EmptyDir != nil && v.EmptyDir.Mode != nil {
+		bits = uint32(*v.EmptyDir.Mode) & 0o1777
 	}
-	return 0o777
+	if fsGroup(pod) != nil {
+		bits |= 0o2770
+	}
+	return bits
+}
+
+// emptyDirMode is emptyDirBits as a FileMode.
+func emptyDirMode(pod *v1.Pod, v *v1.Volume) os.FileMode {
+	bits := emptyDirBits(pod, v)
+	mode := os.FileMode(bits & 0o777)
+	if bits&0o1000 != 0 {
+		mode |= os.ModeSticky
+	}
+	if bits&0o2000 != 0 {
+		mode |= os.ModeSetgid
+	}
+	return mode
 }
 
 // memoryVolumeSize is the tmpfs size of a Memory emptyDir as the kubelet
@@ -99,7 +118,7 @@ func (b *Builder) EnsureVolumes(ctx context.Context, engine VolumeCreator, p *mo
 				return fmt.Errorf("emptyDir %s: %w", v.Name, err)
 			}
 		case v.EmptyDir != nil:
-			if _, err := b.paths.MakeVolumeDir(string(pod.UID), v.Name, func(dir *os.File) error { return ownOpen(dir, pod) }); err != nil {
+			if _, err := b.paths.MakeVolumeDir(string(pod.UID), v.Name, func(dir *os.File) error { return ownOpen(dir, pod, v) }); err != nil {
 				return fmt.Errorf("emptyDir %s: %w", v.Name, err)
 			}
 		}
@@ -109,29 +128,25 @@ func (b *Builder) EnsureVolumes(ctx context.Context, engine VolumeCreator, p *mo
 
 // memoryVolume is the engine volume of Memory emptyDir v.
 func (b *Builder) memoryVolume(pod *v1.Pod, v *v1.Volume) runtime.VolumeConfig {
-	mode := uint32(0o777)
-	if fsGroup(pod) != nil {
-		mode |= 0o2000 // setgid, as emptyDirMode
-	}
 	return runtime.VolumeConfig{
 		Name:      memoryVolumeName(string(pod.UID), v.Name),
 		Labels:    runtime.VolumeLabels(pod.Namespace, pod.Name, string(pod.UID), b.cfg.Node),
 		SizeBytes: b.memoryVolumeSize(pod, v),
-		Mode:      mode,
+		Mode:      emptyDirBits(pod, v),
 		GID:       fsGroup(pod),
 	}
 }
 
-// ownOpen gives an open directory the emptyDir mode (umask aside) and the
-// fsGroup: the emptyDir itself, or one a subPath made inside it, where a
+// ownOpen gives an open directory the mode of emptyDir v (umask aside) and
+// the fsGroup: the emptyDir itself, or one a subPath made inside it, where a
 // path could be swapped for a symlink.
-func ownOpen(dir *os.File, pod *v1.Pod) error {
+func ownOpen(dir *os.File, pod *v1.Pod, v *v1.Volume) error {
 	if g := fsGroup(pod); g != nil {
 		if err := dir.Chown(-1, int(*g)); err != nil {
 			return err
 		}
 	}
-	return dir.Chmod(emptyDirMode(pod))
+	return dir.Chmod(emptyDirMode(pod, v))
 }
 
 // sandboxMounts hold the pod's Memory emptyDirs mounted for its lifetime.
@@ -256,7 +271,7 @@ func (b *Builder) mount(pod *v1.Pod, ctrName string, index int, m v1.VolumeMount
 		out.Source = base
 		if subPath != "" {
 			src, err := b.paths.BindSubPath(podfs.SubPath{UID: string(pod.UID), Volume: vol.Name, Container: ctrName, Index: index,
-				VolumePath: base, Path: subPath, Mode: emptyDirMode(pod), Own: func(dir *os.File) error { return ownOpen(dir, pod) }})
+				VolumePath: base, Path: subPath, Mode: emptyDirMode(pod, vol), Own: func(dir *os.File) error { return ownOpen(dir, pod, vol) }})
 			if err != nil {
 				return runtime.Mount{}, fmt.Errorf("volume %q: %w", vol.Name, err)
 			}
