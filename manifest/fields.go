@@ -221,7 +221,7 @@ var podFields = map[reflect.Type]map[string]fieldRule{
 		"defaultMode": m("the files' mode (default 0644)"),
 	},
 	reflect.TypeFor[v1.DownwardAPIVolumeFile](): {
-		"user": ref("file owners are not implemented; use fsGroup"),
+		"user":             ref("file owners are not implemented; use fsGroup"),
 		"path":             m("a relative path in the volume, without '..'"),
 		"fieldRef":         m("metadata name, namespace, uid, labels, annotations (labels and annotations updated live)"),
 		"resourceFieldRef": m("a container's limits and requests"),

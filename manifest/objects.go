@@ -9,9 +9,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	sigsjson "sigs.k8s.io/json"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	sigsjson "sigs.k8s.io/json"
 
 	"github.com/berth-dev/berth/model"
 )
@@ -132,10 +132,10 @@ func (d *decoder) configObject(j []byte, prefix, kind string) {
 
 // kindDecoder records the errors of one object of kind.
 type kindDecoder struct {
-	d              *decoder
-	kind, key      string
-	prefix         string
-	failed         bool
+	d         *decoder
+	kind, key string
+	prefix    string
+	failed    bool
 }
 
 func (k *kindDecoder) add(errs ...*field.Error) {

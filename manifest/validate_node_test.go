@@ -23,7 +23,9 @@ func labelReq(key string, op v1.NodeSelectorOperator, values ...string) v1.NodeS
 // would accept them.
 func TestNodeFieldsAccepted(t *testing.T) {
 	for name, mutate := range map[string]func(p *v1.Pod){
-		"nodeSelector": func(p *v1.Pod) { p.Spec.NodeSelector = map[string]string{"disk": "ssd", "topology.kubernetes.io/zone": ""} },
+		"nodeSelector": func(p *v1.Pod) {
+			p.Spec.NodeSelector = map[string]string{"disk": "ssd", "topology.kubernetes.io/zone": ""}
+		},
 		"every operator": func(p *v1.Pod) {
 			p.Spec.Affinity = nodeTerms(labelReq("a", v1.NodeSelectorOpIn, "x"), labelReq("a", v1.NodeSelectorOpNotIn, "x"),
 				labelReq("a", v1.NodeSelectorOpExists), labelReq("a", v1.NodeSelectorOpDoesNotExist),
