@@ -386,6 +386,8 @@ func (d describeWriter) env(ct *v1.Container) {
 			d.line(3, "%s:\t<set to the key '%s' in secret '%s'>", e.Name, src.SecretKeyRef.Key, src.SecretKeyRef.Name)
 		case src.ConfigMapKeyRef != nil:
 			d.line(3, "%s:\t<set to the key '%s' of config map '%s'>", e.Name, src.ConfigMapKeyRef.Key, src.ConfigMapKeyRef.Name)
+		case src.FileKeyRef != nil:
+			d.line(3, "%s:\t<set to the key '%s' in the env file '%s' of volume '%s'>", e.Name, src.FileKeyRef.Key, src.FileKeyRef.Path, src.FileKeyRef.VolumeName)
 		default:
 			d.line(3, "%s:\t<unknown source>", e.Name)
 		}

@@ -3,6 +3,8 @@ package manifest
 import (
 	"strings"
 	"testing"
+
+	"github.com/berth-dev/berth/model"
 )
 
 // Pods of the public manifest corpus (issue 22) that a kubelet runs and
@@ -54,6 +56,88 @@ spec:
 		if len(errs) != 1 || !strings.Contains(errs[0], "spec.volumes[0].emptyDir.mode: Invalid value") ||
 			!strings.Contains(errs[0], "between 0 and 01777") {
 			t.Errorf("mode %s: %q, want one error naming the field and the range", mode, errs)
+		}
+	}
+}
+
+// kubernetes/website content/en/examples/pods/inject/envars-file-container.yaml:
+// env valueFrom.fileKeyRef, a key of an env file an init container writes
+// into an emptyDir (the kubelet's EnvFiles, on by default since 1.35).
+func TestCorpusEnvFile(t *testing.T) {
+	pods := decodeOK(t, `apiVersion: v1
+kind: Pod
+metadata:
+  name: envfile-test-pod
+spec:
+  initContainers:
+    - name: setup-envfile
+      image:  nginx
+      command: ['sh', '-c', "echo \"DB_ADDRESS='address'\nREST_ENDPOINT='endpoint'\" > /data/config.env"]
+      volumeMounts:
+        - name: config
+          mountPath: /data
+  containers:
+    - name: use-envfile
+      image: nginx
+      command: [ "/bin/sh", "-c", "env" ]
+      env:
+        - name: DB_ADDRESS
+          valueFrom:
+            fileKeyRef:
+              path: config.env
+              volumeName: config
+              key: DB_ADDRESS
+              optional: false
+  restartPolicy: Never
+  volumes:
+    - name: config
+      emptyDir: {}`, Options{})
+	if len(pods) != 1 {
+		t.Fatalf("got %d pods", len(pods))
+	}
+	if w := WarningLine(pods[0]); w != "" {
+		t.Errorf("a fileKeyRef berth resolves draws a warning: %s", w)
+	}
+	cases := map[string]string{
+		"volumeName: data":                        `fileKeyRef.volumeName: Not found: "data"`,
+		"volumeName: host":                        `fileKeyRef.volumeName: Invalid value: "host": must name an emptyDir volume`,
+		"volumeName: shm":                         `fileKeyRef.volumeName: Forbidden: not supported by berth (a Memory emptyDir`,
+		"volumeName: config\n    path: /etc/x":    `fileKeyRef.path: Invalid value: "/etc/x": must be a relative path`,
+		"volumeName: config\n    path: a/../../x": `fileKeyRef.path: Invalid value: "a/../../x": must not contain '..'`,
+		"volumeName: config\n    key: A=B":        `fileKeyRef.key: Invalid value: "A=B": must consist of printable ASCII characters except '='`,
+		"volumeName: config\n    key: \"\"":       `fileKeyRef.key: Required value`,
+	}
+	for sel, want := range cases {
+		ref := "    path: config.env\n    key: K\n"
+		if strings.Contains(sel, "path:") {
+			ref = "    key: K\n"
+		}
+		if strings.Contains(sel, "key:") {
+			ref = "    path: config.env\n"
+		}
+		errs := decodeErrs(t, `apiVersion: v1
+kind: Pod
+metadata:
+  name: bad-envfile
+spec:
+  containers:
+  - name: c
+    image: busybox
+    env:
+    - name: K
+      valueFrom:
+        fileKeyRef:
+          `+strings.ReplaceAll(sel+"\n"+ref, "\n    ", "\n          ")+`
+  volumes:
+  - name: config
+    emptyDir: {}
+  - name: shm
+    emptyDir: {medium: Memory}
+  - name: host
+    hostPath: {path: /tmp}
+`, Options{Level: model.LevelPrivileged})
+		if len(errs) != 1 || !strings.Contains(errs[0], "spec.containers[0].env[0].valueFrom."+want) {
+			t.Errorf("%s: %q\nwant one error %q", sel, errs, want)
 		}
 	}
 }

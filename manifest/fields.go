@@ -132,14 +132,20 @@ var podFields = map[reflect.Type]map[string]fieldRule{
 	reflect.TypeFor[v1.EnvVar](): {
 		"name":      m("the variable's name"),
 		"value":     m("the value, $(VAR) expanded"),
-		"valueFrom": m("the downward API, or a key of a ConfigMap or Secret of the pod's source"),
+		"valueFrom": m("the downward API, a key of a ConfigMap or Secret of the pod's source, or of an env file"),
 	},
 	reflect.TypeFor[v1.EnvVarSource](): {
 		"fieldRef":         m("pod metadata, node name, service account, pod and host IPs"),
 		"resourceFieldRef": m("a container's limits and requests"),
 		"configMapKeyRef":  m("a key of a ConfigMap of the pod's source"),
 		"secretKeyRef":     m("a key of a Secret of the pod's source"),
-		"fileKeyRef":       ref("file keys are not implemented"),
+		"fileKeyRef":       m("a key of an env file in a disk emptyDir, read when the container is created"),
+	},
+	reflect.TypeFor[v1.FileKeySelector](): {
+		"volumeName": m("the pod's disk emptyDir holding the file (a Memory one is refused)"),
+		"path":       m("the file, a relative path in the volume without '..'"),
+		"key":        m("the variable of the file (VAR='value' lines) whose value is read"),
+		"optional":   m("a missing file or key leaves the variable unset instead of waiting"),
 	},
 	reflect.TypeFor[v1.ObjectFieldSelector](): {
 		"apiVersion": m("v1 only"),

@@ -222,9 +222,8 @@ var downwardResources = []string{
 	"requests.cpu", "requests.memory", "requests.ephemeral-storage",
 }
 
-// valueFrom checks an env var's valueFrom: exactly one source, and for
-// fieldRef and resourceFieldRef, what berth can resolve. The other sources
-// are refused by podFields.
+// valueFrom checks an env var's valueFrom: exactly one source, and what
+// berth can resolve of each.
 func (v *podValidator) valueFrom(e *v1.EnvVar, ep *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	vf, p := e.ValueFrom, ep.Child("valueFrom")
@@ -239,7 +238,7 @@ func (v *podValidator) valueFrom(e *v1.EnvVar, ep *field.Path) field.ErrorList {
 	}
 	switch {
 	case n == 0:
-		errs = append(errs, field.Invalid(p, "", "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`"))
+		errs = append(errs, field.Invalid(p, "", "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef`, `secretKeyRef` or `fileKeyRef`"))
 	case n > 1:
 		errs = append(errs, field.Invalid(p, "", "may not have more than one field specified at a time"))
 	}
@@ -255,6 +254,9 @@ func (v *podValidator) valueFrom(e *v1.EnvVar, ep *field.Path) field.ErrorList {
 	}
 	if r := vf.SecretKeyRef; r != nil {
 		errs = append(errs, validateKeyRef(r.Name, r.Key, p.Child("secretKeyRef"))...)
+	}
+	if r := vf.FileKeyRef; r != nil {
+		errs = append(errs, v.fileKeyRef(r, p.Child("fileKeyRef"))...)
 	}
 	if rf := vf.ResourceFieldRef; rf != nil {
 		rp := p.Child("resourceFieldRef")

@@ -151,8 +151,6 @@ func TestIssue12Refused(t *testing.T) {
 		{"secretKeyRef key", func(p *v1.Pod) {
 			env(p, &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{LocalObjectReference: v1.LocalObjectReference{Name: "s"}, Key: "a/b"}})
 		}, `spec.containers[1].env[0].valueFrom.secretKeyRef.key: Invalid value: "a/b"`},
-		{"fileKeyRef", func(p *v1.Pod) { env(p, &v1.EnvVarSource{FileKeyRef: &v1.FileKeySelector{Key: "k"}}) },
-			"spec.containers[1].env[0].valueFrom.fileKeyRef: Forbidden: not supported by berth"},
 		{"empty valueFrom", func(p *v1.Pod) { env(p, &v1.EnvVarSource{}) }, "spec.containers[1].env[0].valueFrom: Invalid value"},
 		{"envFrom", func(p *v1.Pod) {
 			p.Spec.Containers[0].EnvFrom = []v1.EnvFromSource{{Prefix: "A"}}

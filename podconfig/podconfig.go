@@ -55,6 +55,9 @@ type Paths interface {
 	// where a subPath of it is bound from.
 	WriteProjection(p podfs.Projection) (bool, error)
 	ProjectionDataDir(uid, volume string) (string, error)
+	// ReadVolumeFile reads a file a container wrote in a disk emptyDir
+	// (an env file), confined to the volume.
+	ReadVolumeFile(uid, volume, rel string) ([]byte, error)
 	// SeccompProfile reads a Localhost profile, confined to the seccomp root.
 	SeccompProfile(name string) ([]byte, error)
 	// Capacity is the size in bytes of root_dir's filesystem.

@@ -255,9 +255,10 @@ type Sandbox struct {
 // makeEnvironmentVariables: first envFrom (each ConfigMap's or Secret's
 // keys, with the prefix, in key order; keys that make no variable name are
 // skipped and returned), then env in order: a value expanding $(NAME)
-// against the entries before it, valueFrom from the downward API or a key of
-// a ConfigMap or Secret; a later duplicate replaces the earlier value. A
-// missing non-optional object or key is a *MissingError.
+// against the entries before it, valueFrom from the downward API, a key of
+// a ConfigMap or Secret or of an env file in an emptyDir; a later duplicate
+// replaces the earlier value. A missing non-optional object or key is a
+// *MissingError; a missing non-optional env file or key, an error.
 func (b *Builder) containerEnv(pod *v1.Pod, ctr *v1.Container, ips PodIPs, objs Objects) (env []string, skipped []string, err error) {
 	vars := map[string]string{}
 	var order []string
@@ -338,6 +339,15 @@ func (b *Builder) containerEnv(pod *v1.Pod, ctr *v1.Container, ips PodIPs, objs 
 				return nil, nil, err
 			}
 			val = string(v)
+		case e.ValueFrom.FileKeyRef != nil:
+			v, ok, err := b.fileKeyValue(pod, e.ValueFrom.FileKeyRef)
+			if err != nil {
+				return nil, nil, fmt.Errorf("env %s: %w", e.Name, err)
+			}
+			if !ok {
+				continue
+			}
+			val = v
 		default:
 			return nil, nil, fmt.Errorf("env %s: valueFrom source not supported by berth", e.Name)
 		}
