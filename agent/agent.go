@@ -30,6 +30,7 @@ import (
 	"github.com/berth-dev/berth/informer"
 	"github.com/berth-dev/berth/manifest"
 	"github.com/berth-dev/berth/metrics"
+	"github.com/berth-dev/berth/podfs"
 	"github.com/berth-dev/berth/prober"
 	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/server"
@@ -80,6 +81,9 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Agent, err error) {
 		return nil, err
 	}
 	if err := os.MkdirAll(cfg.RootDir, 0o755); err != nil {
+		return nil, fmt.Errorf("root_dir: %w", err)
+	}
+	if err := podfs.New(cfg.RootDir).Prepare(); err != nil {
 		return nil, fmt.Errorf("root_dir: %w", err)
 	}
 

@@ -220,7 +220,7 @@ func TestProjectionsGoWithAPodThatNeverRan(t *testing.T) {
 	pod.Spec.Containers[0].ImagePullPolicy = v1.PullNever
 	h.apply("file", []*v1.Pod{pod}, secretObject("file", "creds", map[string]string{"password": "s3cret"}))
 	h.settle("default/web")
-	dir, _ := h.ctrl.paths.VolumeDir(string(pod.UID), "sec")
+	dir, _ := h.ctrl.paths.ProjectedDir(string(pod.UID), "sec")
 	if _, err := os.Stat(filepath.Join(dir, "password")); err != nil {
 		t.Fatalf("secret not projected: %v", err)
 	}

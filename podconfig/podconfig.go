@@ -51,9 +51,10 @@ type Paths interface {
 	TerminationLog(uid, container string, attempt int) (string, error)
 	MakeTerminationLog(uid, container string, attempt int) (string, error)
 	// WriteProjection writes a configMap, secret, downwardAPI or projected
-	// volume atomically; ProjectionDataDir is its current data directory,
-	// where a subPath of it is bound from.
+	// volume atomically into its ProjectedDir; ProjectionDataDir is its
+	// current data directory, where a subPath of it is bound from.
 	WriteProjection(p podfs.Projection) (bool, error)
+	ProjectedDir(uid, volume string) (string, error)
 	ProjectionDataDir(uid, volume string) (string, error)
 	// ReadVolumeFile reads a file a container wrote in a disk emptyDir
 	// (an env file), confined to the volume.

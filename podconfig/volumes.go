@@ -233,7 +233,7 @@ func (b *Builder) mount(pod *v1.Pod, ctrName string, index int, m v1.VolumeMount
 		out.ReadOnly = true
 		uid := string(pod.UID)
 		if subPath == "" {
-			dir, err := b.paths.VolumeDir(uid, vol.Name)
+			dir, err := b.paths.ProjectedDir(uid, vol.Name)
 			if err != nil {
 				return runtime.Mount{}, fmt.Errorf("volume %q: %w", vol.Name, err)
 			}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -24,6 +25,7 @@ import (
 const (
 	podsDir       = "pods"
 	volumesDir    = "volumes"
+	projectedDir  = "projected"
 	containersDir = "containers"
 	subpathsDir   = "volume-subpaths"
 	termLogFile   = "termination-log"
@@ -155,6 +157,34 @@ func (r Root) VolumeDir(uid, volume string) (string, error) {
 		return "", err
 	}
 	return r.confine(uid, volumesDir, volume)
+}
+
+// ProjectedDir is root_dir/pods/<uid>/projected/<volume>: a configMap,
+// secret, downwardAPI or projected volume, apart from emptyDirs so that a
+// volume whose type changes never finds a container's files there.
+func (r Root) ProjectedDir(uid, volume string) (string, error) {
+	if err := checkUID(uid); err != nil {
+		return "", err
+	}
+	if err := checkLabel("volume name", volume); err != nil {
+		return "", err
+	}
+	return r.confine(uid, projectedDir, volume)
+}
+
+// PodsDirMode is root_dir/pods' mode, as the kubelet's pods directory: the
+// pods' Secrets and data are below it, and no other host user may reach
+// them (containers reach their volumes through their own mounts).
+const PodsDirMode = 0o750
+
+// Prepare makes root_dir/pods with PodsDirMode, and gives an existing one
+// that mode.
+func (r Root) Prepare() error {
+	dir := filepath.Join(r.dir, podsDir)
+	if err := os.MkdirAll(dir, PodsDirMode); err != nil {
+		return err
+	}
+	return os.Chmod(dir, PodsDirMode)
 }
 
 // ContainerDir is root_dir/pods/<uid>/containers/<container>/<attempt>:

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -29,7 +30,10 @@ func (r Root) WriteProjection(p Projection) (bool, error) {
 	if err := checkProjectionPaths(p.Files); err != nil {
 		return false, err
 	}
-	dir, err := r.VolumeDir(p.UID, p.Volume)
+	if err := r.Prepare(); err != nil {
+		return false, err
+	}
+	dir, err := r.ProjectedDir(p.UID, p.Volume)
 	if err != nil {
 		return false, err
 	}
@@ -89,7 +93,7 @@ func (r Root) WriteProjection(p Projection) (bool, error) {
 // volume, for binding a subPath of it (the kubelet resolves such a subPath
 // through "..data" too, so the bind keeps the files of that moment).
 func (r Root) ProjectionDataDir(uid, volume string) (string, error) {
-	dir, err := r.VolumeDir(uid, volume)
+	dir, err := r.ProjectedDir(uid, volume)
 	if err != nil {
 		return "", err
 	}
@@ -105,7 +109,7 @@ func (r Root) ProjectionDataDir(uid, volume string) (string, error) {
 	if strings.Contains(ts, "/") || !strings.HasPrefix(ts, "..") {
 		return "", fmt.Errorf("%w: %s/%s points to %q", ErrUnsafe, dir, dataLink, ts)
 	}
-	return r.confine(uid, volumesDir, volume, ts)
+	return r.confine(uid, projectedDir, volume, ts)
 }
 
 // mountTmpfs mounts a tmpfs on dir unless one is there.
@@ -219,14 +223,24 @@ func sameFiles(root *os.Root, ts string, p Projection) bool {
 		if p.GID != nil {
 			want |= 0o440
 		}
+		if fi.Size() != int64(len(f.Data)) || fi.Mode().Perm() != want || !sameGroup(fi, p.GID) {
+			same = false
+			return fs.SkipAll
+		}
 		data, err := root.ReadFile(name)
-		if err != nil || !bytes.Equal(data, f.Data) || fi.Mode().Perm() != want {
+		if err != nil || !bytes.Equal(data, f.Data) {
 			same = false
 			return fs.SkipAll
 		}
 		return nil
 	})
 	return err == nil && same && n == len(p.Files)
+}
+
+// sameGroup reports whether fi's group is gid (nil: any group).
+func sameGroup(fi fs.FileInfo, gid *int64) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return gid == nil || !ok || int64(st.Gid) == *gid
 }
 
 // oldTopLevel is the set of top-level names of the old payload in ts.

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -62,7 +63,7 @@ func TestWriteProjectionLayout(t *testing.T) {
 	if err != nil || !wrote {
 		t.Fatalf("first write: %v %v", wrote, err)
 	}
-	dir, _ := r.VolumeDir(uid, "cfg")
+	dir, _ := r.ProjectedDir(uid, "cfg")
 	data, err := os.Readlink(filepath.Join(dir, "..data"))
 	if err != nil || data[:2] != ".." {
 		t.Fatalf("..data -> %q, %v", data, err)
@@ -111,7 +112,7 @@ func TestWriteProjectionIsAtomic(t *testing.T) {
 	if _, err := r.WriteProjection(p); err != nil {
 		t.Fatal(err)
 	}
-	dir, _ := r.VolumeDir(uid, "cfg")
+	dir, _ := r.ProjectedDir(uid, "cfg")
 	var stop atomic.Bool
 	var mixed atomic.Int64
 	var wg sync.WaitGroup
@@ -160,7 +161,7 @@ func TestWriteProjectionRefusesEscapes(t *testing.T) {
 			t.Errorf("path %q: err %v, want ErrUnsafe", bad, err)
 		}
 	}
-	dir, _ := r.VolumeDir(uid, "cfg")
+	dir, _ := r.ProjectedDir(uid, "cfg")
 	outside := t.TempDir()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -183,7 +184,7 @@ func TestSecretProjectionOnTmpfs(t *testing.T) {
 	if _, err := r.WriteProjection(p); err != nil {
 		t.Fatal(err)
 	}
-	dir, _ := r.VolumeDir(uid, "sec")
+	dir, _ := r.ProjectedDir(uid, "sec")
 	if m, err := isMounted(dir); err != nil || !m {
 		t.Fatalf("secret volume not a mount: %v %v", m, err)
 	}
@@ -237,5 +238,49 @@ func TestSubPathOfProjectionDoesNotCreate(t *testing.T) {
 	}
 	if _, err := r.BindSubPath(SubPath{UID: uid, Volume: "cfg", Container: "c", Index: 1, VolumePath: data, Path: "missing", NoCreate: true}); err == nil {
 		t.Fatal("a missing subPath was made")
+	}
+}
+
+// TestPodsDirIsPrivate: the pods directory, under which the Secrets are,
+// is reachable by root alone, as the kubelet's; an existing one is fixed.
+func TestPodsDirIsPrivate(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "pods"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := New(dir)
+	if _, err := r.WriteProjection(Projection{UID: uid, Volume: "cfg", Files: map[string]File{"a": {Data: []byte("x")}}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.RemovePod(uid) })
+	fi, err := os.Stat(filepath.Join(dir, "pods"))
+	if err != nil || fi.Mode().Perm() != PodsDirMode {
+		t.Fatalf("pods dir %v %v, want mode %o", fi.Mode(), err, PodsDirMode)
+	}
+}
+
+// TestGroupChangeRewrites: a new fsGroup is applied to files whose
+// contents did not change.
+func TestGroupChangeRewrites(t *testing.T) {
+	needRoot(t)
+	r := New(t.TempDir())
+	t.Cleanup(func() { _ = r.RemovePod(uid) })
+	g1, g2 := int64(1000), int64(2000)
+	p := Projection{UID: uid, Volume: "cfg", GID: &g1, Now: time.Now(), Files: map[string]File{"a": {Data: []byte("x"), Mode: 0o400}}}
+	if _, err := r.WriteProjection(p); err != nil {
+		t.Fatal(err)
+	}
+	p.GID = &g2
+	wrote, err := r.WriteProjection(p)
+	if err != nil || !wrote {
+		t.Fatalf("a new fsGroup was not applied: %v %v", wrote, err)
+	}
+	dir, _ := r.ProjectedDir(uid, "cfg")
+	fi, err := os.Stat(filepath.Join(dir, "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := fi.Sys().(*syscall.Stat_t); st.Gid != 2000 || fi.Mode().Perm() != 0o440 {
+		t.Fatalf("file gid %d mode %o, want 2000 0440", st.Gid, fi.Mode().Perm())
 	}
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // RemovePod unmounts the pod's subPath binds and the tmpfs of its projected
-// volumes (mounted at volumes/<name> itself, nothing deeper), then removes
+// volumes (mounted at projected/<name> itself, nothing deeper), then removes
 // root_dir/pods/<uid> without ever crossing a mount point: anything still
 // mounted below it (a bind of a host directory left behind) is left in
 // place and reported, never deleted through. It is the only way a pod's
@@ -25,7 +25,7 @@ func (r Root) RemovePod(uid string) error {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	vols := filepath.Join(dir, volumesDir)
+	vols := filepath.Join(dir, projectedDir)
 	vmps, err := mountPoints(vols)
 	if err != nil {
 		errs = append(errs, err)
