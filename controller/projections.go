@@ -2,6 +2,7 @@ package controller
 
 import (
 	"crypto/sha256"
+	"fmt"
 	"encoding/binary"
 	"encoding/hex"
 	"sort"
@@ -124,6 +125,7 @@ func (c *Controller) syncProjections(p *model.Pod) podconfig.VolumeErrors {
 	objs := c.objectsOf(p)
 	var failed podconfig.VolumeErrors
 	fail := failed.Add
+	var total int64
 	for i := range pod.Spec.Volumes {
 		v := &pod.Spec.Volumes[i]
 		if !podconfig.IsProjected(v) {
@@ -132,6 +134,10 @@ func (c *Controller) syncProjections(p *model.Pod) podconfig.VolumeErrors {
 		pr, err := c.podconfig.Projection(pod, v, objs, c.cfg.Clock.Now())
 		if err != nil {
 			fail(v.Name, err)
+			continue
+		}
+		if total += payloadBytes(pr); total > podconfig.MaxPodProjectedBytes {
+			fail(v.Name, fmt.Errorf("projected volume %q: the pod's projected volumes hold more than %d MiB", v.Name, podconfig.MaxPodProjectedBytes>>20))
 			continue
 		}
 		d := digest(pr)
@@ -150,6 +156,14 @@ func (c *Controller) syncProjections(p *model.Pod) podconfig.VolumeErrors {
 		}
 	}
 	return failed
+}
+
+func payloadBytes(pr podfs.Projection) int64 {
+	var n int64
+	for _, f := range pr.Files {
+		n += int64(len(f.Data))
+	}
+	return n
 }
 
 // volumeError is the error of the first volume ctr mounts that could not

@@ -40,6 +40,48 @@ func onTmpfs(v *v1.Volume) bool { return v.Secret != nil || v.Projected != nil }
 // defaultFileMode is the kubelet's default mode of projected files.
 const defaultFileMode = v1.ConfigMapVolumeSourceDefaultMode
 
+// Limits of one projected volume. An API server bounds an object to 1 MiB
+// but not how often a volume's items repeat its keys; berth, which writes
+// the files as root (Secrets into memory), bounds what one volume may ask
+// for, before any of it is built.
+const (
+	MaxProjectedFiles = 4096
+	MaxProjectedBytes = 16 << 20
+	// MaxPodProjectedBytes bounds the projected volumes of one pod together.
+	MaxPodProjectedBytes = 64 << 20
+)
+
+// payload is the files of one projected volume being built, within the
+// limits.
+type payload struct {
+	volume string
+	files  map[string]podfs.File
+	bytes  int64
+}
+
+// room refuses the next file of n bytes when it would pass a limit.
+func (pl *payload) room(n int) error {
+	switch {
+	case len(pl.files) >= MaxProjectedFiles:
+		return fmt.Errorf("projected volume %q: more than %d files", pl.volume, MaxProjectedFiles)
+	case pl.bytes+int64(n) > MaxProjectedBytes:
+		return fmt.Errorf("projected volume %q: more than %d MiB of files", pl.volume, MaxProjectedBytes>>20)
+	}
+	return nil
+}
+
+func (pl *payload) add(path string, data []byte, mode os.FileMode) error {
+	if err := pl.room(len(data)); err != nil {
+		return err
+	}
+	if old, ok := pl.files[path]; ok {
+		pl.bytes -= int64(len(old.Data))
+	}
+	pl.files[path] = podfs.File{Data: data, Mode: mode}
+	pl.bytes += int64(len(data))
+	return nil
+}
+
 // Projection computes what projected volume v of p must hold now, from
 // objs and the pod's own fields, as the kubelet's configMap, secret,
 // downwardAPI and projected volume plugins do. A missing non-optional
@@ -48,28 +90,31 @@ const defaultFileMode = v1.ConfigMapVolumeSourceDefaultMode
 func (b *Builder) Projection(pod *v1.Pod, v *v1.Volume, objs Objects, now time.Time) (podfs.Projection, error) {
 	p := podfs.Projection{UID: string(pod.UID), Volume: v.Name, Files: map[string]podfs.File{}, Now: now, GID: fsGroup(pod)}
 	if onTmpfs(v) {
-		p.Tmpfs, p.SizeBytes = true, b.tmpfsSize(pod)
+		// Room for the old and the new files at the swap, within the
+		// pod's memory.
+		p.Tmpfs, p.SizeBytes = true, min(b.tmpfsSize(pod), 2*MaxProjectedBytes+1<<20)
 	}
+	pl := &payload{volume: v.Name, files: p.Files}
 	var err error
 	switch {
 	case v.ConfigMap != nil:
 		s := v.ConfigMap
-		err = projectObject(p.Files, pod, "configmap", s.Name, s.Items, s.Optional, s.DefaultMode, objs)
+		err = projectObject(pl, pod, "configmap", s.Name, s.Items, s.Optional, s.DefaultMode, objs)
 	case v.Secret != nil:
 		s := v.Secret
-		err = projectObject(p.Files, pod, "secret", s.SecretName, s.Items, s.Optional, s.DefaultMode, objs)
+		err = projectObject(pl, pod, "secret", s.SecretName, s.Items, s.Optional, s.DefaultMode, objs)
 	case v.DownwardAPI != nil:
-		err = b.projectDownward(p.Files, pod, v.DownwardAPI.Items, v.DownwardAPI.DefaultMode)
+		err = b.projectDownward(pl, pod, v.DownwardAPI.Items, v.DownwardAPI.DefaultMode)
 	case v.Projected != nil:
 		for _, src := range v.Projected.Sources {
 			mode := v.Projected.DefaultMode
 			switch {
 			case src.ConfigMap != nil:
-				err = projectObject(p.Files, pod, "configmap", src.ConfigMap.Name, src.ConfigMap.Items, src.ConfigMap.Optional, mode, objs)
+				err = projectObject(pl, pod, "configmap", src.ConfigMap.Name, src.ConfigMap.Items, src.ConfigMap.Optional, mode, objs)
 			case src.Secret != nil:
-				err = projectObject(p.Files, pod, "secret", src.Secret.Name, src.Secret.Items, src.Secret.Optional, mode, objs)
+				err = projectObject(pl, pod, "secret", src.Secret.Name, src.Secret.Items, src.Secret.Optional, mode, objs)
 			case src.DownwardAPI != nil:
-				err = b.projectDownward(p.Files, pod, src.DownwardAPI.Items, mode)
+				err = b.projectDownward(pl, pod, src.DownwardAPI.Items, mode)
 			default:
 				err = fmt.Errorf("projected volume %q: source not supported by berth", v.Name)
 			}
@@ -96,7 +141,7 @@ func fileMode(modes ...*int32) os.FileMode {
 // projectObject adds the files of one ConfigMap or Secret: every key (data
 // and binaryData) as a file of its name, or only items, each at its path.
 // A missing item key fails unless the reference is optional.
-func projectObject(files map[string]podfs.File, pod *v1.Pod, kind, name string, items []v1.KeyToPath, optional *bool, defaultMode *int32, objs Objects) error {
+func projectObject(pl *payload, pod *v1.Pod, kind, name string, items []v1.KeyToPath, optional *bool, defaultMode *int32, objs Objects) error {
 	opt := optional != nil && *optional
 	obj, err := lookup(objs, pod.Namespace, kind, name, opt)
 	if err != nil || obj == nil {
@@ -104,7 +149,9 @@ func projectObject(files map[string]podfs.File, pod *v1.Pod, kind, name string, 
 	}
 	if len(items) == 0 {
 		for _, k := range slices.Sorted(maps.Keys(obj.data)) {
-			files[k] = podfs.File{Data: obj.data[k], Mode: fileMode(defaultMode)}
+			if err := pl.add(k, obj.data[k], fileMode(defaultMode)); err != nil {
+				return err
+			}
 		}
 		return nil
 	}
@@ -116,7 +163,9 @@ func projectObject(files map[string]podfs.File, pod *v1.Pod, kind, name string, 
 			}
 			return err
 		}
-		files[path.Clean(it.Path)] = podfs.File{Data: v, Mode: fileMode(it.Mode, defaultMode)}
+		if err := pl.add(path.Clean(it.Path), v, fileMode(it.Mode, defaultMode)); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -124,8 +173,11 @@ func projectObject(files map[string]podfs.File, pod *v1.Pod, kind, name string, 
 // projectDownward adds downwardAPI files: metadata fields (labels and
 // annotations as the kubelet formats them: sorted k="v" lines) and
 // resource values of a named container.
-func (b *Builder) projectDownward(files map[string]podfs.File, pod *v1.Pod, items []v1.DownwardAPIVolumeFile, defaultMode *int32) error {
+func (b *Builder) projectDownward(pl *payload, pod *v1.Pod, items []v1.DownwardAPIVolumeFile, defaultMode *int32) error {
 	for _, it := range items {
+		if err := pl.room(0); err != nil {
+			return err
+		}
 		var val string
 		switch {
 		case it.FieldRef != nil:
@@ -150,7 +202,9 @@ func (b *Builder) projectDownward(files map[string]podfs.File, pod *v1.Pod, item
 		default:
 			continue
 		}
-		files[path.Clean(it.Path)] = podfs.File{Data: []byte(val), Mode: fileMode(it.Mode, defaultMode)}
+		if err := pl.add(path.Clean(it.Path), []byte(val), fileMode(it.Mode, defaultMode)); err != nil {
+			return err
+		}
 	}
 	return nil
 }
