@@ -141,3 +141,55 @@ spec:
 		}
 	}
 }
+
+// A Pod beside objects berth does not serve (a Service, a Deployment, a
+// custom resource), as application files carry them: the Pod is decoded,
+// each other document is skipped with a warning naming its kind, and none
+// is an error. An unknown kind of the core API stays an error: most likely
+// a misspelt Pod.
+func TestOtherKindsSkipped(t *testing.T) {
+	d := DecodeAll("test", "app.yaml", []byte(`apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  ports: [{port: 80}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  containers: [{name: web, image: nginx}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+---
+apiVersion: v1
+kind: List
+items:
+- apiVersion: cert-manager.io/v1
+  kind: Certificate
+  metadata: {name: web}
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: web}
+`), Options{})
+	if len(d.Errors) != 0 {
+		t.Errorf("errors %v, want none", d.Errors)
+	}
+	if len(d.Pods) != 1 || len(d.Objects) != 1 {
+		t.Errorf("%d pods and %d objects, want the Pod and the ConfigMap", len(d.Pods), len(d.Objects))
+	}
+	want := []string{
+		"app.yaml: kind Service is not served by berth; skipped (document 1)",
+		"app.yaml: kind Deployment (apps/v1) is not served by berth; skipped (document 3)",
+		"app.yaml: items[0]: kind Certificate (cert-manager.io/v1) is not served by berth; skipped (document 4)",
+	}
+	if strings.Join(d.Warnings, "\n") != strings.Join(want, "\n") {
+		t.Errorf("warnings\n%s\nwant\n%s", strings.Join(d.Warnings, "\n"), strings.Join(want, "\n"))
+	}
+	errs := decodeErrs(t, "apiVersion: v1\nkind: Pdo\nmetadata: {name: web}\n", Options{})
+	if len(errs) != 1 || !strings.Contains(errs[0], `kind: Unsupported value: "Pdo"`) {
+		t.Errorf("a misspelt core kind: %q, want an error", errs)
+	}
+}

@@ -71,7 +71,9 @@ func uidScope(node, source string) string {
 // data may hold Kubernetes v1 Pods in YAML or JSON, several YAML documents
 // separated by "---", v1 List or PodList objects, and legacy ContainerManifests
 // (see legacy.go), singly or as a sequence. Empty documents and empty input
-// declare no pods and are not errors. Decoding is strict: unknown and
+// declare no pods and are not errors; documents of other Kubernetes kinds (a
+// Service, a Deployment, a custom resource) are skipped with a warning
+// (DecodeAll's Warnings), an unknown kind of the core API is an error. Decoding is strict: unknown and
 // duplicate fields are errors naming the field.
 //
 // Every pod that passes validation is returned; each rejected pod or document
@@ -98,12 +100,14 @@ func Decode(source, origin string, data []byte, opts Options) ([]Desired, []Mani
 	return r.Pods, r.Errors
 }
 
-// Decoded is what one origin declares: its valid pods and objects, and the
-// errors of the rest.
+// Decoded is what one origin declares: its valid pods and objects, the
+// errors of the rest, and the warnings of documents skipped because they
+// declare objects berth does not serve (a Service, a Deployment).
 type Decoded struct {
-	Pods    []Desired
-	Objects []Object
-	Errors  []ManifestError
+	Pods     []Desired
+	Objects  []Object
+	Errors   []ManifestError
+	Warnings []string
 }
 
 // DecodeAll is Decode with the ConfigMaps and Secrets (kind ConfigMap and
@@ -127,7 +131,7 @@ func DecodeAll(source, origin string, data []byte, opts Options) Decoded {
 		d.line = doc.line
 		d.document(doc.data)
 	}
-	return Decoded{Pods: d.pods, Objects: d.objects, Errors: d.errs}
+	return Decoded{Pods: d.pods, Objects: d.objects, Errors: d.errs, Warnings: d.warnings}
 }
 
 // MaxManifestObjects bounds the documents plus list items decoded from one
@@ -150,6 +154,7 @@ type decoder struct {
 	pods           []Desired
 	objects        []Object
 	errs           []ManifestError
+	warnings       []string
 	taken          int  // documents and list items taken so far
 	dropped        int  // errors beyond MaxManifestErrors
 	exhausted      bool // MaxManifestObjects reached and reported
@@ -282,6 +287,8 @@ func (d *decoder) object(j []byte, prefix string) {
 	switch {
 	case tm.Kind == "":
 		d.failField("", prefix, field.Required(field.NewPath("kind"), ""))
+	case !slices.Contains(kinds, tm.Kind) && notServed(tm.Kind, tm.APIVersion):
+		d.skip(prefix, tm.Kind, tm.APIVersion)
 	case !slices.Contains(kinds, tm.Kind):
 		d.failField("", prefix, field.NotSupported(field.NewPath("kind"), tm.Kind, kinds))
 	case tm.APIVersion != "v1":

@@ -134,8 +134,8 @@ items:
 	bad := `apiVersion: v1
 kind: List
 items:
-- apiVersion: apps/v1
-  kind: Deployment
+- apiVersion: v1
+  kind: pod
   metadata: {name: d}
 - apiVersion: v1
   kind: Pod
@@ -153,13 +153,13 @@ items:
 
 func TestDecodeKindAndVersionErrors(t *testing.T) {
 	cases := map[string]string{
-		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n": `x: kind: Unsupported value: "Deployment"`,
-		"apiVersion: v2\nkind: Pod\nmetadata: {name: p}\n":             `x: apiVersion: Unsupported value: "v2"`,
-		"metadata: {name: p}\n":                                        `x: kind: Required value`,
-		"- 1\n":                                                        `x: [0]: list item must be`,
-		"just a string\n":                                              `x: manifest must be an object`,
-		"a: [unclosed\n":                                               `x: yaml: line 1: did not find expected`,
-		"a: 1\na: 2\n":                                                 `x: yaml: unmarshal errors: line 2: key "a" already set in map`,
+		"apiVersion: v1\nkind: Pdo\nmetadata: {name: d}\n": `x: kind: Unsupported value: "Pdo"`,
+		"apiVersion: v2\nkind: Pod\nmetadata: {name: p}\n": `x: apiVersion: Unsupported value: "v2"`,
+		"metadata: {name: p}\n":                            `x: kind: Required value`,
+		"- 1\n":                                            `x: [0]: list item must be`,
+		"just a string\n":                                  `x: manifest must be an object`,
+		"a: [unclosed\n":                                   `x: yaml: line 1: did not find expected`,
+		"a: 1\na: 2\n":                                     `x: yaml: unmarshal errors: line 2: key "a" already set in map`,
 	}
 	for data, want := range cases {
 		pods, errs := Decode("test", "x", []byte(data), Options{})

@@ -490,6 +490,7 @@ func (s *EtcdSource) snapshot() Update {
 		u.Pods = append(u.Pods, e.decoded.Pods...)
 		u.Objects = append(u.Objects, e.decoded.Objects...)
 		u.Errors = append(u.Errors, e.decoded.Errors...)
+		u.Warnings = append(u.Warnings, e.decoded.Warnings...)
 	}
 	var dups []manifest.ManifestError
 	u.Pods, dups = dedupe(u.Pods)

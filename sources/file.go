@@ -486,11 +486,13 @@ func (c *decodeCache) decodeFiles(source string, files []string, opts manifest.O
 	return u, warns
 }
 
-// add appends what one origin declared.
+// add appends what one origin declared, and the warnings of the documents
+// it skipped.
 func (u *Update) add(d manifest.Decoded) {
 	u.Pods = append(u.Pods, d.Pods...)
 	u.Objects = append(u.Objects, d.Objects...)
 	u.Errors = append(u.Errors, d.Errors...)
+	u.Warnings = append(u.Warnings, d.Warnings...)
 }
 
 // dedupeObjects keeps the first object of each kind and key and reports

@@ -198,7 +198,7 @@ func (s *HTTPSource) fetch(ctx context.Context, client *http.Client) (Update, er
 		u := Update{Source: s.name}
 		if len(bytes.TrimSpace(data)) > 0 {
 			r := manifest.DecodeAll(s.name, s.url, data, s.opts.Options)
-			u.Pods, u.Objects, u.Errors = r.Pods, r.Objects, r.Errors
+			u.Pods, u.Objects, u.Errors, u.Warnings = r.Pods, r.Objects, r.Errors, r.Warnings
 		}
 		s.last, s.lastHash = &u, sum
 	}

@@ -67,6 +67,7 @@ func LoadAll(paths []string, source string, opts manifest.Options) (Loaded, erro
 			l.Pods = append(l.Pods, dec.Pods...)
 			l.Objects = append(l.Objects, dec.Objects...)
 			l.Errors = append(l.Errors, dec.Errors...)
+			l.Warnings = append(l.Warnings, dec.Warnings...)
 			if dec.warning != "" {
 				l.Warnings = append(l.Warnings, dec.warning)
 			}
