@@ -209,6 +209,11 @@ func (c *Controller) forget(ctx context.Context, uids []string) {
 		c.restarts.Forget(uid + "/")
 		c.startFails.Forget(uid + "/")
 		c.images.Forget(uid + "/")
+		if c.uidDesired(uid) {
+			// A pod renamed with its metadata.uid: its files are the new
+			// name's now.
+			continue
+		}
 		if err := c.paths.RemovePod(uid); err != nil {
 			c.log.Warn("removing pod directory failed", "uid", uid, "err", err)
 		} else {

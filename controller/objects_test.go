@@ -247,3 +247,22 @@ func waitingOf(p *model.Pod, name string) *v1.ContainerStateWaiting {
 	}
 	return nil
 }
+
+// TestRenamedPodKeepsItsProjections: a pod renamed with its metadata.uid
+// keeps its directory; the old key's reconcile leaves it alone.
+func TestRenamedPodKeepsItsProjections(t *testing.T) {
+	h, _ := newObjectsHarness(t)
+	secret := secretObject("file", "creds", map[string]string{"password": "s3cret"})
+	cm := cmObject("file", "cfg", map[string]string{"mode": "fast"})
+	pod := configPod()
+	h.apply("file", []*v1.Pod{pod}, secret, cm)
+	h.settle("default/web")
+	renamed := pod.DeepCopy()
+	renamed.Name = "web2"
+	h.apply("file", []*v1.Pod{renamed}, secret, cm)
+	h.settle("default/web")
+	dir, _ := h.ctrl.paths.ProjectedDir(string(pod.UID), "sec")
+	if _, err := os.Stat(filepath.Join(dir, "password")); err != nil {
+		t.Fatalf("the renamed pod's Secret went with its old name: %v", err)
+	}
+}

@@ -187,7 +187,7 @@ func (c *Controller) removeStaleProjections(key string, keep string, ctrs []*mod
 		held[ct.PodUID] = true
 	}
 	for _, uid := range c.projected.others(key, keep) {
-		if held[uid] {
+		if held[uid] || c.uidInUse(uid) {
 			continue // forget removes it with its containers
 		}
 		if err := c.paths.RemovePod(uid); err != nil {
@@ -196,6 +196,32 @@ func (c *Controller) removeStaleProjections(key string, keep string, ctrs []*mod
 		}
 		c.projected.forget(uid)
 	}
+}
+
+// uidInUse reports whether any desired pod or any container, of any key,
+// has uid: a pod renamed with its metadata.uid keeps its directory.
+func (c *Controller) uidInUse(uid string) bool {
+	if c.uidDesired(uid) {
+		return true
+	}
+	ctrs, _ := c.store.Containers(nil)
+	for _, ct := range ctrs {
+		if ct.PodUID == uid {
+			return true
+		}
+	}
+	return false
+}
+
+// uidDesired reports whether a desired pod, of any key, has uid.
+func (c *Controller) uidDesired(uid string) bool {
+	pods, _ := c.store.Pods(nil)
+	for _, p := range pods {
+		if string(p.Spec.UID) == uid {
+			return true
+		}
+	}
+	return false
 }
 
 // configWaitEvent records why a container waits on its config, once per

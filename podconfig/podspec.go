@@ -203,7 +203,8 @@ func (b *Builder) ContainerConfig(p *model.Pod, ctr *v1.Container, sb Sandbox, a
 			// variables come from the manifest too.
 			sub = expand(m.SubPathExpr, mapping)
 			if _, err := podfs.LocalSubPath(sub); sub != "" && err != nil {
-				return nil, nil, fmt.Errorf("volumeMount %q: subPathExpr expands to %q, which is not a relative path inside the volume: %w", m.Name, sub, err)
+				// The expansion is not quoted: it may come from a Secret.
+				return nil, nil, fmt.Errorf("volumeMount %q: subPathExpr %q expands to a path that is not relative inside the volume", m.Name, m.SubPathExpr)
 			}
 		}
 		mnt, err := b.mount(pod, ctr.Name, i, m, sub)
