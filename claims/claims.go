@@ -63,11 +63,12 @@ func (s *Service) List(ctx context.Context) ([]v1.PersistentVolumeClaim, error) 
 	if err != nil {
 		return nil, err
 	}
+	// By source/namespace/name: each source has its own claims' data.
 	byKey := map[string]runtime.VolumeInfo{}
 	for _, v := range vols {
 		ns, name := v.Labels[runtime.LabelClaimNamespace], v.Labels[runtime.LabelClaimName]
 		if ns != "" && name != "" {
-			byKey[ns+"/"+name] = v
+			byKey[v.Labels[runtime.LabelSource]+"/"+ns+"/"+name] = v
 		}
 	}
 	users, err := s.users()
@@ -83,32 +84,34 @@ func (s *Service) List(ctx context.Context) ([]v1.PersistentVolumeClaim, error) 
 	for _, o := range declared {
 		c := o.PVC.DeepCopy()
 		c.Annotations = withAnnotation(c.Annotations, AnnotationSource, o.Source)
-		s.fill(c, byKey, users)
+		s.fill(c, o.Source, byKey, users)
 		out = append(out, *c)
-		seen[o.Key] = true
+		seen[o.Source+"/"+o.Key] = true
 	}
 	for key, v := range byKey {
 		if seen[key] {
 			continue
 		}
-		ns, name, _ := strings.Cut(key, "/")
-		c := &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
-			Annotations: map[string]string{AnnotationSource: v.Labels[runtime.LabelSource]}}}
-		s.fill(c, byKey, users)
+		src := v.Labels[runtime.LabelSource]
+		c := &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: v.Labels[runtime.LabelClaimNamespace],
+			Name: v.Labels[runtime.LabelClaimName], Annotations: map[string]string{AnnotationSource: src}}}
+		s.fill(c, src, byKey, users)
 		out = append(out, *c)
 	}
 	sort.Slice(out, func(i, j int) bool {
-		return out[i].Namespace+"/"+out[i].Name < out[j].Namespace+"/"+out[j].Name
+		a, b := out[i], out[j]
+		return a.Namespace+"/"+a.Name+"/"+a.Annotations[AnnotationSource] < b.Namespace+"/"+b.Name+"/"+b.Annotations[AnnotationSource]
 	})
 	return out, nil
 }
 
-// fill sets c's status, volume, times and users.
-func (s *Service) fill(c *v1.PersistentVolumeClaim, vols map[string]runtime.VolumeInfo, users map[string][]string) {
+// fill sets c's status, volume, times and users; source's volume is the
+// claim's.
+func (s *Service) fill(c *v1.PersistentVolumeClaim, source string, vols map[string]runtime.VolumeInfo, users map[string][]string) {
 	key := c.Namespace + "/" + c.Name
 	c.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: model.KindPVC}
 	c.Status = v1.PersistentVolumeClaimStatus{Phase: v1.ClaimPending}
-	if v, ok := vols[key]; ok {
+	if v, ok := vols[source+"/"+key]; ok {
 		c.Status.Phase = v1.ClaimBound
 		c.Status.AccessModes = c.Spec.AccessModes
 		if q, ok := c.Spec.Resources.Requests[v1.ResourceStorage]; ok {
@@ -118,7 +121,7 @@ func (s *Service) fill(c *v1.PersistentVolumeClaim, vols map[string]runtime.Volu
 		c.Annotations = withAnnotation(c.Annotations, AnnotationVolume, v.Name)
 		c.CreationTimestamp = metav1.NewTime(v.CreatedAt)
 	}
-	if u := users[key]; len(u) > 0 {
+	if u := users[source+"/"+key]; len(u) > 0 {
 		c.Annotations = withAnnotation(c.Annotations, AnnotationUsedBy, strings.Join(u, ","))
 	}
 }
@@ -134,7 +137,8 @@ func withAnnotation(m map[string]string, k, v string) map[string]string {
 	return m
 }
 
-// users maps each claim (namespace/name) to the desired pods mounting it.
+// users maps each claim (source/namespace/name) to the desired pods
+// mounting it.
 func (s *Service) users() (map[string][]string, error) {
 	pods, err := s.store.Pods(nil)
 	if err != nil {
@@ -144,7 +148,7 @@ func (s *Service) users() (map[string][]string, error) {
 	for _, p := range pods {
 		for _, v := range p.Spec.Spec.Volumes {
 			if c := v.PersistentVolumeClaim; c != nil {
-				k := p.Spec.Namespace + "/" + c.ClaimName
+				k := p.Source + "/" + p.Spec.Namespace + "/" + c.ClaimName
 				out[k] = append(out[k], p.Key)
 			}
 		}
@@ -152,7 +156,8 @@ func (s *Service) users() (map[string][]string, error) {
 	return out, nil
 }
 
-// Delete removes the data volume of claim namespace/name. It refuses
+// Delete removes the data volumes of claim namespace/name (of every
+// source). It refuses
 // (ErrInUse) while a desired pod mounts the claim or any container still
 // holds its volume, and answers ErrNotFound when the claim has no volume.
 // A claim its source still declares stays listed, Pending, and a pod using
@@ -162,8 +167,15 @@ func (s *Service) Delete(ctx context.Context, namespace, name string) error {
 	if err != nil {
 		return err
 	}
-	if u := users[namespace+"/"+name]; len(u) > 0 {
-		return fmt.Errorf("persistentvolumeclaim %q is used by pod %s: %w", name, strings.Join(u, ", "), ErrInUse)
+	var used []string
+	for k, u := range users {
+		if strings.HasSuffix(k, "/"+namespace+"/"+name) {
+			used = append(used, u...)
+		}
+	}
+	if len(used) > 0 {
+		sort.Strings(used)
+		return fmt.Errorf("persistentvolumeclaim %q is used by pod %s: %w", name, strings.Join(used, ", "), ErrInUse)
 	}
 	vols, err := s.engine.ListVolumes(ctx, map[string]string{runtime.LabelManaged: "true", runtime.LabelNode: s.node,
 		runtime.LabelClaimNamespace: namespace, runtime.LabelClaimName: name})

@@ -49,7 +49,7 @@ func TestListAndDelete(t *testing.T) {
 		t.Fatalf("before its volume: %+v %v", list, err)
 	}
 	for _, name := range []string{"data", "scratch"} {
-		if err := rt.CreateVolume(ctx, runtime.VolumeConfig{Name: runtime.ClaimVolumeName("default", name, "n1"), Persistent: true,
+		if err := rt.CreateVolume(ctx, runtime.VolumeConfig{Name: runtime.ClaimVolumeName("file", "default", name, "n1"), Persistent: true,
 			Labels: runtime.ClaimVolumeLabels("default", name, "n1", "file")}); err != nil {
 			t.Fatal(err)
 		}
@@ -60,7 +60,7 @@ func TestListAndDelete(t *testing.T) {
 	}
 	data, scratch := list[0], list[1]
 	if data.Status.Phase != v1.ClaimBound || data.Status.Capacity.Storage().String() != "2Gi" || data.Annotations[AnnotationUsedBy] != "default/db" ||
-		data.Spec.VolumeName != runtime.ClaimVolumeName("default", "data", "n1") {
+		data.Spec.VolumeName != runtime.ClaimVolumeName("file", "default", "data", "n1") {
 		t.Errorf("declared claim %+v", data)
 	}
 	if scratch.Name != "scratch" || scratch.Status.Phase != v1.ClaimBound || scratch.Annotations[AnnotationSource] != "file" {

@@ -3,6 +3,7 @@ package podconfig
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -26,16 +27,18 @@ func HasClaims(pod *v1.Pod) bool {
 	return false
 }
 
-// ClaimVolume is the engine volume of the pod's claim name.
-func (b *Builder) ClaimVolume(namespace, claim string) string {
-	return runtime.ClaimVolumeName(namespace, claim, b.cfg.Node)
+// ClaimVolume is the engine volume of claim namespace/claim of source's
+// pods.
+func (b *Builder) ClaimVolume(source, namespace, claim string) string {
+	return runtime.ClaimVolumeName(source, namespace, claim, b.cfg.Node)
 }
 
 // EnsureClaims makes the engine volume of every PersistentVolumeClaim p
-// mounts, as the first pod using it, and returns the volumes p may not
-// use: a claim whose volume a pod of another source made (a pod uses only
-// its own source's data), or one the engine failed to make. The volume is
-// never removed with a pod: data outlives pods, as a claim's does.
+// mounts, as the first pod of its source using it (each source has its own
+// claims' data, as its own objects), and returns the volumes p may not
+// use: one the engine failed to make, or a volume of that name berth did
+// not label for the claim. The volume is never removed with a pod: data
+// outlives pods, as a claim's does.
 func (b *Builder) EnsureClaims(ctx context.Context, engine ClaimEngine, p *model.Pod) VolumeErrors {
 	pod := p.Spec
 	var failed VolumeErrors
@@ -46,22 +49,21 @@ func (b *Builder) EnsureClaims(ctx context.Context, engine ClaimEngine, p *model
 			continue
 		}
 		claim := v.PersistentVolumeClaim.ClaimName
-		vols, err := engine.ListVolumes(ctx, map[string]string{runtime.LabelManaged: "true", runtime.LabelNode: b.cfg.Node,
-			runtime.LabelClaimNamespace: pod.Namespace, runtime.LabelClaimName: claim})
+		want := runtime.ClaimVolumeLabels(pod.Namespace, claim, b.cfg.Node, p.Source)
+		name := b.ClaimVolume(p.Source, pod.Namespace, claim)
+		if err := engine.CreateVolume(ctx, runtime.VolumeConfig{Name: name, Persistent: true, Labels: want}); err != nil {
+			fail(v.Name, err)
+			continue
+		}
+		// The engine answers a create with the volume of that name if one
+		// is there, whatever its labels: it must be this claim's.
+		vols, err := engine.ListVolumes(ctx, want)
 		if err != nil {
 			fail(v.Name, err)
 			continue
 		}
-		if len(vols) > 0 {
-			if src := vols[0].Labels[runtime.LabelSource]; src != p.Source {
-				fail(v.Name, fmt.Errorf("persistentvolumeclaim %q holds the data of source %q; a pod may use only its own source's claims, and this pod is from %q", claim, src, p.Source))
-			}
-			continue
-		}
-		err = engine.CreateVolume(ctx, runtime.VolumeConfig{Name: b.ClaimVolume(pod.Namespace, claim), Persistent: true,
-			Labels: runtime.ClaimVolumeLabels(pod.Namespace, claim, b.cfg.Node, p.Source)})
-		if err != nil {
-			fail(v.Name, err)
+		if !slices.ContainsFunc(vols, func(vi runtime.VolumeInfo) bool { return vi.Name == name }) {
+			fail(v.Name, fmt.Errorf("persistentvolumeclaim %q: the engine has a volume %s that berth did not make for it", claim, name))
 		}
 	}
 	return failed

@@ -207,7 +207,7 @@ func (b *Builder) ContainerConfig(p *model.Pod, ctr *v1.Container, sb Sandbox, a
 				return nil, nil, fmt.Errorf("volumeMount %q: subPathExpr %q expands to a path that is not relative inside the volume", m.Name, m.SubPathExpr)
 			}
 		}
-		mnt, err := b.mount(pod, ctr.Name, i, m, sub)
+		mnt, err := b.mount(pod, p.Source, ctr.Name, i, m, sub)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -165,7 +165,7 @@ func sandboxMounts(pod *v1.Pod) []runtime.Mount {
 // hostPath or disk emptyDir is bound under the pod's directory
 // (podfs.BindSubPath) and the engine gets that bind; a Memory emptyDir's
 // is the engine volume's Subpath, which the engine resolves itself.
-func (b *Builder) mount(pod *v1.Pod, ctrName string, index int, m v1.VolumeMount, subPath string) (runtime.Mount, error) {
+func (b *Builder) mount(pod *v1.Pod, source, ctrName string, index int, m v1.VolumeMount, subPath string) (runtime.Mount, error) {
 	var vol *v1.Volume
 	for i := range pod.Spec.Volumes {
 		if pod.Spec.Volumes[i].Name == m.Name {
@@ -259,7 +259,7 @@ func (b *Builder) mount(pod *v1.Pod, ctrName string, index int, m v1.VolumeMount
 	case vol.PersistentVolumeClaim != nil:
 		// Made by EnsureClaims; readOnly on either side holds.
 		out.Volume = true
-		out.Source = b.ClaimVolume(pod.Namespace, vol.PersistentVolumeClaim.ClaimName)
+		out.Source = b.ClaimVolume(source, pod.Namespace, vol.PersistentVolumeClaim.ClaimName)
 		out.ReadOnly = m.ReadOnly || vol.PersistentVolumeClaim.ReadOnly
 		out.Subpath = subPath
 		return out, nil

@@ -20,6 +20,7 @@ import (
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/registry"
+	"github.com/docker/docker/api/types/versions"
 	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/jsonmessage"
@@ -179,6 +180,9 @@ func (d *Docker) CreateContainer(ctx context.Context, cfg *ContainerConfig) (str
 	if err != nil {
 		return "", fmt.Errorf("create container %s: %w", cfg.Name, err)
 	}
+	if err := volumeSubpathSupported(cfg.Mounts, d.cli.ClientVersion()); err != nil {
+		return "", fmt.Errorf("create container %s: %w", cfg.Name, err)
+	}
 	resp, err := d.cli.ContainerCreate(ctx, config, hostConfig, nil, nil, cfg.Name)
 	if err != nil {
 		if cerrdefs.IsConflict(err) {
@@ -300,6 +304,23 @@ func dockerConfig(cfg *ContainerConfig) (*container.Config, *container.HostConfi
 		}
 	}
 	return config, hostConfig, nil
+}
+
+// volumeSubpathAPI is the first engine API that mounts a subpath of a
+// volume (Docker 26); an older engine ignores the field and mounts the
+// whole volume.
+const volumeSubpathAPI = "1.45"
+
+// volumeSubpathSupported refuses a volume subpath (of a claim or a Memory
+// emptyDir) that an engine speaking api would silently widen to the whole
+// volume.
+func volumeSubpathSupported(mounts []Mount, api string) error {
+	for _, m := range mounts {
+		if m.Volume && m.Subpath != "" && versions.LessThan(api, volumeSubpathAPI) {
+			return fmt.Errorf("subPath %q of volume %s needs Docker API %s (Docker 26) or later; this engine speaks %s", m.Subpath, m.Source, volumeSubpathAPI, api)
+		}
+	}
+	return nil
 }
 
 // dockerMount maps one Mount to the engine's mount, or to a legacy bind

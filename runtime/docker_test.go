@@ -809,3 +809,18 @@ func TestDockerMissingImage(t *testing.T) {
 		t.Errorf("CreateContainer(absent image) = %v, want ErrImageNotFound", err)
 	}
 }
+
+// TestVolumeSubpathNeedsItsAPI: an engine older than API 1.45 would mount
+// the whole volume for a subpath; the create is refused instead.
+func TestVolumeSubpathNeedsItsAPI(t *testing.T) {
+	mounts := []Mount{{Volume: true, Source: "v", Target: "/d", Subpath: "a"}}
+	if err := volumeSubpathSupported(mounts, "1.41"); err == nil || !strings.Contains(err.Error(), "needs Docker API 1.45") {
+		t.Errorf("API 1.41: %v", err)
+	}
+	if err := volumeSubpathSupported(mounts, "1.45"); err != nil {
+		t.Errorf("API 1.45: %v", err)
+	}
+	if err := volumeSubpathSupported([]Mount{{Volume: true, Source: "v", Target: "/d"}}, "1.41"); err != nil {
+		t.Errorf("no subpath: %v", err)
+	}
+}

@@ -198,9 +198,11 @@ const (
 	LabelClaimName      = "io.berth.pvc.name"
 )
 
-// ClaimVolumeName is the engine volume of claim namespace/name on node.
-func ClaimVolumeName(namespace, name, node string) string {
-	return "berth-pvc_" + namespace + "_" + name + "_" + node
+// ClaimVolumeName is the engine volume of claim namespace/name of source's
+// pods on node: each source has its own claims' data, as it has its own
+// objects.
+func ClaimVolumeName(source, namespace, name, node string) string {
+	return "berth-pvc_" + source + "_" + namespace + "_" + name + "_" + node
 }
 
 // ClaimVolumeLabels are the labels of claim namespace/name's volume, made

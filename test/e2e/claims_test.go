@@ -63,7 +63,7 @@ func TestClaimDataOutlivesPods(t *testing.T) {
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	httpWant(t, base+"/file?path=/data/marker", "first-generation")
 
-	vol := runtime.ClaimVolumeName("default", "data", b.Node)
+	vol := runtime.ClaimVolumeName("file", "default", "data", b.Node)
 	t.Cleanup(func() { _ = cli().VolumeRemove(context.Background(), vol, true) })
 	out, errOut, err := berthCLI(t, e.args("get", "pvc")...)
 	if err != nil {
