@@ -102,3 +102,25 @@ func TestHTTPSourceListOfObjects(t *testing.T) {
 		}
 	}
 }
+
+// TestPushKindsDoNotShareFiles: a pod named like an object's file and the
+// object live in different files; deleting one leaves the other.
+func TestPushKindsDoNotShareFiles(t *testing.T) {
+	s := NewPushSource("push", filepath.Join(t.TempDir(), "push"), Options{})
+	srv := newPushServer(t, s)
+	updates := startSource(t, s)
+	await(t, updates, 5*time.Second, "empty start", exactly())
+	if code, body := pushRequest(t, srv, "PUT", "/pods/default/cfg.configmap", podManifest("cfg.configmap", "nginx")); code != http.StatusCreated {
+		t.Fatalf("PUT pod: %d %s", code, body)
+	}
+	if code, body := pushRequest(t, srv, "PUT", "/configmaps/default/cfg", cmManifest); code != http.StatusCreated {
+		t.Fatalf("PUT configmap: %d %s", code, body)
+	}
+	await(t, updates, 5*time.Second, "both", func(u Update) bool {
+		return exactly("cfg.configmap")(u) && hasObjects("ConfigMap/default/cfg")(u)
+	})
+	if code, body := pushRequest(t, srv, "DELETE", "/configmaps/default/cfg", ""); code != http.StatusOK {
+		t.Fatalf("DELETE configmap: %d %s", code, body)
+	}
+	await(t, updates, 5*time.Second, "the pod alone", func(u Update) bool { return exactly("cfg.configmap")(u) && hasObjects()(u) })
+}

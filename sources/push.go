@@ -126,14 +126,16 @@ func (s *PushSource) Routes() map[string]http.Handler {
 type pushKind struct {
 	kind   string // "Pod", model.KindConfigMap, model.KindSecret
 	path   string // the URL's first element
-	suffix string // of the persisted file, after <ns>_<name>
+	// suffix of the persisted file, after <ns>_<name>; an object's starts
+	// with "_", which no pod name has, so no pod's file is an object's.
+	suffix string
 	word   string // in messages
 }
 
 var pushKinds = []pushKind{
 	{kind: "Pod", path: "pods", suffix: ".yaml", word: "pod"},
-	{kind: model.KindConfigMap, path: "configmaps", suffix: ".configmap.yaml", word: "configmap"},
-	{kind: model.KindSecret, path: "secrets", suffix: ".secret.yaml", word: "secret"},
+	{kind: model.KindConfigMap, path: "configmaps", suffix: "_configmap.yaml", word: "configmap"},
+	{kind: model.KindSecret, path: "secrets", suffix: "_secret.yaml", word: "secret"},
 }
 
 // Handler returns a ServeMux serving Routes.
