@@ -182,6 +182,8 @@ func redactedJSONError(j []byte, err error) string {
 	return "invalid object"
 }
 
+// validateMeta checks an object's name (a DNS-1123 subdomain) and
+// namespace (a DNS-1123 label), both required.
 func validateMeta(m *metav1.ObjectMeta) field.ErrorList {
 	var errs field.ErrorList
 	mp := field.NewPath("metadata")
@@ -193,8 +195,13 @@ func validateMeta(m *metav1.ObjectMeta) field.ErrorList {
 			errs = append(errs, field.Invalid(mp.Child("name"), m.Name, msg))
 		}
 	}
+	if m.Namespace == "" {
+		errs = append(errs, field.Required(mp.Child("namespace"), ""))
+	}
 	for _, msg := range validation.IsDNS1123Label(m.Namespace) {
-		errs = append(errs, field.Invalid(mp.Child("namespace"), m.Namespace, msg))
+		if m.Namespace != "" {
+			errs = append(errs, field.Invalid(mp.Child("namespace"), m.Namespace, msg))
+		}
 	}
 	return errs
 }

@@ -36,25 +36,9 @@ import (
 // at most opts.MaxContainers containers. opts.Level's Pod Security profile
 // is enforced by podSecurity, the sysctl rules by validateSysctls.
 func Validate(pod *v1.Pod, opts Options) field.ErrorList {
-	var errs field.ErrorList
 	meta := field.NewPath("metadata")
-	if pod.Name == "" {
-		errs = append(errs, field.Required(meta.Child("name"), ""))
-	}
-	for _, msg := range validation.IsDNS1123Subdomain(pod.Name) {
-		if pod.Name != "" {
-			errs = append(errs, field.Invalid(meta.Child("name"), pod.Name, msg))
-		}
-	}
-	if pod.Namespace == "" {
-		errs = append(errs, field.Required(meta.Child("namespace"), ""))
-	}
+	errs := validateMeta(&pod.ObjectMeta)
 	errs = append(errs, validateUID(pod.UID, meta.Child("uid"))...)
-	for _, msg := range validation.IsDNS1123Label(pod.Namespace) {
-		if pod.Namespace != "" {
-			errs = append(errs, field.Invalid(meta.Child("namespace"), pod.Namespace, msg))
-		}
-	}
 
 	spec := &pod.Spec
 	sp := field.NewPath("spec")
