@@ -119,6 +119,10 @@ spec:
 `, name, testImage, appPort, appPort, hostPort, direct)
 }
 
+// settleBeforeWrite is the quiet time between the container's "watching"
+// and the write (not timed).
+const settleBeforeWrite = 50 * time.Millisecond
+
 // timedUpdate opens a /wait for path=want, and once the container watches,
 // runs write and returns the time until the container saw the value.
 func timedUpdate(ctx context.Context, base, path, want string, write func() error) (time.Duration, error) {
@@ -137,6 +141,11 @@ func timedUpdate(ctx context.Context, base, path, want string, write func() erro
 	r := bufio.NewReader(resp.Body)
 	if line, err := r.ReadString('\n'); err != nil || line != "watching\n" {
 		return 0, fmt.Errorf("wait: %q %v", line, err)
+	}
+	// Let the connection go quiet before the clock starts, so that the
+	// answer is not held behind the acknowledgement of "watching".
+	if err := sleepCtx(ctx, settleBeforeWrite); err != nil {
+		return 0, err
 	}
 	t0 := time.Now()
 	if err := write(); err != nil {
