@@ -124,8 +124,8 @@ func (s *PushSource) Routes() map[string]http.Handler {
 
 // pushKind is one kind of object the push API takes.
 type pushKind struct {
-	kind   string // "Pod", model.KindConfigMap, model.KindSecret
-	path   string // the URL's first element
+	kind string // "Pod", model.KindConfigMap, model.KindSecret
+	path string // the URL's first element
 	// suffix of the persisted file, after <ns>_<name>; an object's starts
 	// with "_", which no pod name has, so no pod's file is an object's.
 	suffix string
