@@ -13,9 +13,6 @@ import (
 	"github.com/berth-dev/berth/model"
 )
 
-// objectKinds are the kinds admitted beside pods.
-var objectKinds = []string{model.KindConfigMap, model.KindSecret, model.KindPVC}
-
 // admitObjects decides the ConfigMaps and Secrets of u: one source per
 // kind and key (the first keeps it), an immutable object is never changed
 // (only removed), a refused or invalid update keeps the last good object
@@ -29,7 +26,7 @@ func admitObjects(v View, u Update, failedOrigin map[string]bool) ([]*model.Obje
 		}
 	}
 	have := map[string]*model.Object{}
-	for _, kind := range objectKinds {
+	for _, kind := range model.ObjectKinds {
 		objs, err := v.ObjectsBySource(kind, u.Source)
 		if err != nil {
 			return nil, nil, err

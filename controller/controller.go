@@ -325,7 +325,7 @@ func (c *Controller) Reconcile(ctx context.Context, key string) (Result, error) 
 	if pod != nil {
 		keep = string(pod.Spec.UID)
 	}
-	c.removeStaleProjections(key, keep, ctrs)
+	c.removeStaleProjections(key, keep)
 	in := c.planInput(key, pod, ctrs)
 	pl := plan(in)
 	return c.execute(ctx, &in, &pl)

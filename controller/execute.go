@@ -436,7 +436,7 @@ func (c *Controller) startNew(ctx context.Context, p *model.Pod, s Start, sbID s
 	if err != nil {
 		x.wait(ctr.Name, v1.ContainerStateWaiting{Reason: "CreateContainerConfigError", Message: err.Error()})
 		if podconfig.IsMissing(err) {
-			c.configWaitEvent(p.Key, ctr.Name, err)
+			c.event(p.Key, ctr.Name, events.Warning, "Failed", "Error: %v", err)
 			return "", nil
 		}
 		return "", err

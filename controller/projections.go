@@ -2,15 +2,14 @@ package controller
 
 import (
 	"crypto/sha256"
-	"fmt"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"sort"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/berth-dev/berth/events"
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/podconfig"
 	"github.com/berth-dev/berth/podfs"
@@ -178,16 +177,12 @@ func volumeError(ctr *v1.Container, failed podconfig.VolumeErrors) (string, erro
 }
 
 // removeStaleProjections removes the pod directories of UIDs key wrote
-// projected volumes under that no container of key holds any more: a pod
-// deleted (or replaced by a new incarnation) before any of its containers
-// existed leaves no Secret behind.
-func (c *Controller) removeStaleProjections(key string, keep string, ctrs []*model.Container) {
-	held := map[string]bool{}
-	for _, ct := range ctrs {
-		held[ct.PodUID] = true
-	}
+// projected volumes under, other than keep, that no desired pod nor any
+// container has any more: a pod deleted (or replaced by a new incarnation)
+// before any of its containers existed leaves no Secret behind.
+func (c *Controller) removeStaleProjections(key, keep string) {
 	for _, uid := range c.projected.others(key, keep) {
-		if held[uid] || c.uidInUse(uid) {
+		if c.uidInUse(uid) {
 			continue // forget removes it with its containers
 		}
 		if err := c.paths.RemovePod(uid); err != nil {
@@ -222,10 +217,4 @@ func (c *Controller) uidDesired(uid string) bool {
 		}
 	}
 	return false
-}
-
-// configWaitEvent records why a container waits on its config, once per
-// reconcile that tried to start it.
-func (c *Controller) configWaitEvent(key, container string, err error) {
-	c.event(key, container, events.Warning, "Failed", "Error: %v", err)
 }

@@ -11,6 +11,9 @@ const (
 	KindPVC       = "PersistentVolumeClaim"
 )
 
+// ObjectKinds are the kinds of objects sources declare beside pods.
+var ObjectKinds = []string{KindConfigMap, KindSecret, KindPVC}
+
 // Object is one ConfigMap, Secret or PersistentVolumeClaim as accepted from
 // a source. Exactly the field of its Kind is set; Secret data is never
 // logged or served.

@@ -3,7 +3,6 @@ package podconfig
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	v1 "k8s.io/api/core/v1"
 )
@@ -130,5 +129,5 @@ func validEnvName(s string) bool {
 			return false
 		}
 	}
-	return !strings.ContainsRune(s, 0)
+	return true
 }

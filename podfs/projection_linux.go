@@ -17,7 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// WriteProjection makes p's volume directory (VolumeDir) hold exactly
+// WriteProjection makes p's volume directory (ProjectedDir) hold exactly
 // p.Files with the kubelet's atomic layout: a new "..<time>" directory,
 // then "..data" swapped to it by one rename, then the top-level symlinks
 // added or removed and the old directory deleted. With p.Tmpfs the
@@ -50,9 +50,9 @@ func (r Root) WriteProjection(p Projection) (bool, error) {
 		return false, err
 	}
 	defer root.Close()
-	old, _ := root.Readlink(dataLink)
-	if old != "" && (strings.Contains(old, "/") || !strings.HasPrefix(old, "..")) {
-		return false, fmt.Errorf("%w: %s/%s points to %q", ErrUnsafe, dir, dataLink, old)
+	old, err := dataTarget(root, dir)
+	if err != nil {
+		return false, err
 	}
 	if old != "" && sameFiles(root, old, p) {
 		return false, linkTopLevel(root, p.Files, nil)
@@ -102,14 +102,27 @@ func (r Root) ProjectionDataDir(uid, volume string) (string, error) {
 		return "", err
 	}
 	defer root.Close()
+	ts, err := dataTarget(root, dir)
+	if err != nil {
+		return "", err
+	}
+	if ts == "" {
+		return "", fmt.Errorf("projected volume %s not written", volume)
+	}
+	return r.confine(uid, projectedDir, volume, ts)
+}
+
+// dataTarget is the "..<time>" entry the volume's "..data" link names, ""
+// when there is no such link; one naming anything else is refused.
+func dataTarget(root *os.Root, dir string) (string, error) {
 	ts, err := root.Readlink(dataLink)
 	if err != nil {
-		return "", fmt.Errorf("projected volume %s not written: %w", volume, err)
+		return "", nil
 	}
 	if strings.Contains(ts, "/") || !strings.HasPrefix(ts, "..") {
 		return "", fmt.Errorf("%w: %s/%s points to %q", ErrUnsafe, dir, dataLink, ts)
 	}
-	return r.confine(uid, projectedDir, volume, ts)
+	return ts, nil
 }
 
 // mountTmpfs mounts a tmpfs on dir unless one is there.

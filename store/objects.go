@@ -21,9 +21,6 @@ func objectTable(kind string) string {
 	return ""
 }
 
-// ObjectKinds are the kinds of objects the store keeps beside pods.
-var ObjectKinds = []string{model.KindConfigMap, model.KindSecret, model.KindPVC}
-
 // Object returns the object of kind with key (namespace/name), or nil.
 func (s *Store) Object(ws memdb.WatchSet, kind, key string) (*model.Object, error) {
 	return objectIn(s.db.Txn(false), ws, kind, key)
@@ -86,7 +83,7 @@ func (s *Store) replaceSourceObjects(txn *memdb.Txn, source string, objs []*mode
 		}
 		want[model.ObjectRef(o.Kind, o.Key)] = o
 	}
-	for _, kind := range ObjectKinds {
+	for _, kind := range model.ObjectKinds {
 		have, err := objectsIn(txn, nil, kind, IndexSource, source)
 		if err != nil {
 			return err
