@@ -109,6 +109,29 @@ func lookup(objs Objects, namespace, kind, name string, optional bool) (*objectD
 	return out, nil
 }
 
+// lookups reads each object at most once for one container's env (its
+// envFrom and key references often name one ConfigMap many times, and a
+// lookup copies the object's data).
+type lookups struct {
+	objs      Objects
+	namespace string
+	found     map[string]*objectData
+}
+
+func (l *lookups) get(kind, name string, optional bool) (*objectData, error) {
+	if o := l.found[kind+"/"+name]; o != nil {
+		return o, nil
+	}
+	o, err := lookup(l.objs, l.namespace, kind, name, optional)
+	if o != nil {
+		if l.found == nil {
+			l.found = map[string]*objectData{}
+		}
+		l.found[kind+"/"+name] = o
+	}
+	return o, err
+}
+
 // key returns the value of k, or a MissingError naming it.
 func (o *objectData) key(k string) ([]byte, error) {
 	v, ok := o.data[k]

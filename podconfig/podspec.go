@@ -261,6 +261,7 @@ type Sandbox struct {
 // replaces the earlier value. A missing non-optional object or key is a
 // *MissingError; a missing non-optional env file or key, an error.
 func (b *Builder) containerEnv(pod *v1.Pod, ctr *v1.Container, ips PodIPs, objs Objects) (env []string, skipped []string, err error) {
+	objects := &lookups{objs: objs, namespace: pod.Namespace}
 	vars := map[string]string{}
 	var order []string
 	set := func(name, val string) {
@@ -279,7 +280,7 @@ func (b *Builder) containerEnv(pod *v1.Pod, ctr *v1.Container, ips PodIPs, objs 
 		default:
 			continue
 		}
-		obj, err := lookup(objs, pod.Namespace, kind, name, optional)
+		obj, err := objects.get(kind, name, optional)
 		if err != nil {
 			return nil, nil, fmt.Errorf("envFrom: %w", err)
 		}
@@ -325,7 +326,7 @@ func (b *Builder) containerEnv(pod *v1.Pod, ctr *v1.Container, ips PodIPs, objs 
 				kind, sel, key, opt = "secret", r.LocalObjectReference, r.Key, r.Optional
 			}
 			optional := opt != nil && *opt
-			obj, err := lookup(objs, pod.Namespace, kind, sel.Name, optional)
+			obj, err := objects.get(kind, sel.Name, optional)
 			if err != nil {
 				return nil, nil, err
 			}
