@@ -202,6 +202,12 @@ type Runtime interface {
 	RemoveContainer(ctx context.Context, id string) error
 	// InspectImage describes a local image; ErrImageNotFound when absent.
 	InspectImage(ctx context.Context, image string) (ImageInfo, error)
+	// ListImages lists the engine's top-level images, every one of them.
+	ListImages(ctx context.Context) ([]Image, error)
+	// RemoveImage removes image id with its references, never by force: a
+	// missing one is no error, one a container or child image uses is
+	// ErrImageInUse.
+	RemoveImage(ctx context.Context, id string) error
 	// CreateVolume creates volume v; an existing volume of that name is
 	// kept as it is.
 	CreateVolume(ctx context.Context, v VolumeConfig) error

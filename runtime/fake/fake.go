@@ -26,6 +26,7 @@ type Runtime struct {
 	containers  map[string]*fakeContainer
 	images      map[string]bool
 	imageLabels map[string]map[string]string
+	imageMeta   map[string]runtime.Image // created and size, set by SetImage
 	volumes     map[string]runtime.VolumeConfig
 	volumeTimes map[string]time.Time
 	names       map[string]string // docker name -> id
