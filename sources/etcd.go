@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -61,7 +60,9 @@ type EtcdConfig struct {
 // the smallest key range holding Prefix and LegacyKey (keys in it outside
 // both are ignored), so that changes arrive in revision order even when a
 // transaction touches both. Each watch response that changes a relevant key
-// sends a new full snapshot. Values are decoded again only when they change.
+// sends a new full snapshot. Values are decoded again only when they change;
+// the pods of an unchanged key are sent as the same objects as before, so a
+// put costs the decode of that key and a pointer compare per other pod.
 //
 // The etcd client resumes a watch by itself when the connection drops and
 // comes back (e.g. an etcd restart), from the revision after the last event
@@ -91,7 +92,7 @@ type EtcdSource struct {
 	cfg  EtcdConfig
 	opts Options
 
-	entries map[string]*etcdEntry
+	entries *etcdEntries
 	lastErr string
 	// clusterID and revision are those of the last list or watch event:
 	// another cluster ID, or a lower revision, means etcd was replaced
@@ -101,11 +102,6 @@ type EtcdSource struct {
 	// events counts the watch events received, for simulations.
 	events atomic.Int64
 	warned warnLog
-}
-
-type etcdEntry struct {
-	value   []byte
-	decoded manifest.Decoded
 }
 
 // NewEtcdSource returns a source named name reading the etcd of cfg.
@@ -265,7 +261,7 @@ func (s *EtcdSource) list(ctx context.Context, cli *clientv3.Client) (int64, err
 	}
 	s.clusterID, s.revision = resp.Header.ClusterId, resp.Header.Revision
 	old := s.entries
-	s.entries = map[string]*etcdEntry{}
+	s.entries = newEtcdEntries()
 	for _, r := range resp.Responses {
 		rr := r.GetResponseRange()
 		if rr == nil {
@@ -276,11 +272,13 @@ func (s *EtcdSource) list(ctx context.Context, cli *clientv3.Client) (int64, err
 			if !s.relevant(key) {
 				continue
 			}
-			if e := old[key]; e != nil && bytes.Equal(e.value, kv.Value) {
-				s.entries[key] = e
-				continue
+			if old != nil {
+				if e := old.get(key); e != nil && bytes.Equal(e.value, kv.Value) {
+					s.entries.set(key, e)
+					continue
+				}
 			}
-			s.entries[key] = s.decode(key, kv.Value)
+			s.entries.set(key, s.decode(key, kv.Value))
 		}
 	}
 	return resp.Header.Revision, nil
@@ -423,12 +421,12 @@ func (s *EtcdSource) watch(ctx context.Context, cli *clientv3.Client, rev int64,
 				changed = true
 				switch ev.Type {
 				case mvccpb.PUT:
-					if e := s.entries[k]; e != nil && bytes.Equal(e.value, ev.Kv.Value) {
+					if e := s.entries.get(k); e != nil && bytes.Equal(e.value, ev.Kv.Value) {
 						continue
 					}
-					s.entries[k] = s.decode(k, ev.Kv.Value)
+					s.entries.set(k, s.decode(k, ev.Kv.Value))
 				case mvccpb.DELETE:
-					delete(s.entries, k)
+					s.entries.remove(k)
 				}
 				rev = ev.Kv.ModRevision
 				s.revision = max(s.revision, rev)
@@ -482,21 +480,11 @@ func (s *EtcdSource) check(ctx context.Context, cli *clientv3.Client) (Update, e
 	return s.snapshot(), nil
 }
 
-// snapshot builds the full Update of the current entries.
+// snapshot builds the full Update of the current entries. Pods of keys
+// that did not change are the objects sent before (never mutated), and only
+// pods new since the last snapshot are walked for their warnings.
 func (s *EtcdSource) snapshot() Update {
-	u := Update{Source: s.name}
-	for _, k := range slices.Sorted(maps.Keys(s.entries)) {
-		e := s.entries[k]
-		u.Pods = append(u.Pods, e.decoded.Pods...)
-		u.Objects = append(u.Objects, e.decoded.Objects...)
-		u.Errors = append(u.Errors, e.decoded.Errors...)
-		u.Warnings = append(u.Warnings, e.decoded.Warnings...)
-	}
-	var dups []manifest.ManifestError
-	u.Pods, dups = dedupe(u.Pods)
-	u.Errors = append(u.Errors, dups...)
-	u.Objects, dups = dedupeObjects(u.Objects)
-	u.Errors = append(u.Errors, dups...)
+	u := s.entries.snapshot(s.name)
 	s.warned.log(s.opts.logger().With("source", s.name), u.Pods)
-	return cloneUpdate(u)
+	return u
 }

@@ -5,30 +5,74 @@ import (
 	"encoding/json"
 	"log/slog"
 
+	v1 "k8s.io/api/core/v1"
+
 	"github.com/berth-dev/berth/manifest"
 )
 
 // warnLog logs each pod's warning line once per spec: again only when the
-// pod's origin or spec changed, or after it was gone from an update.
+// pod's origin or spec changed, or after it was gone from an update. A pod
+// sent again as the same object with the same origin (pods are never
+// mutated) is not walked again, so an update costs a map lookup per
+// unchanged pod.
 type warnLog struct {
-	last map[string][sha256.Size]byte // pod key -> hash of origin and spec, of pods with a warning
+	last map[podName]warnSeen
+	gen  uint64
+	// line is manifest.WarningLine when nil; tests count its calls.
+	line func(manifest.Desired) string
+}
+
+// podName is a pod's key without building the "ns/name" string.
+type podName struct{ namespace, name string }
+
+// warnSeen is what a pod was when last seen: the object, its origin and,
+// when it had a warning, the hash of origin and spec.
+type warnSeen struct {
+	pod    *v1.Pod
+	origin string
+	warned bool
+	sum    [sha256.Size]byte
+	gen    uint64
 }
 
 // log logs the warning lines of the pods of one complete update.
 func (w *warnLog) log(log *slog.Logger, pods []manifest.Desired) {
-	next := make(map[string][sha256.Size]byte, len(pods))
+	if w.last == nil {
+		w.last = map[podName]warnSeen{}
+	}
+	line := w.line
+	if line == nil {
+		line = manifest.WarningLine
+	}
+	w.gen++
+	seen := 0
 	for _, d := range pods {
-		line := manifest.WarningLine(d)
-		if line == "" {
+		id := podName{d.Pod.Namespace, d.Pod.Name}
+		old, ok := w.last[id]
+		if !ok || old.gen != w.gen {
+			seen++
+		}
+		if ok && old.pod == d.Pod && old.origin == d.Origin {
+			old.gen = w.gen
+			w.last[id] = old
 			continue
 		}
-		key := manifest.PodKey(d.Pod.Namespace, d.Pod.Name)
-		spec, _ := json.Marshal(d.Pod.Spec)
-		sum := sha256.Sum256(append([]byte(d.Origin+"\x00"), spec...))
-		next[key] = sum
-		if old, ok := w.last[key]; !ok || old != sum {
-			log.Warn(line)
+		cur := warnSeen{pod: d.Pod, origin: d.Origin, gen: w.gen}
+		if text := line(d); text != "" {
+			spec, _ := json.Marshal(d.Pod.Spec)
+			cur.warned, cur.sum = true, sha256.Sum256(append([]byte(d.Origin+"\x00"), spec...))
+			if !ok || !old.warned || old.sum != cur.sum {
+				log.Warn(text)
+			}
+		}
+		w.last[id] = cur
+	}
+	if seen == len(w.last) {
+		return
+	}
+	for id, s := range w.last {
+		if s.gen != w.gen {
+			delete(w.last, id)
 		}
 	}
-	w.last = next
 }

@@ -1,0 +1,110 @@
+package sources
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/berth-dev/berth/manifest"
+)
+
+type etcdEntry struct {
+	value   []byte
+	decoded manifest.Decoded
+}
+
+// etcdEntries are an EtcdSource's decoded values by key, with the keys in
+// byte order and a count of the pod and object keys declared by more than
+// one of them, kept as entries come and go, so that a snapshot costs a
+// slice append per pod and runs the duplicate check only when there is a
+// duplicate. Decoded pods are shared with the updates sent and never
+// mutated.
+type etcdEntries struct {
+	byKey map[string]*etcdEntry
+	keys  []string
+	pods  int
+	// claims counts the entries declaring each pod key ("pod ns/name") and
+	// object key ("<Kind> ns/name"); dups is how many have more than one.
+	claims map[string]int
+	dups   int
+}
+
+func newEtcdEntries() *etcdEntries {
+	return &etcdEntries{byKey: map[string]*etcdEntry{}, claims: map[string]int{}}
+}
+
+func (s *etcdEntries) get(key string) *etcdEntry { return s.byKey[key] }
+
+// set makes e the entry of key.
+func (s *etcdEntries) set(key string, e *etcdEntry) {
+	if old := s.byKey[key]; old != nil {
+		s.claim(old, -1)
+	} else {
+		i, _ := slices.BinarySearch(s.keys, key)
+		s.keys = slices.Insert(s.keys, i, key)
+	}
+	s.byKey[key] = e
+	s.claim(e, 1)
+}
+
+// remove drops key's entry, if any.
+func (s *etcdEntries) remove(key string) {
+	old := s.byKey[key]
+	if old == nil {
+		return
+	}
+	s.claim(old, -1)
+	delete(s.byKey, key)
+	if i, ok := slices.BinarySearch(s.keys, key); ok {
+		s.keys = slices.Delete(s.keys, i, i+1)
+	}
+}
+
+// claim adds d (1 or -1) to the claims of e's pods and objects.
+func (s *etcdEntries) claim(e *etcdEntry, d int) {
+	s.pods += d * len(e.decoded.Pods)
+	count := func(k string) {
+		n := s.claims[k] + d
+		switch {
+		case d > 0 && n == 2:
+			s.dups++
+		case d < 0 && n == 1:
+			s.dups--
+		}
+		if n == 0 {
+			delete(s.claims, k)
+		} else {
+			s.claims[k] = n
+		}
+	}
+	for _, p := range e.decoded.Pods {
+		count("pod " + manifest.PodKey(p.Pod.Namespace, p.Pod.Name))
+	}
+	for _, o := range e.decoded.Objects {
+		count(strings.Join([]string{o.Kind, o.Key()}, " "))
+	}
+}
+
+// snapshot is the full Update of the entries: pods, objects, errors and
+// warnings in key order, a pod or object declared by two keys going to the
+// first.
+func (s *etcdEntries) snapshot(source string) Update {
+	u := Update{Source: source}
+	if s.pods > 0 {
+		u.Pods = make([]manifest.Desired, 0, s.pods)
+	}
+	for _, k := range s.keys {
+		e := s.byKey[k]
+		u.Pods = append(u.Pods, e.decoded.Pods...)
+		u.Objects = append(u.Objects, e.decoded.Objects...)
+		u.Errors = append(u.Errors, e.decoded.Errors...)
+		u.Warnings = append(u.Warnings, e.decoded.Warnings...)
+	}
+	if s.dups > 0 {
+		var dups []manifest.ManifestError
+		u.Pods, dups = dedupe(u.Pods)
+		u.Errors = append(u.Errors, dups...)
+		u.Objects, dups = dedupeObjects(u.Objects)
+		u.Errors = append(u.Errors, dups...)
+	}
+	return u
+}
