@@ -16,9 +16,10 @@ import (
 	"github.com/berth-dev/berth/cluster"
 	"github.com/berth-dev/berth/etcdclient"
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/pause"
 )
 
-// Version is berth's release, also the default pause image tag.
+// Version is berth's release.
 var Version = "0.1.0"
 
 // Config is the validated configuration of one berth agent.
@@ -69,6 +70,10 @@ type Config struct {
 
 	PodInfraImage string
 
+	// ImageGCHighThreshold and ImageGCLowThreshold are percentages of the
+	// disk holding the engine's images (see config/imagegc.go).
+	ImageGCHighThreshold, ImageGCLowThreshold int
+
 	ServerAddress string
 	ServerPort    int
 	TokenFile     string
@@ -101,8 +106,16 @@ type Config struct {
 // Sources whose pods come over the network: untrusted by default.
 var networkSources = []string{"http", "etcd", "push"}
 
-// DefaultPauseImage is the pod infra image berth builds itself when absent.
-func DefaultPauseImage() string { return "berth/pause:" + Version }
+// DefaultPauseImage is the pod infra image berth builds itself when absent:
+// berth/pause tagged by the digest of the executable it holds (see
+// pause.Default), or berth/pause:<Version>, pulled, when berth cannot
+// build one.
+func DefaultPauseImage() string {
+	if b, err := pause.Default(); err == nil {
+		return b.Ref()
+	}
+	return pause.Repository + ":" + Version
+}
 
 func setDefaults(v *viper.Viper) {
 	host, _ := os.Hostname()
@@ -153,6 +166,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("backoff.initial", "10s")
 	v.SetDefault("backoff.max", "300s")
 	v.SetDefault("pod_infra_image", "")
+	imageGCDefaults(v)
 	v.SetDefault("server.address", "127.0.0.1")
 	v.SetDefault("server.port", 10350)
 	v.SetDefault("server.token_file", "")
@@ -350,6 +364,7 @@ func fromViper(v *viper.Viper) (*Config, error) {
 		HostPorts:             map[string]model.PortRanges{},
 	}
 	p.podSecurity(c)
+	p.imageGC(c)
 	c.NodeLabels = p.nodeLabels(c.NodeName)
 	c.EtcdEndpoints = etcdclient.SplitEndpoints(c.EtcdEndpoints...)
 	if c.NodeName == "" {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/berth-dev/berth/pause"
 )
 
 func flags(t *testing.T, args ...string) *pflag.FlagSet {
@@ -27,7 +29,7 @@ func TestDefaults(t *testing.T) {
 	}
 	if c.RootDir != "/var/lib/berth" || c.FilePath != "/etc/berth/pods" || c.FileRescan != 20*time.Second ||
 		c.Workers != 4 || c.Resync != time.Minute || c.BackoffInitial != 10*time.Second || c.BackoffMax != 300*time.Second ||
-		c.ServerAddress != "127.0.0.1" || c.ServerPort != 10350 || c.PodInfraImage != "berth/pause:"+Version ||
+		c.ServerAddress != "127.0.0.1" || c.ServerPort != 10350 || c.PodInfraImage != DefaultPauseImage() ||
 		c.EtcdPrefix != "/registry/hosts/n1/pods/" || c.EtcdLegacyKey != "/registry/hosts/n1/kubelet" || !c.CadvisorEnabled {
 		t.Fatalf("defaults: %+v", c)
 	}
@@ -129,4 +131,16 @@ func TestEtcdPasswordOverHTTPNeedsConsent(t *testing.T) {
 			t.Fatalf("password over TLS: %v", err)
 		}
 	})
+}
+
+// The default pause image is tagged by its executable's digest.
+func TestDefaultPauseImageIsContentTagged(t *testing.T) {
+	b, err := pause.Default()
+	if err != nil {
+		t.Skipf("this berth cannot build its pause image: %v", err)
+	}
+	want := "berth/pause:" + b.Digest[:16]
+	if got := DefaultPauseImage(); got != want {
+		t.Errorf("DefaultPauseImage() = %q, want %q", got, want)
+	}
 }

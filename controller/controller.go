@@ -19,6 +19,7 @@ import (
 	"github.com/berth-dev/berth/images"
 	"github.com/berth-dev/berth/internal/backoff"
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/pause"
 	"github.com/berth-dev/berth/podconfig"
 	"github.com/berth-dev/berth/podfs"
 	"github.com/berth-dev/berth/prober"
@@ -37,11 +38,11 @@ type Config struct {
 	Resync     time.Duration
 	Backoff    Backoff
 	PauseImage string
-	// PauseBinary is a static executable to build PauseImage from when it
-	// is absent; empty means the image must exist.
-	PauseBinary string
-	Clock       clock.WithTicker
-	Metrics     Metrics
+	// PauseBuild is how to build PauseImage when it is absent or holds
+	// another executable; nil means the image is pulled when absent.
+	PauseBuild *pause.Build
+	Clock      clock.WithTicker
+	Metrics    Metrics
 	// Events receives what the controller does to pods (nil: discarded).
 	Events events.Recorder
 	// Prober runs probes of running containers (nil: probes are ignored).
@@ -92,10 +93,6 @@ type Controller struct {
 
 	pauseMu    sync.Mutex
 	pauseReady bool
-	// pauseDigest hashes PauseBinary once; Run starts it, so the first
-	// sandbox does not wait for the sha256 of a 45 MB binary.
-	pauseDigest func() (string, error)
-
 	// evictions are the verdicts of the emptyDir sizeLimit housekeeping.
 	evictions *evictions
 	// projected is what was written of pods' projected volumes.
@@ -173,14 +170,7 @@ func New(cfg Config, st *store.Store, rt runtime.Runtime, q Queue) *Controller {
 	c.images = images.New(images.Config{Engine: rt, Clock: cfg.Clock, Backoff: cfg.Backoff.Policy(), Metrics: cfg.Metrics,
 		Event: c.event, Enqueue: c.Enqueue, Log: c.log})
 	c.ops = newPodOps(c.Enqueue, c.log)
-	c.pauseDigest = digestOnce(cfg.PauseBinary)
 	return c
-}
-
-// digestOnce hashes the file at path on its first call and answers every
-// call with that result; a file changed later is not seen.
-func digestOnce(path string) func() (string, error) {
-	return sync.OnceValues(func() (string, error) { return runtime.FileDigest(path) })
 }
 
 // Enqueue adds a pod key; it never blocks and is safe from any goroutine.
@@ -195,13 +185,6 @@ func (c *Controller) Enqueue(key string) {
 // current keys.
 func (c *Controller) Run(ctx context.Context) {
 	var wg sync.WaitGroup
-	if c.cfg.PauseBinary != "" {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, _ = c.pauseDigest()
-		}()
-	}
 	for i := 0; i < c.cfg.Workers; i++ {
 		wg.Add(1)
 		go func() {
@@ -398,37 +381,37 @@ func (c *Controller) sourceSynced(name string) bool {
 	return true
 }
 
-// ensurePauseImage builds the pause image from PauseBinary when absent or
-// built from another binary (berth upgraded under the same tag; running
-// sandboxes keep the image they run), or pulls a configured one.
+// ensurePauseImage builds the pause image from PauseBuild when absent or
+// holding another executable (a reused tag; running sandboxes keep the image
+// they run), or pulls a configured one when absent.
 func (c *Controller) ensurePauseImage(ctx context.Context) error {
 	c.pauseMu.Lock()
 	defer c.pauseMu.Unlock()
 	if c.pauseReady {
 		return nil
 	}
-	info, err := c.rt.InspectImage(ctx, c.cfg.PauseImage)
+	ref, build := c.cfg.PauseImage, c.cfg.PauseBuild
+	info, err := c.rt.InspectImage(ctx, ref)
 	if err != nil && !errors.Is(err, runtime.ErrImageNotFound) {
 		return err
 	}
 	absent := err != nil
-	if absent && c.cfg.PauseBinary == "" {
+	switch {
+	case build != nil && (absent || info.Labels[runtime.LabelImageBinary] != build.Digest):
+		c.log.Info("building pause image", "image", ref, "bytes", len(build.Exe), "from", build.Binary, "was_absent", absent)
+		if build.Exe != nil {
+			err = c.rt.BuildImageData(ctx, ref, build.Exe, build.Path, build.Entrypoint)
+		} else {
+			err = c.rt.BuildImage(ctx, ref, build.Binary, build.Path, build.Entrypoint)
+		}
+		if err != nil {
+			return fmt.Errorf("build pause image %s: %w", ref, err)
+		}
+	case build == nil && absent:
 		// A configured pod_infra_image is pulled like any image.
-		c.log.Info("pulling pause image", "image", c.cfg.PauseImage)
-		if err := c.rt.PullImage(ctx, c.cfg.PauseImage, nil, nil); err != nil {
-			return fmt.Errorf("pause image %s is absent and its pull failed: %w", c.cfg.PauseImage, err)
-		}
-	}
-	if c.cfg.PauseBinary != "" {
-		digest, err := c.pauseDigest()
-		if err != nil && !absent {
-			c.log.Warn("cannot tell whether the pause image is current; keeping it", "image", c.cfg.PauseImage, "err", err)
-		}
-		if absent || (err == nil && info.Labels[runtime.LabelImageBinary] != digest) {
-			c.log.Info("building pause image", "image", c.cfg.PauseImage, "from", c.cfg.PauseBinary, "was_absent", absent)
-			if err := c.rt.BuildImage(ctx, c.cfg.PauseImage, c.cfg.PauseBinary, "/berth", []string{"/berth", "pause"}); err != nil {
-				return fmt.Errorf("build pause image %s: %w", c.cfg.PauseImage, err)
-			}
+		c.log.Info("pulling pause image", "image", ref)
+		if err := c.rt.PullImage(ctx, ref, nil, nil); err != nil {
+			return fmt.Errorf("pause image %s is absent and its pull failed: %w", ref, err)
 		}
 	}
 	c.pauseReady = true

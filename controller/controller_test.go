@@ -18,6 +18,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/pause"
 	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/store"
 )
@@ -41,7 +42,7 @@ func newHarness(t *testing.T) *harness {
 	rt.AddImage("app:1")
 	rt.AddImage("app:2")
 	ctrl := New(Config{
-		Node: "n1", RootDir: t.TempDir(), PauseImage: "berth/pause:test", PauseBinary: "/berth",
+		Node: "n1", RootDir: t.TempDir(), PauseImage: "berth/pause:test", PauseBuild: testPauseBuild(),
 		Backoff: Backoff{Initial: 10 * time.Second, Max: 40 * time.Second, Reset: 10 * time.Minute},
 		Clock:   clk,
 	}, st, rt, nil)
@@ -170,8 +171,8 @@ func TestCreatesSandboxAndContainers(t *testing.T) {
 	if len(run) != 3 || run["POD"] == nil || run["a"] == nil || run["b"] == nil {
 		t.Fatalf("want POD, a, b running; got %v", run)
 	}
-	if h.rt.CallCount("BuildImage") != 1 {
-		t.Errorf("pause image built %d times, want 1", h.rt.CallCount("BuildImage"))
+	if h.rt.CallCount("BuildImageData") != 1 {
+		t.Errorf("pause image built %d times, want 1", h.rt.CallCount("BuildImageData"))
 	}
 	sb, _ := h.rt.Config(run["POD"].ID)
 	if len(sb.Ports) != 1 || sb.Ports[0].HostPort != 18080 || sb.Ports[0].Protocol != "tcp" {
@@ -540,35 +541,52 @@ func TestMemoryVolumeGoesWithItsPod(t *testing.T) {
 	}
 }
 
-func TestPauseImageRebuiltForAnotherBinary(t *testing.T) {
+// testPauseBuild is a pause program for the fake engine.
+func testPauseBuild() *pause.Build {
+	exe := []byte("pause program")
+	return &pause.Build{Exe: exe, Path: pause.Path, Entrypoint: []string{pause.Path}, Digest: pause.Digest(exe)}
+}
+
+// The pause image is built once per executable: not again by a new berth
+// with the same program, again when the tag holds another executable.
+func TestPauseImageBuiltOncePerExecutable(t *testing.T) {
 	h := newHarness(t)
-	bin := filepath.Join(t.TempDir(), "berth")
-	if err := os.WriteFile(bin, []byte("v1"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	h.ctrl.cfg.PauseBinary = bin
-	builds := func() int { return h.rt.CallCount("BuildImage") }
-	ensure := func() {
+	builds := func() int { return h.rt.CallCount("BuildImageData") + h.rt.CallCount("BuildImage") }
+	ensure := func(b *pause.Build) {
 		// a new berth process
 		h.ctrl.pauseReady = false
-		h.ctrl.pauseDigest = digestOnce(bin)
+		h.ctrl.cfg.PauseBuild = b
 		if err := h.ctrl.ensurePauseImage(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	ensure()
+	b1 := testPauseBuild()
+	ensure(b1)
 	if builds() != 1 {
 		t.Fatalf("%d builds of an absent pause image, want 1", builds())
 	}
-	ensure()
+	ensure(b1)
 	if builds() != 1 {
-		t.Errorf("pause image rebuilt from the same binary")
+		t.Errorf("pause image rebuilt for the same program")
 	}
-	if err := os.WriteFile(bin, []byte("v2"), 0o755); err != nil {
+	b2 := *b1
+	b2.Exe = []byte("another program")
+	b2.Digest = pause.Digest(b2.Exe)
+	ensure(&b2)
+	if builds() != 2 {
+		t.Errorf("pause image under the same tag not rebuilt for another program (%d builds)", builds())
+	}
+	// The fallback, berth's own executable, is built from its file.
+	bin := filepath.Join(t.TempDir(), "berth")
+	if err := os.WriteFile(bin, []byte("berth"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ensure()
-	if builds() != 2 {
-		t.Errorf("pause image not rebuilt from a changed binary (%d builds)", builds())
+	digest, err := runtime.FileDigest(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ensure(&pause.Build{Binary: bin, Path: "/berth", Entrypoint: []string{"/berth", "pause"}, Digest: digest})
+	if n := h.rt.CallCount("BuildImage"); n != 1 {
+		t.Errorf("%d builds from berth's own executable, want 1", n)
 	}
 }

@@ -112,7 +112,7 @@ func TestSandboxLossFollowsRestartPolicy(t *testing.T) {
 func TestConfiguredPauseImageIsPulled(t *testing.T) {
 	h := newHarness(t)
 	cfg := h.ctrl.cfg
-	cfg.PauseImage, cfg.PauseBinary = "registry.example/pause:3.9", ""
+	cfg.PauseImage, cfg.PauseBuild = "registry.example/pause:3.9", nil
 	h.ctrl = New(cfg, h.st, h.rt, nil)
 	h.put(testPod("web", ctr("a", "app:1")))
 	h.settle("default/web")

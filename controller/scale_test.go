@@ -60,7 +60,7 @@ func simulate(tb testing.TB, n, workers int) simResult {
 	rt := fake.New(nil)
 	rt.AddImage("app:1")
 	m := &countingMetrics{}
-	ctrl := New(Config{Node: "sim", RootDir: simRootDir(tb), Workers: workers, PauseImage: "pause", PauseBinary: "/berth",
+	ctrl := New(Config{Node: "sim", RootDir: simRootDir(tb), Workers: workers, PauseImage: "pause", PauseBuild: testPauseBuild(),
 		Backoff: Backoff{Initial: time.Second, Max: time.Minute}, Metrics: m}, st, rt, q)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -104,7 +104,7 @@ func simulate(tb testing.TB, n, workers int) simResult {
 	cancel()
 	<-done
 	calls := map[string]int{}
-	for _, k := range []string{"CreateContainer", "StartContainer", "InspectContainer", "InspectImage", "ListContainers", "StopContainer", "RemoveContainer", "BuildImage", "PullImage"} {
+	for _, k := range []string{"CreateContainer", "StartContainer", "InspectContainer", "InspectImage", "ListContainers", "StopContainer", "RemoveContainer", "BuildImageData", "PullImage"} {
 		calls[k] = rt.CallCount(k)
 	}
 	return simResult{elapsed: elapsed, reconciles: m.reconciles.Load(), heap: ms.HeapAlloc, calls: calls}
@@ -144,7 +144,7 @@ func TestSimulationConverges(t *testing.T) {
 		t.Fatalf("%d reconciles for %d pods", r.reconciles, n)
 	}
 	want := map[string]int{"CreateContainer": 3 * n, "StartContainer": 3 * n, "InspectContainer": n,
-		"BuildImage": 1, "ListContainers": 0, "StopContainer": 0, "RemoveContainer": 0, "PullImage": 0}
+		"BuildImageData": 1, "ListContainers": 0, "StopContainer": 0, "RemoveContainer": 0, "PullImage": 0}
 	for k, w := range want {
 		if r.calls[k] != w {
 			t.Errorf("%s called %d times for %d pods, want %d", k, r.calls[k], n, w)

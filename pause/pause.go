@@ -1,7 +1,8 @@
-// Package pause is PID 1 of every pod sandbox (`berth pause` in the pause
-// image the controller builds from berth itself): it holds the pod's
+// Package pause is PID 1 of every pod sandbox: it holds the pod's
 // namespaces until SIGTERM or SIGINT and, as PID 1 of a shared PID
-// namespace, reaps the orphans reparented to it.
+// namespace, reaps the orphans reparented to it. The image berth builds
+// holds a native program of a few hundred bytes (Program) where berth has
+// one for the architecture, else berth itself run as `berth pause` (Run).
 package pause
 
 import (

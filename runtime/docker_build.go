@@ -37,7 +37,29 @@ func FileDigest(path string) (string, error) {
 // classic builder: Debian's engine 20.10 has no BuildKit session support for
 // API clients.
 func (d *Docker) BuildImage(ctx context.Context, tag, binary, path string, entrypoint []string) error {
-	buildCtx, err := buildContext(binary, path, entrypoint)
+	f, err := os.Open(binary)
+	if err != nil {
+		return fmt.Errorf("build image %s: %w", tag, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("build image %s: %w", tag, err)
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("build image %s: %s is not a regular file", tag, binary)
+	}
+	return d.build(ctx, tag, f, st.Size(), path, entrypoint)
+}
+
+// BuildImageData is BuildImage with the executable given as its bytes.
+func (d *Docker) BuildImageData(ctx context.Context, tag string, exe []byte, path string, entrypoint []string) error {
+	return d.build(ctx, tag, bytes.NewReader(exe), int64(len(exe)), path, entrypoint)
+}
+
+// build builds tag from the size bytes of exe.
+func (d *Docker) build(ctx context.Context, tag string, exe io.Reader, size int64, path string, entrypoint []string) error {
+	buildCtx, err := buildContext(exe, size, path, entrypoint)
 	if err != nil {
 		return fmt.Errorf("build image %s: %w", tag, err)
 	}
@@ -77,22 +99,11 @@ func dockerfile(path string, entrypoint []string, digest string) (string, error)
 	return df, nil
 }
 
-// buildContext returns an in-memory tar holding the Dockerfile and binary.
-func buildContext(binary, path string, entrypoint []string) (io.Reader, error) {
+// buildContext returns an in-memory tar holding the Dockerfile and the
+// size bytes of exe.
+func buildContext(exe io.Reader, size int64, path string, entrypoint []string) (io.Reader, error) {
 	if path == "" || path[0] != '/' {
 		return nil, fmt.Errorf("image path %q is not absolute", path)
-	}
-	f, err := os.Open(binary)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", binary)
 	}
 
 	// A fixed modification time keeps the context, and so the builder's
@@ -103,15 +114,15 @@ func buildContext(binary, path string, entrypoint []string) (io.Reader, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	if err := tw.WriteHeader(&tar.Header{
-		Name: buildPayloadName, Mode: 0o755, Size: st.Size(), ModTime: mtime, Typeflag: tar.TypeReg,
+		Name: buildPayloadName, Mode: 0o755, Size: size, ModTime: mtime, Typeflag: tar.TypeReg,
 	}); err != nil {
 		return nil, err
 	}
 	h := sha256.New()
-	if n, err := io.Copy(tw, io.TeeReader(f, h)); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", binary, err)
-	} else if n != st.Size() {
-		return nil, fmt.Errorf("reading %s: size changed while reading", binary)
+	if n, err := io.Copy(tw, io.TeeReader(exe, h)); err != nil {
+		return nil, fmt.Errorf("reading the executable: %w", err)
+	} else if n != size {
+		return nil, fmt.Errorf("reading the executable: size changed while reading")
 	}
 	df, err := dockerfile(path, entrypoint, hex.EncodeToString(h.Sum(nil)))
 	if err != nil {

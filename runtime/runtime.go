@@ -225,6 +225,8 @@ type Runtime interface {
 	// BuildImage builds tag FROM scratch holding the static executable binary
 	// (a host path) at path inside the image, with the given entrypoint.
 	BuildImage(ctx context.Context, tag, binary, path string, entrypoint []string) error
+	// BuildImageData is BuildImage with the executable given as its bytes.
+	BuildImageData(ctx context.Context, tag string, exe []byte, path string, entrypoint []string) error
 	// Exec runs cmd inside a running container and returns its exit code
 	// and up to 10 KiB of combined output. ctx bounds the run; on expiry the
 	// error wraps context.DeadlineExceeded (the process may linger).

@@ -5,6 +5,8 @@ package fake
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"maps"
@@ -431,6 +433,16 @@ func (f *Runtime) BuildImage(ctx context.Context, tag, binary, path string, entr
 	if d, err := runtime.FileDigest(binary); err == nil {
 		f.imageLabels[tag] = map[string]string{runtime.LabelImageBinary: d}
 	}
+	return nil
+}
+
+func (f *Runtime) BuildImageData(ctx context.Context, tag string, exe []byte, path string, entrypoint []string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.call("BuildImageData")
+	sum := sha256.Sum256(exe)
+	f.images[tag] = true
+	f.imageLabels[tag] = map[string]string{runtime.LabelImageBinary: hex.EncodeToString(sum[:])}
 	return nil
 }
 

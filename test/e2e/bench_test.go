@@ -17,6 +17,7 @@ import (
 	"github.com/docker/docker/api/types/filters"
 
 	"github.com/berth-dev/berth/config"
+	"github.com/berth-dev/berth/pause"
 	"github.com/berth-dev/berth/runtime"
 )
 
@@ -113,8 +114,8 @@ func BenchmarkPodStart(b *testing.B) {
 }
 
 // ensurePauseImage makes sure berth's default pause image exists, building it
-// from the berth binary exactly as berth does when absent.
-func ensurePauseImage(b *testing.B) string {
+// from the program berth builds it from when absent.
+func ensurePauseImage(b testing.TB) string {
 	img := config.DefaultPauseImage()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -123,7 +124,16 @@ func ensurePauseImage(b *testing.B) string {
 		b.Fatal(err)
 	}
 	if !ok {
-		if err := dk.BuildImage(ctx, img, berthBin, "/berth", []string{"/berth", "pause"}); err != nil {
+		pb, err := pause.Default()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if pb.Exe != nil {
+			err = dk.BuildImageData(ctx, img, pb.Exe, pb.Path, pb.Entrypoint)
+		} else {
+			err = dk.BuildImage(ctx, img, berthBin, pb.Path, pb.Entrypoint)
+		}
+		if err != nil {
 			b.Fatal(err)
 		}
 	}
