@@ -12,10 +12,13 @@ type asm struct {
 }
 
 // fixup is a displacement of size bytes at off, relative to the end of
-// the instruction (end), to be filled with label's offset.
+// the instruction (end), to be filled with label's offset; or, with
+// encode, a 32-bit instruction at off encoded from the displacement to
+// label from its own start (fixed-width ISAs such as arm64).
 type fixup struct {
 	off, size, end int
 	label          string
+	encode         func(d int) (uint32, error)
 }
 
 func newAsm() *asm { return &asm{labels: map[string]int{}} }
@@ -34,6 +37,16 @@ func (a *asm) rel(label string, size int, opcode ...byte) {
 	a.code = append(a.code, make([]byte, size)...)
 }
 
+// insn appends a 32-bit little-endian instruction that encode builds from
+// the displacement to label from the instruction's start.
+func (a *asm) insn(label string, encode func(d int) (uint32, error)) {
+	a.fixups = append(a.fixups, fixup{off: len(a.code), size: 4, label: label, encode: encode})
+	a.code = append(a.code, 0, 0, 0, 0)
+}
+
+// word appends a 32-bit little-endian instruction.
+func (a *asm) word(w uint32) { a.op(byte(w), byte(w>>8), byte(w>>16), byte(w>>24)) }
+
 // align pads with pad to a multiple of n.
 func (a *asm) align(n int, pad byte) {
 	for len(a.code)%n != 0 {
@@ -48,6 +61,14 @@ func (a *asm) bytes() ([]byte, error) {
 		at, ok := a.labels[f.label]
 		if !ok {
 			return nil, fmt.Errorf("label %q used but never placed", f.label)
+		}
+		if f.encode != nil {
+			w, err := f.encode(at - f.off)
+			if err != nil {
+				return nil, fmt.Errorf("reference to %q: %w", f.label, err)
+			}
+			out[f.off], out[f.off+1], out[f.off+2], out[f.off+3] = byte(w), byte(w>>8), byte(w>>16), byte(w>>24)
+			continue
 		}
 		d := at - f.end
 		switch f.size {

@@ -33,6 +33,7 @@ var programs = map[string]struct {
 	waitSyscall int
 }{
 	"amd64": {elf.EM_X86_64, amd64Program, amd64SysRtSigtimedwait},
+	"arm64": {elf.EM_AARCH64, arm64Program, arm64SysRtSigtimedwait},
 }
 
 // Program returns the sandbox program for goarch: a complete static ELF

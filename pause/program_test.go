@@ -56,26 +56,49 @@ func TestProgramsAreStaticELF(t *testing.T) {
 	}
 }
 
-// nativeExe writes the program for this machine to a file, or skips.
-func nativeExe(t *testing.T) string {
+// qemu names the user-mode emulator that runs each foreign program.
+var qemu = map[string]string{"amd64": "qemu-x86_64-static", "arm64": "qemu-aarch64-static"}
+
+// programRuns returns a command line for each program this machine can
+// run: natively, or under qemu's user-mode emulator when installed (CI
+// installs qemu-user-static, so every program is run, not only parsed).
+func programRuns(t *testing.T) map[string][]string {
 	t.Helper()
-	exe, ok := Native()
-	if !ok {
+	if _, ok := programs[runtime.GOARCH]; !ok {
 		t.Skipf("no native sandbox program for %s", runtime.GOARCH)
 	}
-	path := filepath.Join(t.TempDir(), "pause")
-	if err := os.WriteFile(path, exe, 0o755); err != nil {
-		t.Fatal(err)
+	runs := map[string][]string{}
+	for goarch := range programs {
+		exe, _ := Program(goarch)
+		path := filepath.Join(t.TempDir(), "pause-"+goarch)
+		if err := os.WriteFile(path, exe, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if goarch == runtime.GOARCH {
+			runs[goarch] = []string{path}
+			continue
+		}
+		emu, err := exec.LookPath(qemu[goarch])
+		if err != nil {
+			t.Logf("%s program not run: %s not installed", goarch, qemu[goarch])
+			continue
+		}
+		runs[goarch] = []string{emu, path}
 	}
-	return path
+	return runs
 }
 
 // The program blocks until SIGTERM or SIGINT, then exits 0; other
 // signals it waits for (SIGCHLD) do not end it.
 func TestProgramExitsOnTermAndInt(t *testing.T) {
-	path := nativeExe(t)
+	for goarch, argv := range programRuns(t) {
+		t.Run(goarch, func(t *testing.T) { testExitsOnTermAndInt(t, argv) })
+	}
+}
+
+func testExitsOnTermAndInt(t *testing.T, argv []string) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
-		cmd := exec.Command(path)
+		cmd := exec.Command(argv[0], argv[1:]...)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -108,10 +131,15 @@ func TestProgramExitsOnTermAndInt(t *testing.T) {
 // Children that exit are reaped: sh starts a short child, then execs the
 // program, which so inherits the child and must wait for it.
 func TestProgramReapsChildren(t *testing.T) {
-	path := nativeExe(t)
-	dir := t.TempDir()
-	pidFile := filepath.Join(dir, "child")
-	cmd := exec.Command("/bin/sh", "-c", `sleep 0.2 & echo $! > "$1"; exec "$2"`, "sh", pidFile, path)
+	for goarch, argv := range programRuns(t) {
+		t.Run(goarch, func(t *testing.T) { testReapsChildren(t, argv) })
+	}
+}
+
+func testReapsChildren(t *testing.T, argv []string) {
+	pidFile := filepath.Join(t.TempDir(), "child")
+	args := append([]string{"-c", `sleep 0.2 & echo $! > "$1"; shift; exec "$@"`, "sh", pidFile}, argv...)
+	cmd := exec.Command("/bin/sh", args...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +160,8 @@ func TestProgramReapsChildren(t *testing.T) {
 
 // waitBlocked waits until pid runs the program (not sh) and sits in
 // rt_sigtimedwait, so its signals are blocked and one sent now is queued.
-// (During the wait the kernel shows them unblocked in SigBlk.)
+// (During the wait the kernel shows them unblocked in SigBlk.) Under qemu
+// the host's rt_sigtimedwait is seen, made for the program's.
 func waitBlocked(t *testing.T, pid int) {
 	t.Helper()
 	want := fmt.Sprintf("%d ", programs[runtime.GOARCH].waitSyscall)

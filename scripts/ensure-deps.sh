@@ -2,7 +2,9 @@
 # Makes sure what berth and its tests need is here: a Docker engine answering
 # on /var/run/docker.sock (Debian's docker.io, dockerd started when not
 # running) and the etcd server binary (Debian's etcd-server; tests start
-# their own etcd) and Prometheus with promtool (Debian's prometheus).
+# their own etcd) and Prometheus with promtool (Debian's prometheus), and
+# qemu's user-mode emulators (qemu-user-static), with which the tests run the
+# pause program of each architecture, not only this machine's.
 # Needs root (or sudo) on a Debian machine.
 set -euo pipefail
 
@@ -18,6 +20,7 @@ command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
 command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
+command -v qemu-aarch64-static >/dev/null 2>&1 || missing+=(qemu-user-static)
 if [ "${#missing[@]}" -gt 0 ]; then
 	echo "ensure-deps: installing ${missing[*]} from Debian" >&2
 	$SUDO apt-get update -q >/dev/null
