@@ -65,7 +65,7 @@ func Admit(v View, u Update) (Decision, error) {
 	}
 	have := map[string]*model.Pod{}
 	// Ports and UIDs held by other sources' pods.
-	var taken portClaims
+	taken := portClaims{}
 	uids := map[types.UID]string{}
 	owner := map[string]string{}
 	fits := newNodeFit(u.Node)
@@ -102,10 +102,12 @@ func Admit(v View, u Update) (Decision, error) {
 
 	// Pods kept on their last good spec (their update failed) keep their
 	// ports and UIDs too, so a newcomer cannot take them meanwhile.
-	offered := map[string]bool{}
-	for _, d := range u.Pods {
-		offered[key(d)] = true
-		fits.hold(have[key(d)])
+	offered := make(map[string]bool, len(u.Pods))
+	keys := make([]string, len(u.Pods))
+	for i, d := range u.Pods {
+		keys[i] = key(d)
+		offered[keys[i]] = true
+		fits.hold(have[keys[i]])
 	}
 	for k, old := range have {
 		if _, bad := podErr[k]; (bad || failedOrigin[old.Origin]) && !offered[k] {
@@ -123,15 +125,17 @@ func Admit(v View, u Update) (Decision, error) {
 	}
 	// Pods already admitted are checked first: an admitted pod keeps its
 	// ports against newcomers of the same source.
-	ordered := append([]manifest.Desired(nil), u.Pods...)
-	sort.SliceStable(ordered, func(a, b int) bool {
-		_, ea := have[key(ordered[a])]
-		_, eb := have[key(ordered[b])]
-		return ea && !eb
-	})
-	next := map[string]*model.Pod{}
-	for _, d := range ordered {
-		k := key(d)
+	ordered := make([]keyed, 0, len(u.Pods))
+	for _, existing := range []bool{true, false} {
+		for i, d := range u.Pods {
+			if _, ok := have[keys[i]]; ok == existing {
+				ordered = append(ordered, keyed{d, keys[i]})
+			}
+		}
+	}
+	next := make(map[string]*model.Pod, len(ordered))
+	for _, kd := range ordered {
+		d, k := kd.d, kd.k
 		if _, dup := next[k]; dup {
 			refuse(d, k, "duplicate pod key in source")
 			continue
@@ -140,13 +144,19 @@ func Admit(v View, u Update) (Decision, error) {
 			refuse(d, k, fmt.Sprintf("pod already provided by source %q", other))
 			continue
 		}
-		holder, err := heldBy(v, k, u.Source)
-		if err != nil {
-			return Decision{}, err
-		}
-		if holder != "" {
-			refuse(d, k, fmt.Sprintf("pod is running for source %q, which has not synced since berth started", holder))
-			continue
+		p := merge(have[k], u.Source, d, u.Now)
+		unchanged := p == have[k]
+		// A pod unchanged since it was admitted was not held by another
+		// source then, and an unsynced source starts nothing meanwhile.
+		if !unchanged {
+			holder, err := heldBy(v, k, u.Source)
+			if err != nil {
+				return Decision{}, err
+			}
+			if holder != "" {
+				refuse(d, k, fmt.Sprintf("pod is running for source %q, which has not synced since berth started", holder))
+				continue
+			}
 		}
 		if clash := taken.clash(k, d.Pod); clash != "" {
 			refuse(d, k, clash)
@@ -168,8 +178,7 @@ func Admit(v View, u Update) (Decision, error) {
 			refuse(d, k, msg)
 			continue
 		}
-		p := merge(have[k], u.Source, d, u.Now)
-		if msg := fits.admit(k, d.Pod, p == have[k]); msg != "" {
+		if msg := fits.admit(k, d.Pod, unchanged); msg != "" {
 			refuse(d, k, msg)
 			continue
 		}
@@ -202,6 +211,12 @@ func Admit(v View, u Update) (Decision, error) {
 }
 
 func key(d manifest.Desired) string { return manifest.PodKey(d.Pod.Namespace, d.Pod.Name) }
+
+// keyed is an offered pod with its key.
+type keyed struct {
+	d manifest.Desired
+	k string
+}
 
 // merge returns the stored pod for desired d: the old object when nothing
 // changed, else a new one carrying over status for the same UID.

@@ -36,8 +36,15 @@ func hostPorts(p *v1.Pod) []hostPort {
 	return out
 }
 
-// portClaims are the host ports held by admitted pods.
-type portClaims []portClaim
+// portClaims are the host ports held by admitted pods, by port and
+// protocol (only those can conflict), each list in the order added, so
+// that a check costs the claims of its own ports, not of every pod.
+type portClaims map[portSlot][]portClaim
+
+type portSlot struct {
+	proto v1.Protocol
+	port  int32
+}
 
 type portClaim struct {
 	key string
@@ -45,9 +52,10 @@ type portClaim struct {
 }
 
 // add records the host ports of pod key.
-func (c *portClaims) add(key string, p *v1.Pod) {
+func (c portClaims) add(key string, p *v1.Pod) {
 	for _, hp := range hostPorts(p) {
-		*c = append(*c, portClaim{key, hp})
+		s := portSlot{hp.proto, hp.port}
+		c[s] = append(c[s], portClaim{key, hp})
 	}
 }
 
@@ -55,7 +63,7 @@ func (c *portClaims) add(key string, p *v1.Pod) {
 // returns "".
 func (c portClaims) clash(key string, p *v1.Pod) string {
 	for _, hp := range hostPorts(p) {
-		for _, t := range c {
+		for _, t := range c[portSlot{hp.proto, hp.port}] {
 			if t.key != key && conflicts(hp, t.hp) {
 				return fmt.Sprintf("spec.containers[].ports: hostPort %d/%s on %s already used by pod %s", hp.port, hp.proto, hp.ip, t.key)
 			}

@@ -36,6 +36,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 
+	"github.com/berth-dev/berth/admission"
 	"github.com/berth-dev/berth/cluster"
 	"github.com/berth-dev/berth/controller"
 	"github.com/berth-dev/berth/etcdclient"
@@ -78,7 +79,13 @@ type simConfig struct {
 	etcdEvents bool
 	// timeout bounds the wait for every pod to run.
 	timeout time.Duration
+	// nodeScale multiplies the node's capacity (4 CPUs, 16 GiB) for runs
+	// of more pods than it fits (zero: 1).
+	nodeScale int64
 }
+
+func (c simConfig) nodeCPUMilli() int64 { return 4000 * max(c.nodeScale, 1) }
+func (c simConfig) nodeMemory() int64   { return 16 << 30 * max(c.nodeScale, 1) }
 
 func envInt(name string, def int) int {
 	if v := os.Getenv(name); v != "" {
@@ -173,7 +180,7 @@ func newSimAgent(ctx context.Context, tb testing.TB, cfg simConfig, node, rootDi
 	}
 	a.ctrl = controller.New(controller.Config{
 		Node:       node,
-		NodeInfo:   controller.NodeInfo{IP: "10.0.0.1", CPUMilli: 4000, Memory: 16 << 30},
+		NodeInfo:   controller.NodeInfo{IP: "10.0.0.1", CPUMilli: cfg.nodeCPUMilli(), Memory: cfg.nodeMemory()},
 		RootDir:    rootDir,
 		Workers:    4,
 		Resync:     cfg.resync,
@@ -183,6 +190,8 @@ func newSimAgent(ctx context.Context, tb testing.TB, cfg simConfig, node, rootDi
 		Events:     rec,
 	}, st, a.rt, queue)
 	a.srcInf = informer.NewSourceInformer(st, clk, nil, nil)
+	// As agent.Run sets it: new pods must fit the node.
+	a.srcInf.Node = &admission.Node{Name: node, OS: goruntime.GOOS, CPUMilli: cfg.nodeCPUMilli(), Memory: cfg.nodeMemory()}
 	a.src = sources.NewEtcdSource("etcd", sources.EtcdConfig{Client: ec, Conn: cli, Prefix: cluster.PodsPrefix(node),
 		LegacyKey: cluster.DefaultHostsPrefix + node + "/kubelet"}, sources.Options{Options: manifest.Options{Node: node}})
 	a.src.CheckInterval = cfg.check
@@ -191,7 +200,7 @@ func newSimAgent(ctx context.Context, tb testing.TB, cfg simConfig, node, rootDi
 	}
 	a.dockInf = informer.NewDockerInformer(a.rt, st, node, clk, nil, nil)
 	a.lease = cluster.NewLease(cli, cfg.leaseTTL, nil, nil, nil)
-	host := cluster.HostInfo{Name: node, Version: "sim", CPUMilli: 4000, Memory: 16 << 30, MaxPods: 110,
+	host := cluster.HostInfo{Name: node, Version: "sim", CPUMilli: cfg.nodeCPUMilli(), Memory: cfg.nodeMemory(), MaxPods: 110,
 		OS: goruntime.GOOS, Arch: goruntime.GOARCH, Kernel: "sim", Started: time.Now(),
 		Addresses:      []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: "10.0.0.1"}, {Type: v1.NodeHostName, Address: node}},
 		RuntimeVersion: func(context.Context) (string, error) { return "fake://1", nil },

@@ -208,6 +208,7 @@ func BenchmarkOneNodeLinear(b *testing.B) {
 		statusInterval: cluster.DefaultStatusInterval,
 		leaseTTL:       cluster.DefaultLeaseTTL,
 		etcdEvents:     os.Getenv("BERTH_SIM_EVENTS") != "0",
+		nodeScale:      int64(pods/400 + 1),
 	}
 	for range b.N {
 		r := oneNodeLinear(b, pods, window, cfg)
