@@ -90,6 +90,16 @@ func (p *berthProc) url(path string) string {
 
 func (p *berthProc) pid() int { return p.cmd.Process.Pid }
 
+// exited reports whether the process has ended.
+func (p *berthProc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
 func (p *berthProc) waitReady(ctx context.Context, timeout time.Duration) error {
 	c := http.Client{Timeout: 2 * time.Second}
 	deadline := time.Now().Add(timeout)

@@ -48,7 +48,8 @@ func csvMs(d time.Duration) string {
 func (r *results) rawTables() map[string][][]string {
 	out := map[string][][]string{}
 	if st := r.start; st != nil {
-		rows := [][]string{{"system", "n", "run", "total_ms", "first_create_ms", "compose_wall_ms", "berth_mean_pod_start_ms", "error"}}
+		rows := [][]string{{"system", "n", "round", "total_ms", "first_create_ms", "compose_wall_ms", "berth_mean_pod_start_ms", "error"}}
+		down := [][]string{{"system", "n", "round", "total_ms", "app_stop_median_ms", "sigkilled", "compose_wall_ms", "error"}}
 		for _, run := range st.runs {
 			total, first := csvMs(run.total), csvMs(run.firstCreate)
 			if run.err != "" {
@@ -56,8 +57,24 @@ func (r *results) rawTables() map[string][][]string {
 			}
 			rows = append(rows, []string{run.system, strconv.Itoa(run.n), strconv.Itoa(run.run), total, first,
 				csvMs(run.cmdWall), csvMs(run.berthMean), firstLine(run.err)})
+			if run.err == "" {
+				dt, stop := csvMs(run.down.total), csvMs(run.down.appStop)
+				if run.down.err != "" {
+					dt, stop = "", ""
+				}
+				down = append(down, []string{run.system, strconv.Itoa(run.n), strconv.Itoa(run.run), dt, stop,
+					strconv.Itoa(run.down.sigkilled), csvMs(run.down.cmdWall), firstLine(run.down.err)})
+			}
 		}
-		out["start"] = rows
+		for w, ds := range st.sweep {
+			for _, d := range ds {
+				rows = append(rows, []string{fmt.Sprintf("%s-workers-%d", sysMinimal, w), strconv.Itoa(st.sweepN), "1", csvMs(d), "", "", "", ""})
+			}
+		}
+		out["start"], out["teardown"] = rows, down
+	}
+	if fr := r.footprint; fr != nil {
+		out["footprint"] = fr.table()
 	}
 	if rr := r.reaction; rr != nil {
 		rows := [][]string{{"kind", "trial", "call_to_gone_ms", "gone_to_start_ms", "die_to_start_ms", "die_to_create_ms", "call_to_start_ms", "create_start_to_event_ms", "create_start_calls_ms"}}

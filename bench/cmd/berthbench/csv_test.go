@@ -16,7 +16,7 @@ func TestRawRowsGoToCSV(t *testing.T) {
 		machine: machineInfo{commit: "0123456789ab", cpu: "AMD EPYC 7B13", nproc: 2},
 		start: &startResults{runs: []startRun{
 			{system: sysBerth, n: 1, run: 1, total: 318 * time.Millisecond, firstCreate: 16800 * time.Microsecond},
-			{system: sysDirect, n: 1, run: 1, err: "engine gone\nmore"},
+			{system: sysMinimal, n: 1, run: 1, err: "engine gone\nmore"},
 		}},
 	}
 	root := t.TempDir()

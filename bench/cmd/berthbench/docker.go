@@ -22,6 +22,7 @@ const (
 	nodeLabel = runtime.LabelNode
 	podLabel  = runtime.LabelPodName
 	ctrLabel  = runtime.LabelContainerName
+	uidLabel  = runtime.LabelPodUID
 )
 
 // monitorEngine holds an events stream that matches nothing and counts its
@@ -224,37 +225,90 @@ func (b *bench) runDirect(ctx context.Context, cfg *runtime.ContainerConfig) (st
 }
 
 // directPod makes the calls one benchmark pod cannot do without: create and
-// start a sandbox from the pause image publishing the pod's host port, then
-// create and start the app container joined to its network namespace. No
+// start its sandbox, then create and start its app container joined to the
+// sandbox's namespaces (app's sandboxToken replaced by the sandbox's ID).
+// prep, if any, runs first (the berth-config baseline's bind sources). No
 // inspect, no image check, nothing else.
-func (b *bench) directPod(ctx context.Context, i int, labels map[string]string) (sandbox string, err error) {
-	name := podName(i)
-	prefix := "berthbench_" + b.id + "_" + labels[labelCase] + "_" + name
-	sandbox, err = b.runDirect(ctx, &runtime.ContainerConfig{
-		Name: prefix + "_POD", Image: b.pauseImage, Labels: labels, Hostname: name,
-		Ports: []runtime.PortBinding{{ContainerPort: appPort, Protocol: "tcp", HostPort: b.hostPort(i)}},
-	})
-	if err != nil {
-		return "", err
+func (b *bench) directPod(ctx context.Context, name string, sandbox, app containerSpec, prep func() error) (directPodIDs, error) {
+	var ids directPodIDs
+	if prep != nil {
+		if err := prep(); err != nil {
+			return ids, err
+		}
 	}
-	_, err = b.runDirect(ctx, &runtime.ContainerConfig{
-		Name: prefix + "_app", Image: testImage, Cmd: []string{"sleep"}, Labels: labels,
-		NetworkMode: "container:" + sandbox,
-	})
-	return sandbox, err
+	var err error
+	if ids.sandbox, err = b.createStart(ctx, name+"_POD", sandbox.Config, sandbox.HostConfig); err != nil {
+		return ids, err
+	}
+	cfg, hc := app.withSandbox(ids.sandbox)
+	ids.app, err = b.createStart(ctx, name+"_app", cfg, hc)
+	return ids, err
+}
+
+func (b *bench) createStart(ctx context.Context, name string, cfg *container.Config, hc *container.HostConfig) (string, error) {
+	resp, err := b.cli.ContainerCreate(ctx, cfg, hc, nil, nil, name)
+	if err != nil {
+		return "", fmt.Errorf("create %s: %w", name, err)
+	}
+	if err := b.cli.ContainerStart(ctx, resp.ID, container.StartOptions{}); err != nil {
+		return resp.ID, fmt.Errorf("start %s: %w", name, err)
+	}
+	return resp.ID, nil
+}
+
+// stopRemove stops a container gracefully (SIGTERM, SIGKILL after the
+// pods' grace period) and removes it with its anonymous volumes, as berth
+// does.
+func (b *bench) stopRemove(ctx context.Context, id string) error {
+	secs := grace
+	if err := b.cli.ContainerStop(ctx, id, container.StopOptions{Timeout: &secs}); err != nil {
+		return fmt.Errorf("stop %s: %w", id, err)
+	}
+	if err := b.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil {
+		return fmt.Errorf("remove %s: %w", id, err)
+	}
+	return nil
+}
+
+// waitGone waits until no container carries every label of match (untimed
+// cleanup: polls every 200 ms).
+func (b *bench) waitGone(ctx context.Context, match map[string]string, timeout time.Duration) error {
+	f := filters.NewArgs()
+	for k, v := range match {
+		f.Add("label", k+"="+v)
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		list, err := b.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+		if err == nil && len(list) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			if err == nil {
+				err = fmt.Errorf("%d containers left after %s", len(list), timeout)
+			}
+			return err
+		}
+		if err := sleepCtx(ctx, 200*time.Millisecond); err != nil {
+			return err
+		}
+	}
 }
 
 // composeFile renders the docker-compose equivalent of n benchmark pods:
 // per pod a sandbox service from berth's pause image on the default bridge,
-// and an app service joined to its network namespace.
+// and an app service joined to its network namespace; both stop within the
+// pods' grace period.
 func (b *bench) composeFile(n int, caseID string) string {
 	var s strings.Builder
 	s.WriteString("version: \"2.4\"\nservices:\n")
-	labels := fmt.Sprintf("    labels: {%s: %q, %s: %q}\n", labelRun, b.id, labelCase, caseID)
+	labels := func(role string) string {
+		return fmt.Sprintf("    labels: {%s: %q, %s: %q, %s: %q}\n    stop_grace_period: %ds\n", labelRun, b.id, labelCase, caseID, labelRole, role, grace)
+	}
 	for i := 0; i < n; i++ {
 		p := podName(i)
-		fmt.Fprintf(&s, "  %s-pod:\n    image: %q\n    hostname: %s\n    network_mode: bridge\n    ports: [\"%d:%d\"]\n%s", p, b.pauseImage, p, b.hostPort(i), appPort, labels)
-		fmt.Fprintf(&s, "  %s-app:\n    image: %q\n    command: [\"sleep\"]\n    network_mode: \"service:%s-pod\"\n%s", p, testImage, p, labels)
+		fmt.Fprintf(&s, "  %s-pod:\n    image: %q\n    hostname: %s\n    network_mode: bridge\n    ports: [\"%d:%d\"]\n%s", p, b.pauseImage, p, b.hostPort(i), appPort, labels("sandbox"))
+		fmt.Fprintf(&s, "  %s-app:\n    image: %q\n    command: [\"sleep\"]\n    network_mode: \"service:%s-pod\"\n%s", p, testImage, p, labels("app"))
 	}
 	return s.String()
 }
@@ -272,22 +326,28 @@ func (b *bench) composeWrite(project, content string) (string, error) {
 	return file, nil
 }
 
-// composeUp runs `docker-compose up -d` for a file of services and returns
-// the command's wall time. COMPOSE_PARALLEL_LIMIT is raised to the number of
-// services when that exceeds the default 64: with more services than the
-// limit, docker-compose 1.x can deadlock (docker/compose#5864, #8161; here it
-// stalled after 21 of 200 containers).
-func (b *bench) composeUp(ctx context.Context, project, file string, services int, timeout time.Duration) (time.Duration, error) {
+// composeRun runs docker-compose with args (up -d, down) for a file of
+// services and returns the command's wall time. COMPOSE_PARALLEL_LIMIT is
+// raised to the number of services when that exceeds the default 64: with
+// more services than the limit, docker-compose 1.x can deadlock
+// (docker/compose#5864, #8161; here it stalled after 21 of 200 containers).
+// A successful down unregisters the project.
+func (b *bench) composeRun(ctx context.Context, project, file string, services int, timeout time.Duration, args ...string) (time.Duration, error) {
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(cctx, b.opt.compose, "-p", project, "-f", file, "up", "-d", "--no-color")
+	cmd := exec.CommandContext(cctx, b.opt.compose, append([]string{"-p", project, "-f", file}, args...)...)
 	cmd.Env = append(os.Environ(), "DOCKER_HOST="+b.dockerHost,
 		fmt.Sprintf("COMPOSE_PARALLEL_LIMIT=%d", composeParallel(services)))
 	t := time.Now()
 	out, err := cmd.CombinedOutput()
 	d := time.Since(t)
 	if err != nil {
-		return d, fmt.Errorf("docker-compose up: %v\n%s", err, tail(out, 2000))
+		return d, fmt.Errorf("docker-compose %s: %v\n%s", args[0], err, tail(out, 2000))
+	}
+	if args[0] == "down" {
+		b.mu.Lock()
+		delete(b.projects, project)
+		b.mu.Unlock()
 	}
 	return d, nil
 }

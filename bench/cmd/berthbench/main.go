@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -53,7 +54,11 @@ type options struct {
 	compose       string
 	scenarios     map[string]bool
 	updates       int
-	keep          bool
+	// footprintPods and footprintSettle size the sandbox and footprint
+	// scenarios.
+	footprintPods   int
+	footprintSettle time.Duration
+	keep            bool
 	// results is the directory, relative to the module root, of the raw
 	// rows' CSV files ("": not written).
 	results string
@@ -71,6 +76,10 @@ type bench struct {
 	dk         *runtime.Docker
 	cli        *client.Client
 	pauseImage string
+	// tmpl is the warm-up berth's pod, cloned by the berth-config
+	// baseline under its own node name and root dir.
+	tmpl             *podTemplate
+	cfgNode, cfgRoot string
 
 	engineBreaks atomic.Int64 // dockerd restarts seen (monitorEngine)
 
@@ -79,6 +88,13 @@ type bench struct {
 	procs    map[*berthProc]bool // running berth processes
 	projects map[string]string   // compose project → file, not yet taken down
 }
+
+// allScenarios are the scenarios in the order they run.
+var allScenarios = []string{"start", "teardown", "reaction", "idle", "sandbox", "footprint", "inmem", "linear", "configmap"}
+
+// pairedScenario names the scenario measured in the same runs as another:
+// asking for either runs both.
+var pairedScenario = map[string]string{"start": "teardown", "sandbox": "footprint"}
 
 func main() { os.Exit(run()) }
 
@@ -99,6 +115,7 @@ func run() int {
 		return 1
 	}
 	res.machine = b.machine(ctx)
+	res.pauseImage = b.pauseImage
 	mctx, stopMonitor := context.WithCancel(ctx)
 	defer stopMonitor()
 	go b.monitorEngine(mctx)
@@ -108,13 +125,15 @@ func run() int {
 		run  func(context.Context, *results) error
 	}
 	for _, s := range []scenario{
-		{"start", b.runStart},
+		{"start", b.runStart}, // and teardown: one cycle measures both
 		{"reaction", b.runReaction},
 		{"idle", b.runIdle},
+		{"sandbox", b.runFootprint}, // and footprint: one set of pods measures both
 		{"inmem", b.runInMemory},
+		{"linear", b.runLinear},
 		{"configmap", b.runConfigMap},
 	} {
-		if !opt.scenarios[s.name] {
+		if !opt.scenarios[s.name] && !opt.scenarios[pairedScenario[s.name]] {
 			continue
 		}
 		if ctx.Err() != nil {
@@ -186,11 +205,14 @@ func keptSections(path string) string {
 
 func parseFlags() (options, error) {
 	var o options
-	ns := flag.String("n", "1,10,50,100", "pod counts for the start-latency scenario")
-	sc := flag.String("scenarios", "start,reaction,idle,inmem,configmap", "scenarios to run (comma-separated)")
+	ns := flag.String("n", "1,10,50,100", "pod counts of the start and teardown scenarios")
+	sc := flag.String("scenarios", strings.Join(allScenarios, ","), "scenarios to run (comma-separated)")
+	flag.IntVar(&o.footprintPods, "footprint-pods", 100, "idle pods of the sandbox and footprint scenarios")
+	flag.DurationVar(&o.footprintSettle, "footprint-settle", 10*time.Second, "wait after the footprint pods run, before measuring")
 	flag.IntVar(&o.updates, "updates", 100, "ConfigMap updates in the configmap scenario")
 	flag.StringVar(&o.out, "out", "BENCHMARKS.md", `Markdown report to write ("-": stdout)`)
-	flag.IntVar(&o.runs, "runs", 5, "runs (rounds) per pod count and system in the start scenario")
+	flag.IntVar(&o.runs, "rounds", 3, "rounds per pod count of the start and teardown scenarios (each runs every system once)")
+	flag.IntVar(&o.runs, "runs", 3, "the same as -rounds")
 	flag.IntVar(&o.trials, "trials", 10, "trials per reaction kind (kill, rm, Docker-only)")
 	flag.IntVar(&o.idlePods, "idle-pods", 100, "pods running during the idle measurement")
 	flag.DurationVar(&o.idleWindow, "idle-window", time.Minute, "idle measurement window")
@@ -223,15 +245,13 @@ func parseFlags() (options, error) {
 	o.scenarios = map[string]bool{}
 	for _, s := range strings.Split(*sc, ",") {
 		s = strings.TrimSpace(s)
-		switch s {
-		case "start", "reaction", "idle", "inmem", "configmap":
-			o.scenarios[s] = true
-		default:
-			return o, fmt.Errorf("-scenarios: unknown %q", s)
+		if !slices.Contains(allScenarios, s) {
+			return o, fmt.Errorf("-scenarios: unknown %q (known: %s)", s, strings.Join(allScenarios, ","))
 		}
+		o.scenarios[s] = true
 	}
-	if o.runs < 1 || o.trials < 1 || o.idlePods < 1 || o.workers < 1 || o.idleWindow <= 0 {
-		return o, errors.New("-runs, -trials, -idle-pods, -workers and -idle-window must be positive")
+	if o.runs < 1 || o.trials < 1 || o.idlePods < 1 || o.workers < 1 || o.idleWindow <= 0 || o.footprintPods < 1 {
+		return o, errors.New("-rounds, -trials, -idle-pods, -footprint-pods, -workers and -idle-window must be positive")
 	}
 	return o, nil
 }
@@ -291,7 +311,7 @@ func (b *bench) setup(ctx context.Context) error {
 	if err := b.dk.BuildImage(ctx, testImage, testapp, "/testapp", []string{"/testapp"}); err != nil {
 		return err
 	}
-	most := max(b.opt.idlePods, 2*b.opt.trials)
+	most := max(b.opt.idlePods, 2*b.opt.trials, b.opt.footprintPods)
 	for _, n := range b.opt.ns {
 		most = max(most, n)
 	}
@@ -302,10 +322,11 @@ func (b *bench) setup(ctx context.Context) error {
 }
 
 // warmUp runs one pod through a berth, which builds berth's pause image
-// (berth/pause:<version>) when it is absent, and warms the engine's caches.
+// when it is absent and warms the engine's caches, and keeps that pod's
+// containers as the berth-config baseline's template. The pause image of
+// every baseline is the one berth's sandbox runs.
 func (b *bench) warmUp(ctx context.Context) error {
-	b.pauseImage = config.DefaultPauseImage()
-	logf("warm-up berth run (ensures %s)", b.pauseImage)
+	logf("warm-up berth run (ensures the pause image, %s by default)", config.DefaultPauseImage())
 	bp, err := b.startBerth(ctx, b.node("warm"), nil)
 	if err != nil {
 		return err
@@ -321,11 +342,14 @@ func (b *bench) warmUp(ctx context.Context) error {
 	if _, err := w.waitStarts(ctx, 2, 2*time.Minute); err != nil {
 		return fmt.Errorf("warm-up pod: %w\n%s", err, bp.logTail())
 	}
-	ok, err := b.dk.ImagePresent(ctx, b.pauseImage)
-	if err == nil && !ok {
-		err = fmt.Errorf("pause image %s still absent after the warm-up", b.pauseImage)
+	if b.tmpl, err = b.captureTemplate(ctx, bp.node, bp.podName(0), bp.root); err != nil {
+		return err
 	}
-	return err
+	b.pauseImage = b.tmpl.image()
+	b.cfgNode = b.node("cfg")
+	b.cfgRoot = filepath.Join(b.work, "cfg-root")
+	logf("pause image %s (berth's sandbox)", b.pauseImage)
+	return os.MkdirAll(b.cfgRoot, 0o750)
 }
 
 // repeat runs f, up to 3 times while it fails: most failures on a shared

@@ -16,6 +16,7 @@ import (
 type results struct {
 	began, ended time.Time
 	loadEnd      string
+	pauseImage   string // the pause image of berth's sandboxes and of every baseline
 	machine      machineInfo
 	// rawFiles are the CSV files of the raw rows, by scenario.
 	rawFiles     map[string]string
@@ -24,6 +25,8 @@ type results struct {
 	idle         *idleResults
 	inmem        []inmemResult
 	configMap    *configMapResults
+	footprint    *footprintResults
+	linear       *linearResult
 	errors       []string
 	repeated     []string // failed attempts that were repeated
 	engineBreaks int64    // dockerd restarts observed
@@ -162,28 +165,7 @@ const notMeasured = "not measured"
 func (r *results) goals(opt options) []goal {
 	var gs []goal
 	if s := r.start; s != nil {
-		g := goal{name: "Start: berth's time over the direct Docker calls", target: "berth/direct ≤ 1.10 at every N (median of the rounds' ratios)", verdict: notMeasured}
-		var parts []string
-		ok, any := true, false
-		for _, n := range opt.ns {
-			if r, k := s.pairedRatio(n, sysDirect); k > 0 {
-				any, ok = true, ok && r <= 1.10
-				parts = append(parts, fmt.Sprintf("N=%d: %.2f", n, r))
-			}
-		}
-		if any {
-			m, _, _ := s.compare(opt.ns, sysDirect, func(summary, summary) bool { return true })
-			g.measured = "median of the rounds' ratios " + strings.Join(parts, ", ") + "; ratio of the medians " + m
-			g.verdict = verdict(ok)
-		}
-		gs = append(gs, g)
-		g = goal{name: "Start: faster than docker-compose", target: "berth's median below compose's at every N", verdict: notMeasured}
-		if s.composeSkipped != "" {
-			g.measured = s.composeSkipped
-		} else if m, ok, any := s.compare(opt.ns, sysCompose, func(b, c summary) bool { return b.med < c.med }); any {
-			g.measured, g.verdict = "berth/compose "+m, verdict(ok)
-		}
-		gs = append(gs, g)
+		gs = append(gs, s.goals(opt)...)
 	}
 	if rr := r.reaction; rr != nil {
 		dock := summarize(rr.dockerOnly)
@@ -217,56 +199,13 @@ func (r *results) goals(opt options) []goal {
 		gs = append(gs, goal{"Idle: event-driven, no per-pod polling", fmt.Sprintf("fewer Docker requests per minute than pods (%d)", ir.pods),
 			fmt.Sprintf("%d requests in %s (%.1f/min)", ir.windowTotal(), ir.window.Round(time.Second), perMin), verdict(perMin < float64(ir.pods))})
 	}
+	if fr := r.footprint; fr != nil {
+		gs = append(gs, fr.goals()...)
+	}
+	if lr := r.linear; lr != nil {
+		gs = append(gs, lr.goal())
+	}
 	return gs
-}
-
-// pairedRatio is the median over the rounds of N of berth's time over
-// system's in the same round, and the number of such rounds. A round runs
-// every system back to back, so on a shared machine its ratio is less
-// exposed to the load drifting between rounds than the ratio of medians.
-func (s *startResults) pairedRatio(n int, system string) (float64, int) {
-	byRound := func(sys string) map[int]time.Duration {
-		m := map[int]time.Duration{}
-		for _, r := range s.runs {
-			if r.system == sys && r.n == n && r.err == "" {
-				m[r.run] = r.total
-			}
-		}
-		return m
-	}
-	b, o := byRound(sysBerth), byRound(system)
-	var rs []float64
-	for round, bt := range b {
-		if ot, ok := o[round]; ok && ot > 0 {
-			rs = append(rs, float64(bt)/float64(ot))
-		}
-	}
-	if len(rs) == 0 {
-		return 0, 0
-	}
-	sort.Float64s(rs)
-	med := rs[len(rs)/2]
-	if len(rs)%2 == 0 {
-		med = (rs[len(rs)/2-1] + rs[len(rs)/2]) / 2
-	}
-	return med, len(rs)
-}
-
-// compare puts berth beside system at every N measured for both: the ratios
-// as text, whether pass held at every such N, and whether there was any.
-func (s *startResults) compare(ns []int, system string, pass func(berth, other summary) bool) (text string, ok, any bool) {
-	var parts []string
-	ok = true
-	for _, n := range ns {
-		bs, other := summarize(s.durations(sysBerth, n)), summarize(s.durations(system, n))
-		if bs.n == 0 || other.n == 0 {
-			continue
-		}
-		any = true
-		ok = ok && pass(bs, other)
-		parts = append(parts, fmt.Sprintf("N=%d: %s", n, ratio(bs, other)))
-	}
-	return strings.Join(parts, ", "), ok, any
 }
 
 func total(m map[string]int) int {
@@ -306,12 +245,17 @@ func (r *results) markdown(opt options) string {
 	}
 	if r.start != nil {
 		r.startSection(&s, opt)
+		r.teardownSection(&s, opt)
 	}
 	if r.reaction != nil {
 		r.reactionSection(&s)
 	}
 	if r.idle != nil {
 		r.idleSection(&s)
+	}
+	if r.footprint != nil {
+		r.sandboxSection(&s)
+		r.footprintSection(&s)
 	}
 	if len(r.inmem) > 0 {
 		p("## 4. In-memory benchmarks\n\nThe existing Go benchmarks, run from the module root: the controller on the in-memory runtime (10 000 two-container pods from one source update to all running) and the go-memdb store.\n\n")
@@ -325,6 +269,9 @@ func (r *results) markdown(opt options) string {
 	}
 	if r.configMap != nil {
 		r.configMapSection(&s)
+	}
+	if r.linear != nil {
+		r.linearSection(&s)
 	}
 	if len(r.repeated) > 0 || r.engineBreaks > 0 {
 		p("## Repeated measurements\n\nThe Docker event stream broke %d times during the run (dockerd restarted, by other work on this shared machine). A measurement that failed or saw such a restart was repeated (up to 3 attempts); the failed attempts:\n\n", r.engineBreaks)
@@ -340,68 +287,6 @@ func (r *results) markdown(opt options) string {
 		}
 	}
 	return s.String()
-}
-
-func (r *results) startSection(s *strings.Builder, opt options) {
-	p := func(format string, args ...interface{}) { fmt.Fprintf(s, format, args...) }
-	st := r.start
-	p("## 1. Start latency\n\n")
-	p("N pods as users write them: each one app container (`%s`, args `[\"sleep\"]`) publishing containerPort %d on its own hostPort (%d + i), plus the sandbox (`%s`) that holds the network namespace and the port. "+
-		"From nothing to all 2N containers running. The clock starts before the first pod file is written (berth), before the first Docker call (direct) or before the exec of `docker-compose up -d` (compose), "+
-		"and stops when the bench, following the engine's event stream, has seen the 2N-th container `start` event: the same observation, on the bench's one clock, for every system. "+
-		"%d runs per N and system, in rotating order; everything is removed between runs (untimed).\n\n",
-		testImage, appPort, opt.portBase, "berth/pause", opt.runs)
-	p("- **berth**: the real binary, a fresh process per run with its own pods dir, root dir, node name and port, default settings (4 workers); it was ready (`/readyz`) before the clock started. Pod files are written as editors and config tools do, to a dot-file renamed into the directory.\n")
-	p("- **direct**, the physical limit: a Go program making only the calls a pod cannot do without, through the same Docker client library: per pod `POST /containers/create` and `/start` of the sandbox (pause image, hostname, the port binding), then `create` and `start` of the app container with `NetworkMode: container:<sandbox>`. No inspect, no image check, no status, no decoding; %d goroutines take pods from a list (berth's worker count). Anyone can check it is the limit: it is what berth must ask of the engine, with nothing around it (`directPod` in bench/cmd/berthbench/docker.go); the sweep below shows how it varies with concurrency.\n", opt.workers)
-	p("- **compose**: `docker-compose up -d` of an equivalent file: per pod a sandbox service (the pause image, `network_mode: bridge`, `ports: [\"H:%d\"]`) and an app service with `network_mode: \"service:<sandbox>\"`, i.e. the same 2N containers, namespaces and ports. Its Python start-up is included. `COMPOSE_PARALLEL_LIMIT` is the default 64, raised to 2N when 2N > 64: with more services than the limit docker-compose 1.29 can deadlock (docker/compose#5864, #8161; a run of 200 services here stalled after 21 containers).\n", appPort)
-	if st.composeSkipped != "" {
-		p("- compose baseline skipped: %s\n", st.composeSkipped)
-	}
-	p("\nMedian (min–max), ms. berth/direct is given twice: the ratio of the medians, and the median of the ratios of each round (a round runs the three systems back to back, so its ratio is less exposed to the shared machine's load drifting between rounds):\n\n| N | berth | direct | compose | berth/direct (medians) | berth/direct (rounds) | berth/compose | berth − direct per pod |\n|---|---|---|---|---|---|---|---|\n")
-	for _, n := range opt.ns {
-		bs, ds, cs := summarize(st.durations(sysBerth, n)), summarize(st.durations(sysDirect, n)), summarize(st.durations(sysCompose, n))
-		per := "–"
-		if bs.n > 0 && ds.n > 0 {
-			per = msStr((bs.med - ds.med) / time.Duration(n))
-		}
-		paired := "–"
-		if r, k := st.pairedRatio(n, sysDirect); k > 0 {
-			paired = fmt.Sprintf("%.2f", r)
-		}
-		p("| %d | %s | %s | %s | %s | %s | %s | %s |\n", n, bs, ds, cs, ratio(bs, ds), paired, ratio(bs, cs), per)
-	}
-	if len(st.sweep) > 0 {
-		p("\nThe direct baseline at N = %d with other concurrencies (one run each, after the runs above), ms:\n\n| goroutines | total |\n|---|---|\n", st.sweepN)
-		var ws []int
-		for w := range st.sweep {
-			ws = append(ws, w)
-		}
-		sort.Ints(ws)
-		for _, w := range ws {
-			p("| %d | %s |\n", w, summarize(st.sweep[w]))
-		}
-	}
-	p("\nWhere berth's time goes (medians, ms): the delay to its first `create` (file event, decode, store, queue, first calls; engine timestamp of the first `create` event), and berth's own `berth_pod_start_duration_seconds` (desired state seen → all containers running, mean over the run's pods).\n\n")
-	p("| N | berth: → first create | direct: → first create | berth: mean pod start (its metric) |\n|---|---|---|---|\n")
-	for _, n := range opt.ns {
-		var bf, df, bm []time.Duration
-		for _, run := range st.runs {
-			if run.n != n || run.err != "" {
-				continue
-			}
-			switch run.system {
-			case sysBerth:
-				bf = append(bf, run.firstCreate)
-				if run.berthMean > 0 {
-					bm = append(bm, run.berthMean)
-				}
-			case sysDirect:
-				df = append(df, run.firstCreate)
-			}
-		}
-		p("| %d | %s | %s | %s |\n", n, summarize(bf), summarize(df), summarize(bm))
-	}
-	r.rawLink(s, "start", len(st.runs))
 }
 
 // rawLink points to the CSV file of scenario's raw rows.
