@@ -27,11 +27,19 @@ const linearGoal = 1.2
 type linearResult struct {
 	inmemResult
 	ratio float64 // last/first as the benchmark reports it; 0 if absent
+	// sizing is the BERTH_LINEAR_* settings the run inherited ("": the
+	// benchmark's defaults, 1,000 pods and windows of 100).
+	sizing string
 }
 
 func (b *bench) runLinear(ctx context.Context, res *results) error {
 	r := &linearResult{inmemResult: inmemResult{cmd: "CGO_ENABLED=0 " + shellQuote(linearCommand)}}
 	res.linear = r
+	for _, k := range []string{"BERTH_LINEAR_PODS", "BERTH_LINEAR_WINDOW"} {
+		if v := os.Getenv(k); v != "" {
+			r.sizing = strings.TrimSpace(r.sizing + " " + k + "=" + v)
+		}
+	}
 	logf("running %s", r.cmd)
 	cctx, cancel := context.WithTimeout(ctx, 35*time.Minute)
 	defer cancel()

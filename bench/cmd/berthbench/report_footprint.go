@@ -15,7 +15,7 @@ func (fr *footprintResults) goals() []goal {
 	g := goal{name: fmt.Sprintf("Sandbox memory with %d idle pods", fr.pods), target: "mean memory cgroup usage of the sandbox containers ≤ 1 MiB", verdict: notMeasured}
 	if bs := fr.system(sysBerth); bs != nil && len(bs.sandboxes) > 0 {
 		mean := meanOf(bs.sandboxes, func(c containerMem) int64 { return c.cg.usage })
-		g.measured = fmt.Sprintf("%.2f MiB (%s; process RSS %.2f MiB)", mib(mean), fr.pauseImage,
+		g.measured = fmt.Sprintf("%.3f MiB (%s; its process's RSS %.3f MiB)", mib(mean), fr.pauseImage,
 			mib(meanOf(bs.sandboxes, func(c containerMem) int64 { return c.proc.rss })))
 		g.verdict = verdict(mean <= sandboxGoal)
 	}
@@ -23,7 +23,7 @@ func (fr *footprintResults) goals() []goal {
 	g = goal{name: fmt.Sprintf("Node footprint per pod, %d idle pods", fr.pods), target: "reported: berth, its sandboxes, shims and docker-proxy, engine growth, next to docker-compose", verdict: notMeasured}
 	var parts []string
 	for _, s := range fr.systems {
-		parts = append(parts, fmt.Sprintf("%s %.2f MiB/pod", s.system, mib(s.perPod(s.total()))))
+		parts = append(parts, fmt.Sprintf("%s %.2f MiB/pod by RSS, %.2f by PSS", s.system, mib(s.perPod(s.total(false))), mib(s.perPod(s.total(true)))))
 	}
 	if len(parts) > 0 {
 		g.measured, g.verdict = strings.Join(parts, ", ")+" (apps excluded; section 3c)", "reported"
@@ -62,10 +62,16 @@ type footprintPart struct {
 	count    int
 }
 
-func (s *footprintSys) total() int64 {
+// total sums the parts by RSS, or by PSS where the part is a process
+// (the sandboxes count their cgroup usage either way).
+func (s *footprintSys) total(pss bool) int64 {
 	var t int64
 	for _, p := range s.parts() {
-		t += p.rss
+		if pss && p.pss >= 0 {
+			t += p.pss
+		} else {
+			t += p.rss
+		}
 	}
 	return t
 }
@@ -76,7 +82,7 @@ func (r *results) sandboxSection(s *strings.Builder) {
 	p("## 3b. Sandbox memory\n\n")
 	p("%d idle pods (the start scenario's pod: one `testapp sleep` app with a hostPort) run by a fresh berth with default settings, measured %s after the last container started. "+
 		"For every container the bench reads its memory cgroup, found through `/proc/<pid>/cgroup` of its init process (cgroup v1: `memory.usage_in_bytes` and `memory.stat` total_rss / total_cache; v2: `memory.current`, anon / file), and the init process's `VmRSS`, `RssAnon` (`/proc/<pid>/status`) and `Pss` (`/proc/<pid>/smaps_rollup`). "+
-		"The pause image is `%s` (%.1f MiB). The same pods run by docker-compose (the sandbox service on the same image) are beside them.\n\n", fr.pods, fr.settle, fr.pauseImage, mib(float64(fr.pauseSize)))
+		"The pause image is `%s` (%s). The same pods run by docker-compose (the sandbox service on the same image) are beside them.\n\n", fr.pods, fr.settle, fr.pauseImage, sizeStr(fr.pauseSize))
 	p("| containers | count | cgroup usage, mean | of it anon | of it page cache | init VmRSS, mean | RssAnon | Pss |\n|---|---|---|---|---|---|---|---|\n")
 	for _, sys := range fr.systems {
 		for _, set := range []struct {
@@ -86,7 +92,7 @@ func (r *results) sandboxSection(s *strings.Builder) {
 			if len(set.cs) == 0 {
 				continue
 			}
-			m := func(f func(containerMem) int64) string { return fmt.Sprintf("%.2f MiB", mib(meanOf(set.cs, f))) }
+			m := func(f func(containerMem) int64) string { return fmt.Sprintf("%.3f MiB", mib(meanOf(set.cs, f))) }
 			name := sys.system + ": " + set.name
 			if sys.system == sysBerth && set.name == "sandboxes" {
 				name = "**" + name + "**"
@@ -139,9 +145,13 @@ func (r *results) footprintSection(s *strings.Builder) {
 		}
 		p("\n")
 	}
-	p("| **total, apps excluded** |")
+	p("| **total, apps excluded, by RSS** |")
 	for _, sys := range fr.systems {
-		p(" **%.2f** |", mib(sys.perPod(sys.total())))
+		p(" **%.2f** |", mib(sys.perPod(sys.total(false))))
+	}
+	p("\n| **total, apps excluded, by PSS** (sandboxes: cgroup usage) |")
+	for _, sys := range fr.systems {
+		p(" **%.2f** |", mib(sys.perPod(sys.total(true))))
 	}
 	p("\n| app containers (cgroup usage), for scale |")
 	for _, sys := range fr.systems {
@@ -194,7 +204,11 @@ func (fr *footprintResults) table() [][]string {
 }
 
 func (lr *linearResult) goal() goal {
-	g := goal{name: "etcd: per-node cost linear in its pods (1,000 pods one by one on one node)", target: fmt.Sprintf("CPU per put over the last 100 ≤ %.1f× that over the first 100", linearGoal), verdict: notMeasured}
+	size := "1,000 pods one by one on one node"
+	if lr.sizing != "" {
+		size = "pods one by one on one node, " + lr.sizing
+	}
+	g := goal{name: "etcd: per-node cost linear in its pods (" + size + ")", target: fmt.Sprintf("CPU per put over the last window (100) ≤ %.1f× that over the first", linearGoal), verdict: notMeasured}
 	if lr.err == "" && lr.ratio > 0 {
 		g.measured, g.verdict = fmt.Sprintf("%.2f× (`Benchmark%s`, section 4c)", lr.ratio, linearBenchmark), verdict(lr.ratio <= linearGoal)
 	} else if lr.err != "" {
@@ -209,5 +223,16 @@ func (r *results) linearSection(s *strings.Builder) {
 	if lr.err != "" {
 		fmt.Fprintf(s, ", **failed: %s**", firstLine(lr.err))
 	}
+	if lr.sizing != "" {
+		fmt.Fprintf(s, ", resized by %s", lr.sizing)
+	}
 	fmt.Fprintf(s, "):\n\n```\n%s\n```\n\n", benchLines(lr.out))
+}
+
+// sizeStr renders a byte count in KiB below 1 MiB, else in MiB.
+func sizeStr(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%.1f KiB", float64(n)/1024)
+	}
+	return fmt.Sprintf("%.1f MiB", mib(float64(n)))
 }
