@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -120,9 +121,23 @@ func (r Root) confine(elems ...string) (string, error) {
 }
 
 // resolveExisting resolves the symlinks of the longest existing prefix of
-// p (absolute and clean) and appends the rest unchanged.
+// p (absolute and clean) and appends the rest unchanged. The prefixes that
+// lstat does not find are skipped first, one syscall each: symlinks
+// resolved, they are missing too.
 func resolveExisting(p string) (string, error) {
 	var rest []string
+	for {
+		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			break
+		}
+		rest = append(rest, filepath.Base(p))
+		p = parent
+	}
+	slices.Reverse(rest)
 	for {
 		real, err := filepath.EvalSymlinks(p)
 		if err == nil {
@@ -190,22 +205,27 @@ func (r Root) Prepare() error {
 // ContainerDir is root_dir/pods/<uid>/containers/<container>/<attempt>:
 // files berth binds into one instance of a container.
 func (r Root) ContainerDir(uid, container string, attempt int) (string, error) {
-	if err := checkUID(uid); err != nil {
-		return "", err
-	}
-	if err := checkLabel("container name", container); err != nil {
-		return "", err
-	}
-	if err := checkIndex("attempt", attempt); err != nil {
+	if err := checkContainerDir(uid, container, attempt); err != nil {
 		return "", err
 	}
 	return r.confine(uid, containersDir, container, strconv.Itoa(attempt))
 }
 
+// checkContainerDir checks the names of a ContainerDir.
+func checkContainerDir(uid, container string, attempt int) error {
+	if err := checkUID(uid); err != nil {
+		return err
+	}
+	if err := checkLabel("container name", container); err != nil {
+		return err
+	}
+	return checkIndex("attempt", attempt)
+}
+
 // TerminationLog is the instance's termination-log file in its
 // ContainerDir.
 func (r Root) TerminationLog(uid, container string, attempt int) (string, error) {
-	if _, err := r.ContainerDir(uid, container, attempt); err != nil {
+	if err := checkContainerDir(uid, container, attempt); err != nil {
 		return "", err
 	}
 	return r.confine(uid, containersDir, container, strconv.Itoa(attempt), termLogFile)
