@@ -196,13 +196,17 @@ func DecodeLabels(labels map[string]string) (ContainerLabels, error) {
 const (
 	LabelClaimNamespace = "io.berth.pvc.namespace"
 	LabelClaimName      = "io.berth.pvc.name"
+	// ClaimLabelPrefix begins every claim volume label's key.
+	ClaimLabelPrefix = "io.berth.pvc."
+	// ClaimVolumePrefix begins every claim volume's name.
+	ClaimVolumePrefix = "berth-pvc_"
 )
 
 // ClaimVolumeName is the engine volume of claim namespace/name of source's
 // pods on node: each source has its own claims' data, as it has its own
 // objects.
 func ClaimVolumeName(source, namespace, name, node string) string {
-	return "berth-pvc_" + source + "_" + namespace + "_" + name + "_" + node
+	return ClaimVolumePrefix + source + "_" + namespace + "_" + name + "_" + node
 }
 
 // ClaimVolumeLabels are the labels of claim namespace/name's volume, made
