@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"maps"
 	"slices"
 	"time"
 
@@ -18,6 +19,9 @@ import (
 // Defaults of a Publisher's Config.
 const (
 	DefaultStatusInterval = time.Second
+	// DefaultStatusCoalesce is the least time between two writes of
+	// urgent changes: a burst of pods starting is one write per 50 ms.
+	DefaultStatusCoalesce = 50 * time.Millisecond
 	DefaultNodeCheck      = 5 * time.Second
 	// maxTxnOps is etcd's default --max-txn-ops.
 	maxTxnOps = 128
@@ -35,7 +39,9 @@ type StateReader interface {
 // would write.
 type NodeFunc func(ctx context.Context, pods int) v1.Node
 
-// StatusFunc renders a stored pod's status as served at /pods.
+// StatusFunc renders a stored pod's status as served at /pods. It must be
+// a function of the pod object alone: an object seen before is not
+// rendered again.
 type StatusFunc func(p *model.Pod) v1.PodStatus
 
 // PublisherConfig configures a Publisher; zero durations take the defaults.
@@ -44,8 +50,12 @@ type PublisherConfig struct {
 	// <ns>/<name> per pod.
 	NodeKey      string
 	StatusPrefix string
-	// Interval is the least time between two writes (batches) of the node.
+	// Interval is the longest an ordinary change (a new Pending pod, a
+	// restart count, the node object) waits, to be batched with others.
 	Interval time.Duration
+	// Coalesce is the least time between two writes of urgent changes (a
+	// pod Running, Succeeded or Failed, its readiness, a pod gone).
+	Coalesce time.Duration
 	// NodeCheck is how often the node object is rendered again without
 	// any pod change (its conditions may have changed).
 	NodeCheck      time.Duration
@@ -57,10 +67,13 @@ type PublisherConfig struct {
 
 // Publisher writes the node key and the status key of every pod in the
 // store under the node's lease, each only when its value changed since it
-// was last written under that lease, batched (one etcd transaction per up
-// to 128 keys) at most once per Interval; a pod gone from the store has its
-// key deleted. Under a new lease everything is written again. Run is the
-// only goroutine that touches its state.
+// was last written under that lease, in etcd transactions of up to 128
+// keys; a pod gone from the store has its key deleted. Under a new lease
+// everything is written again. When it writes is the pacer's: a change
+// users wait for is written at once, bursts are coalesced, other changes
+// are batched for up to Interval, and nothing is written while nothing
+// changes. A pod's status is rendered only when its store object changed.
+// Run is the only goroutine that touches its state.
 type Publisher struct {
 	cfg    PublisherConfig
 	cli    *clientv3.Client
@@ -69,7 +82,12 @@ type Publisher struct {
 	node   NodeFunc
 	status StatusFunc
 
-	written map[string]string
+	cache statusCache
+	// written is what etcd holds under the current lease; dirty the keys
+	// whose value differs from it, with the value to write (ok false: to
+	// delete).
+	written map[string]keyValue
+	dirty   map[string]keyValue
 	lastErr string
 }
 
@@ -77,6 +95,9 @@ type Publisher struct {
 func NewPublisher(cfg PublisherConfig, cli *clientv3.Client, lease *Lease, state StateReader, node NodeFunc, status StatusFunc) *Publisher {
 	if cfg.Interval <= 0 {
 		cfg.Interval = DefaultStatusInterval
+	}
+	if cfg.Coalesce <= 0 {
+		cfg.Coalesce = min(DefaultStatusCoalesce, cfg.Interval)
 	}
 	if cfg.NodeCheck <= 0 {
 		cfg.NodeCheck = DefaultNodeCheck
@@ -94,98 +115,138 @@ func NewPublisher(cfg PublisherConfig, cli *clientv3.Client, lease *Lease, state
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	cfg.Log = cfg.Log.With("component", "etcd-status")
-	return &Publisher{cfg: cfg, cli: cli, lease: lease, state: state, node: node, status: status, written: map[string]string{}}
+	return &Publisher{cfg: cfg, cli: cli, lease: lease, state: state, node: node, status: status,
+		cache: statusCache{prefix: cfg.StatusPrefix, status: status}, written: map[string]keyValue{}, dirty: map[string]keyValue{}}
 }
 
-// Run publishes until ctx ends.
+// Run publishes until ctx ends. It reads the store when it changed, except
+// while an urgent write is pending: that write reads it just before.
 func (p *Publisher) Run(ctx context.Context) {
 	clk := p.cfg.Clock
+	pace := pacer{interval: p.cfg.Interval, coalesce: p.cfg.Coalesce}
 	var lease clientv3.LeaseID
-	var last time.Time
-	dirty := true
+	var podsCh, srcCh <-chan error
+	stopWatch := func() {}
+	defer func() { stopWatch() }()
+	read := true
 	check := clk.After(p.cfg.NodeCheck)
 	for ctx.Err() == nil {
 		id, leaseChanged := p.lease.Current()
 		if id != lease {
-			lease, p.written, dirty = id, map[string]string{}, true
+			lease = id
+			p.rewriteAll()
+			pace.changed(clk.Now(), true)
 		}
-		ws := memdb.NewWatchSet()
-		pods, err := p.state.Pods(ws)
-		if err == nil {
-			_, err = p.state.Sources(ws)
-		}
-		if err != nil {
-			p.cfg.Log.Error("cannot read pods", "err", err)
-		}
-		var timer <-chan time.Time
-		if dirty && id != 0 && err == nil {
-			if wait := last.Add(p.cfg.Interval).Sub(clk.Now()); wait > 0 {
-				timer = clk.After(wait)
+		at, pending := pace.due()
+		flushNow := id != 0 && pending && !at.After(clk.Now())
+		_, urgent := pace.pending()
+		var retry <-chan time.Time
+		if read && (flushNow || id == 0 || !urgent) {
+			stopWatch()
+			wctx, cancel := context.WithCancel(ctx)
+			stopWatch = cancel
+			podsWS, srcWS := memdb.NewWatchSet(), memdb.NewWatchSet()
+			pods, err := p.state.Pods(podsWS)
+			if err == nil {
+				_, err = p.state.Sources(srcWS)
+			}
+			if err != nil {
+				p.cfg.Log.Error("cannot read pods", "err", err)
+				retry = clk.After(p.cfg.Interval)
 			} else {
-				last = clk.Now()
-				if p.flush(ctx, id, pods) {
-					dirty = false
-				} else {
-					timer = clk.After(p.cfg.Interval)
-				}
+				read = false
+				podsCh, srcCh = podsWS.WatchCh(wctx), srcWS.WatchCh(wctx)
+				p.refresh(pods, clk.Now(), &pace)
+				continue
 			}
 		}
-		wctx, cancel := context.WithCancel(ctx)
+		if flushNow {
+			if p.flush(ctx, id) {
+				pace.wrote(clk.Now())
+			} else {
+				pace.failed(clk.Now())
+			}
+			continue
+		}
+		var timer <-chan time.Time
+		if id != 0 && pending {
+			timer = clk.After(at.Sub(clk.Now()))
+		}
 		select {
 		case <-ctx.Done():
 		case <-leaseChanged:
-		case <-ws.WatchCh(wctx):
-			dirty = true
+		case <-podsCh:
+			podsCh, read = nil, true
+		case <-srcCh:
+			// A source synced or failed: the node's Ready condition may
+			// follow.
+			srcCh, read = nil, true
+			pace.changed(clk.Now(), false)
 		case <-check:
-			check, dirty = clk.After(p.cfg.NodeCheck), true
+			check = clk.After(p.cfg.NodeCheck)
+			pace.changed(clk.Now(), false)
 		case <-timer:
+		case <-retry:
 		}
-		cancel()
 	}
 }
 
-// want renders the value of every key the node should have.
-func (p *Publisher) want(ctx context.Context, pods []*model.Pod) map[string]string {
-	want := make(map[string]string, len(pods)+1)
+// refresh renders the pods that changed and records what differs from
+// etcd with the pacer.
+func (p *Publisher) refresh(pods []*model.Pod, now time.Time, pace *pacer) {
+	p.cache.refresh(pods, func(key string, kv keyValue) {
+		was, ok := p.written[key]
+		if ok && was.ok == kv.ok && was.value == kv.value {
+			delete(p.dirty, key)
+			return
+		}
+		if !kv.ok && !ok {
+			delete(p.dirty, key)
+			return
+		}
+		p.dirty[key] = kv
+		pace.changed(now, urgentChange(was, kv) || (!kv.ok && ok))
+	}, func(key string) {
+		if _, ok := p.written[key]; !ok {
+			delete(p.dirty, key)
+			return
+		}
+		p.dirty[key] = keyValue{}
+		pace.changed(now, true)
+	})
+}
+
+// rewriteAll forgets what was written (a new lease holds none of it): every
+// key is to be written again.
+func (p *Publisher) rewriteAll() {
+	p.written, p.dirty = map[string]keyValue{}, map[string]keyValue{}
+	p.cache.each(func(key string, kv keyValue) {
+		if kv.ok {
+			p.dirty[key] = kv
+		}
+	})
+}
+
+// flush renders the node and writes every dirty key under lease id; it
+// reports whether all of it was written.
+func (p *Publisher) flush(ctx context.Context, id clientv3.LeaseID) bool {
 	if p.node != nil {
-		if b, err := json.Marshal(p.node(ctx, len(pods))); err == nil {
-			want[p.cfg.NodeKey] = string(b)
+		if b, err := json.Marshal(p.node(ctx, len(p.cache.entries))); err == nil {
+			kv := keyValue{value: string(b), ok: true}
+			if was, ok := p.written[p.cfg.NodeKey]; !ok || was.value != kv.value {
+				p.dirty[p.cfg.NodeKey] = kv
+			}
 		}
 	}
-	for _, pod := range pods {
-		b, err := json.Marshal(p.status(pod))
-		if err != nil {
-			continue
-		}
-		want[PodKey(p.cfg.StatusPrefix, pod.Spec.Namespace, pod.Spec.Name)] = string(b)
-	}
-	return want
-}
-
-// flush writes what changed under lease id and reports whether all of it
-// was written.
-func (p *Publisher) flush(ctx context.Context, id clientv3.LeaseID, pods []*model.Pod) bool {
-	want := p.want(ctx, pods)
-	var keys []string
-	for k, v := range want {
-		if old, ok := p.written[k]; !ok || old != v {
-			keys = append(keys, k)
-		}
-	}
-	for k := range p.written {
-		if _, ok := want[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	if len(keys) == 0 {
+	if len(p.dirty) == 0 {
 		return true
 	}
-	slices.Sort(keys)
+	keys := slices.Sorted(maps.Keys(p.dirty))
 	for chunk := range slices.Chunk(keys, maxTxnOps) {
 		ops := make([]clientv3.Op, 0, len(chunk))
 		for _, k := range chunk {
-			if v, ok := want[k]; ok {
-				ops = append(ops, clientv3.OpPut(k, v, clientv3.WithLease(id)))
+			if kv := p.dirty[k]; kv.ok {
+				ops = append(ops, clientv3.OpPut(k, kv.value, clientv3.WithLease(id)))
 			} else {
 				ops = append(ops, clientv3.OpDelete(k))
 			}
@@ -205,11 +266,12 @@ func (p *Publisher) flush(ctx context.Context, id clientv3.LeaseID, pods []*mode
 			if k != p.cfg.NodeKey {
 				n++
 			}
-			if v, ok := want[k]; ok {
-				p.written[k] = v
+			if kv := p.dirty[k]; kv.ok {
+				p.written[k] = kv
 			} else {
 				delete(p.written, k)
 			}
+			delete(p.dirty, k)
 		}
 		p.cfg.Metrics.StatusWrites(n)
 	}
