@@ -18,6 +18,7 @@ type Metrics struct {
 	ProbeRegistry *prometheus.Registry
 	probes        probeSeries
 	etcd          etcdSeries
+	gc            gcSeries
 
 	reconcileTotal    *prometheus.CounterVec
 	reconcileDuration prometheus.Histogram
@@ -96,6 +97,7 @@ func New() *Metrics {
 		m.dockerEvents, m.streamRestarts, m.probeResults,
 	)
 	m.etcd = newEtcdSeries(r)
+	m.gc = newGCSeries(r)
 	m.ProbeRegistry = prometheus.NewRegistry()
 	m.probes = newProbeSeries(m.ProbeRegistry)
 	return m
