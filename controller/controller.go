@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/semaphore"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 
@@ -57,6 +58,9 @@ type Config struct {
 	// measured for eviction (0: DefaultEvictionInterval, the kubelet's
 	// housekeeping period).
 	EvictionInterval time.Duration
+	// MaxParallelStops is how many pods may stop containers at once
+	// (0: DefaultMaxParallelStops); the others wait for a slot.
+	MaxParallelStops int
 }
 
 // NodeInfo describes the host berth runs on (podconfig's, which translation
@@ -97,6 +101,10 @@ type Controller struct {
 	evictions *evictions
 	// projected is what was written of pods' projected volumes.
 	projected *projections
+	// stopSlots bounds the pods stopping containers at once (killAll).
+	stopSlots *semaphore.Weighted
+	// volumes knows which pod UIDs may have engine volumes.
+	volumes *volumeUIDs
 }
 
 // Queue is the controller's workqueue of pod keys.
@@ -141,6 +149,9 @@ func New(cfg Config, st *store.Store, rt runtime.Runtime, q Queue) *Controller {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
+	if cfg.MaxParallelStops <= 0 {
+		cfg.MaxParallelStops = DefaultMaxParallelStops
+	}
 	if cfg.EvictionInterval <= 0 {
 		cfg.EvictionInterval = DefaultEvictionInterval
 	}
@@ -163,6 +174,8 @@ func New(cfg Config, st *store.Store, rt runtime.Runtime, q Queue) *Controller {
 		paths:     paths,
 		evictions: newEvictions(),
 		projected: newProjections(),
+		stopSlots: semaphore.NewWeighted(int64(cfg.MaxParallelStops)),
+		volumes:   newVolumeUIDs(rt, cfg.Node),
 		probes:    cfg.Prober,
 		hooks:     cfg.Hooks,
 		log:       cfg.Log.With("component", "controller"),

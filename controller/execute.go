@@ -123,7 +123,7 @@ func (c *Controller) executeStarts(ctx context.Context, p *model.Pod, pl *Plan, 
 		}
 		return nil
 	}
-	if err := c.podconfig.EnsureVolumes(ctx, c.rt, p, pl.CreateSandbox != nil); err != nil {
+	if err := c.podconfig.EnsureVolumes(ctx, c.volumes.creator(string(p.Spec.UID)), p, pl.CreateSandbox != nil); err != nil {
 		return err
 	}
 	if podconfig.HasClaims(p.Spec) && len(pl.Start) > 0 {
@@ -219,8 +219,13 @@ func (c *Controller) forget(ctx context.Context, uids []string) {
 		} else {
 			c.projected.forget(uid)
 		}
+		if !c.volumes.mayHave(ctx, uid) {
+			continue
+		}
 		if err := c.removeVolumes(ctx, uid); err != nil {
 			c.log.Warn("removing pod volumes failed", "uid", uid, "err", err)
+		} else {
+			c.volumes.removed(uid)
 		}
 	}
 }
@@ -251,30 +256,37 @@ func graceOf(ct *model.Container) time.Duration {
 // stop stops ct when it runs (its preStop hook first) and removes it when
 // remove is set; the store learns the outcome before stop returns.
 func (c *Controller) stop(ctx context.Context, ct *model.Container, remove bool) error {
-	return c.stopWithin(ctx, ct, remove, 0)
-}
-
-// stopWithin is stop with grace, when positive, instead of ct's own period.
-func (c *Controller) stopWithin(ctx context.Context, ct *model.Container, remove bool, grace time.Duration) error {
-	return c.stopInTurn(ctx, ct, remove, grace, nil)
-}
-
-// stopInTurn is stopWithin whose stop, after the preStop hook, waits for
-// turn to close (waitTurn; nil: no wait).
-func (c *Controller) stopInTurn(ctx context.Context, ct *model.Container, remove bool, grace time.Duration, turn <-chan struct{}) error {
-	if ct.Running() {
-		if grace <= 0 {
-			grace = graceOf(ct)
-		}
-		if ct.Name != model.SandboxName {
-			c.event(ct.PodKey, ct.Name, events.Normal, "Killing", "Stopping container %s", ct.Name)
-			grace = c.runPreStop(ctx, ct, grace)
-		}
-		grace = c.waitTurn(ctx, turn, grace)
-		if err := c.rt.StopContainer(ctx, ct.ID, grace); err != nil {
-			return fmt.Errorf("stop %s: %w", ct.DockerName, err)
-		}
+	if err := c.stopRunning(ctx, ct, 0, nil); err != nil {
+		return err
 	}
+	return c.afterStop(ctx, ct, remove)
+}
+
+// stopRunning stops ct when it runs: its preStop hook, the wait for turn
+// (waitTurn; nil: no wait), then the engine's stop within what is left of
+// grace (ct's own period when not positive).
+func (c *Controller) stopRunning(ctx context.Context, ct *model.Container, grace time.Duration, turn <-chan struct{}) error {
+	if !ct.Running() {
+		return nil
+	}
+	if grace <= 0 {
+		grace = graceOf(ct)
+	}
+	if ct.Name != model.SandboxName {
+		c.event(ct.PodKey, ct.Name, events.Normal, "Killing", "Stopping container %s", ct.Name)
+		grace = c.runPreStop(ctx, ct, grace)
+	}
+	grace = c.waitTurn(ctx, turn, grace)
+	if err := c.rt.StopContainer(ctx, ct.ID, grace); err != nil {
+		return fmt.Errorf("stop %s: %w", ct.DockerName, err)
+	}
+	return nil
+}
+
+// afterStop removes the stopped ct when remove is set, and otherwise
+// writes its state as the engine tells it; the store learns the outcome
+// before afterStop returns.
+func (c *Controller) afterStop(ctx context.Context, ct *model.Container, remove bool) error {
 	if !remove {
 		c.refresh(ctx, ct.ID)
 		return nil

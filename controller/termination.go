@@ -43,12 +43,27 @@ func sidecarIndex(ct *model.Container) (int, bool) {
 	return *l.Sidecar, true
 }
 
-// killAll carries out kills by ascending Order: the kills of one Order side
-// by side, and the stop of each once every kill of a lower Order ended.
-// Every preStop hook starts at once, as in the kubelet; the wait for the
-// turn uses up the container's grace period (waitTurn). Sandboxes go last,
-// once every container is stopped.
+// DefaultMaxParallelStops is how many pods may stop containers at once
+// when Config.MaxParallelStops is not set.
+const DefaultMaxParallelStops = 16
+
+// killAll carries out kills in the kubelet's termination order: the stops
+// by ascending Order, those of one Order side by side and those of the
+// next once every lower one stopped, then the sandboxes once every other
+// container stopped. A container's removal (or refresh) starts as soon as
+// it stopped, beside the stops that follow: only stops are ordered. Every
+// preStop hook starts at once, as in the kubelet; the wait for the turn
+// uses up the container's grace period (waitTurn). When any kill stops a
+// process, the pod holds one of the controller's stop slots
+// (Config.MaxParallelStops) throughout, waiting for one as long as ctx
+// allows. A failed stop leaves the sandboxes running.
 func (c *Controller) killAll(ctx context.Context, kills []Kill) error {
+	if stopsAny(kills) {
+		if err := c.stopSlots.Acquire(ctx, 1); err != nil {
+			return err
+		}
+		defer c.stopSlots.Release(1)
+	}
 	var sandboxes []Kill
 	byOrder := map[int][]Kill{}
 	for _, k := range kills {
@@ -64,25 +79,39 @@ func (c *Controller) killAll(ctx context.Context, kills []Kill) error {
 	}
 	slices.Sort(orders)
 	var (
-		all  sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-		turn <-chan struct{}
+		stops, afters sync.WaitGroup
+		mu            sync.Mutex
+		stopErrs      []error
+		afterErrs     []error
 	)
+	// kill stops k after turn, then starts its removal; afters.Add is
+	// always called before stops.Wait returns.
+	kill := func(k Kill, turn <-chan struct{}, ended func()) {
+		defer stops.Done()
+		defer ended()
+		if err := c.stopRunning(ctx, k.Container, k.Grace, turn); err != nil {
+			mu.Lock()
+			stopErrs = append(stopErrs, err)
+			mu.Unlock()
+			return
+		}
+		afters.Add(1)
+		go func() {
+			defer afters.Done()
+			if err := c.afterStop(ctx, k.Container, k.Remove); err != nil {
+				mu.Lock()
+				afterErrs = append(afterErrs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	var turn <-chan struct{}
 	for _, o := range orders {
 		var this sync.WaitGroup
 		for _, k := range byOrder[o] {
-			all.Add(1)
+			stops.Add(1)
 			this.Add(1)
-			go func(turn <-chan struct{}) {
-				defer all.Done()
-				defer this.Done()
-				if err := c.stopInTurn(ctx, k.Container, k.Remove, k.Grace, turn); err != nil {
-					mu.Lock()
-					errs = append(errs, err)
-					mu.Unlock()
-				}
-			}(turn)
+			go kill(k, turn, this.Done)
 		}
 		done := make(chan struct{})
 		go func() {
@@ -91,28 +120,21 @@ func (c *Controller) killAll(ctx context.Context, kills []Kill) error {
 		}()
 		turn = done
 	}
-	all.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return err
+	stops.Wait()
+	if len(stopErrs) == 0 {
+		for _, k := range sandboxes {
+			stops.Add(1)
+			go kill(k, nil, func() {})
+		}
+		stops.Wait()
 	}
-	return c.killParallel(ctx, sandboxes)
+	afters.Wait()
+	return errors.Join(append(stopErrs, afterErrs...)...)
 }
 
-func (c *Controller) killParallel(ctx context.Context, kills []Kill) error {
-	if len(kills) == 1 {
-		return c.stopWithin(ctx, kills[0].Container, kills[0].Remove, kills[0].Grace)
-	}
-	var wg sync.WaitGroup
-	errs := make([]error, len(kills))
-	for i, k := range kills {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = c.stopWithin(ctx, k.Container, k.Remove, k.Grace)
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+// stopsAny reports whether a kill stops a running process.
+func stopsAny(kills []Kill) bool {
+	return slices.ContainsFunc(kills, func(k Kill) bool { return k.Container.Running() })
 }
 
 // waitTurn waits for turn to close (nil: no wait), for at most grace, and
