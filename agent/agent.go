@@ -346,6 +346,7 @@ func (a *Agent) Run(ctx context.Context) error {
 			})
 		}
 		g.Go(func() error { a.ctrl.Run(ctx); return nil })
+		g.Go(func() error { a.housekeeping(ctx); return nil })
 	}
 	err = g.Wait()
 	log.Info("berth stopped; pods keep running")
