@@ -108,7 +108,10 @@ func (r *results) writeRaw(root string, opt options) (map[string]string, error) 
 	files := map[string]string{}
 	for scenario, rows := range r.rawTables() {
 		rel := r.resultFile(opt, scenario)
-		path := filepath.Join(root, rel)
+		path := rel
+		if !filepath.IsAbs(rel) {
+			path = filepath.Join(root, rel)
+		}
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return nil, err
 		}

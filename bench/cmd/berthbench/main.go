@@ -222,7 +222,7 @@ func parseFlags() (options, error) {
 	flag.IntVar(&o.portBase, "port-base", 20000, "first host port the benchmark pods publish (pod i: port-base+i)")
 	flag.StringVar(&o.compose, "compose", "docker-compose", "docker-compose executable (baseline skipped when absent)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (berth logs, compose files)")
-	flag.StringVar(&o.results, "results", "bench/results", `directory (under the module root) for the raw rows as CSV ("": none)`)
+	flag.StringVar(&o.results, "results", "bench/results", `directory (relative: under the module root) for the raw rows as CSV ("": none)`)
 	flag.Parse()
 	o.args = strings.Join(os.Args[1:], " ")
 	for _, f := range strings.Split(*ns, ",") {

@@ -83,7 +83,7 @@ func (r *results) sandboxSection(s *strings.Builder) {
 	p("%d idle pods (the start scenario's pod: one `testapp sleep` app with a hostPort) run by a fresh berth with default settings, measured %s after the last container started. "+
 		"For every container the bench reads its memory cgroup, found through `/proc/<pid>/cgroup` of its init process (cgroup v1: `memory.usage_in_bytes` and `memory.stat` total_rss / total_cache; v2: `memory.current`, anon / file), and the init process's `VmRSS`, `RssAnon` (`/proc/<pid>/status`) and `Pss` (`/proc/<pid>/smaps_rollup`). "+
 		"The pause image is `%s` (%s). The same pods run by docker-compose (the sandbox service on the same image) are beside them.\n\n", fr.pods, fr.settle, fr.pauseImage, sizeStr(fr.pauseSize))
-	p("| containers | count | cgroup usage, mean | of it anon | of it page cache | init VmRSS, mean | RssAnon | Pss |\n|---|---|---|---|---|---|---|---|\n")
+	p("| containers | count | cgroup usage, mean | of it anon | of it page cache | the rest (kernel) | init VmRSS, mean | RssAnon | Pss |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, sys := range fr.systems {
 		for _, set := range []struct {
 			name string
@@ -97,9 +97,10 @@ func (r *results) sandboxSection(s *strings.Builder) {
 			if sys.system == sysBerth && set.name == "sandboxes" {
 				name = "**" + name + "**"
 			}
-			p("| %s | %d | %s | %s | %s | %s | %s | %s |\n", name, len(set.cs),
+			p("| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", name, len(set.cs),
 				m(func(c containerMem) int64 { return c.cg.usage }), m(func(c containerMem) int64 { return c.cg.anon }),
-				m(func(c containerMem) int64 { return c.cg.file }), m(func(c containerMem) int64 { return c.proc.rss }),
+				m(func(c containerMem) int64 { return c.cg.file }), m(func(c containerMem) int64 { return c.cg.usage - c.cg.anon - c.cg.file }),
+				m(func(c containerMem) int64 { return c.proc.rss }),
 				m(func(c containerMem) int64 { return c.proc.anon }), m(func(c containerMem) int64 { return c.proc.pss }))
 		}
 	}
