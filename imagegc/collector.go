@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/distribution/reference"
 	"k8s.io/utils/clock"
 
 	"github.com/berth-dev/berth/model"
@@ -120,6 +121,9 @@ func (c *Collector) Collect(ctx context.Context) (Result, error) {
 		return res, nil
 	}
 	for _, ref := range c.cfg.Keep() {
+		if _, err := reference.ParseNormalizedNamed(ref); err != nil {
+			continue // no local image has it (a pod's bad image fails its pull)
+		}
 		if info, err := c.engine.InspectImage(ctx, ref); err == nil {
 			used[info.ID] = true
 		} else if !errors.Is(err, runtime.ErrImageNotFound) {

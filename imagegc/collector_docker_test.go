@@ -201,7 +201,7 @@ func TestCollectRealEngine(t *testing.T) {
 	c := New(Config{
 		Policy: Policy{HighThresholdPercent: 41, LowThresholdPercent: 40, MinAge: MinAge},
 		Disk:   disk,
-		Keep:   func() []string { keepCalls++; return []string{ti.repo + ":keep", ti.repo + ":absent"} },
+		Keep:   func() []string { keepCalls++; return []string{ti.repo + ":keep", ti.repo + ":absent", "Bad:Ref"} },
 		Clock:  clk, Metrics: m, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}, eng)
 	collect := func() Result {
