@@ -8,12 +8,10 @@
 package admission
 
 import (
-	"fmt"
 	"sort"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/berth-dev/berth/manifest"
 	"github.com/berth-dev/berth/model"
@@ -40,6 +38,9 @@ type Update struct {
 	Now time.Time
 	// Node, when set, refuses new and changed pods that do not fit it.
 	Node *Node
+	// Memo, when set, keeps what was derived from pod specs for the next
+	// decision.
+	Memo *Memo
 }
 
 // Decision is the source's pods after an update and why pods were refused.
@@ -57,29 +58,27 @@ type Decision struct {
 }
 
 // Admit decides u against the store as v shows it. It never modifies what v
-// returns.
+// returns. A pod is checked when it is new or its spec, origin or error
+// changed: a pod offered again as it is stored, without error, keeps its
+// place unchecked, as the kubelet admits a pod once. Unchanged pods are
+// held first, then the changed ones checked in u's order, then the new
+// ones.
 func Admit(v View, u Update) (Decision, error) {
 	all, err := v.Pods()
 	if err != nil {
 		return Decision{}, err
 	}
+	defer u.Memo.trim()
 	have := map[string]*model.Pod{}
-	// Ports and UIDs held by other sources' pods.
-	taken := portClaims{}
-	uids := map[types.UID]string{}
-	owner := map[string]string{}
-	fits := newNodeFit(u.Node)
-	once := newClaimsOnce(v, u)
+	h := newHolds(v, u, nil)
 	for _, p := range all {
 		if p.Source == u.Source {
 			have[p.Key] = p
 			continue
 		}
-		once.hold(p.Key, p.Spec)
-		owner[p.Key] = p.Source
-		fits.hold(p)
-		taken.add(p.Key, p.Spec)
-		uids[p.Spec.UID] = p.Key
+		h.owner[p.Key] = p.Source
+		h.hold(p.Key, p.Spec)
+		h.fits.hold(p)
 	}
 
 	failedOrigin := map[string]bool{}
@@ -107,14 +106,12 @@ func Admit(v View, u Update) (Decision, error) {
 	for i, d := range u.Pods {
 		keys[i] = key(d)
 		offered[keys[i]] = true
-		fits.hold(have[keys[i]])
+		h.fits.hold(have[keys[i]])
 	}
 	for k, old := range have {
 		if _, bad := podErr[k]; (bad || failedOrigin[old.Origin]) && !offered[k] {
-			taken.add(k, old.Spec)
-			uids[old.Spec.UID] = k
-			fits.hold(old)
-			once.hold(k, old.Spec)
+			h.hold(k, old.Spec)
+			h.fits.hold(old)
 		}
 	}
 
@@ -123,68 +120,53 @@ func Admit(v View, u Update) (Decision, error) {
 		errs = append(errs, e.Error())
 		podErr[k] = e.Error()
 	}
-	// Pods already admitted are checked first: an admitted pod keeps its
-	// ports against newcomers of the same source.
-	ordered := make([]keyed, 0, len(u.Pods))
-	for _, existing := range []bool{true, false} {
-		for i, d := range u.Pods {
-			if _, ok := have[keys[i]]; ok == existing {
-				ordered = append(ordered, keyed{d, keys[i]})
+	// Unchanged pods first, then changed, then new: an admitted pod keeps
+	// its ports against an edit or a newcomer of the same source.
+	const (
+		unchanged = iota
+		changed
+		added
+	)
+	class := make([]int, len(u.Pods))
+	merged := make([]*model.Pod, len(u.Pods))
+	for i, d := range u.Pods {
+		old, ok := have[keys[i]]
+		switch {
+		case !ok:
+			class[i] = added
+		default:
+			merged[i] = merge(old, u.Source, d, u.Now)
+			if _, bad := podErr[keys[i]]; merged[i] != old || old.Error != "" || bad {
+				class[i] = changed
 			}
 		}
 	}
-	next := make(map[string]*model.Pod, len(ordered))
-	for _, kd := range ordered {
-		d, k := kd.d, kd.k
-		if _, dup := next[k]; dup {
-			refuse(d, k, "duplicate pod key in source")
-			continue
-		}
-		if other, ok := owner[k]; ok {
-			refuse(d, k, fmt.Sprintf("pod already provided by source %q", other))
-			continue
-		}
-		p := merge(have[k], u.Source, d, u.Now)
-		unchanged := p == have[k]
-		// A pod unchanged since it was admitted was not held by another
-		// source then, and an unsynced source starts nothing meanwhile.
-		if !unchanged {
-			holder, err := heldBy(v, k, u.Source)
+	next := make(map[string]*model.Pod, len(u.Pods))
+	for _, pass := range []int{unchanged, changed, added} {
+		for i, d := range u.Pods {
+			if class[i] != pass {
+				continue
+			}
+			k := keys[i]
+			if _, dup := next[k]; dup {
+				refuse(d, k, "duplicate pod key in source")
+				continue
+			}
+			if pass == unchanged {
+				h.hold(k, d.Pod)
+				next[k] = merged[i]
+				continue
+			}
+			p, msg, err := h.check(d, k, have[k], merged[i])
 			if err != nil {
 				return Decision{}, err
 			}
-			if holder != "" {
-				refuse(d, k, fmt.Sprintf("pod is running for source %q, which has not synced since berth started", holder))
+			if msg != "" {
+				refuse(d, k, msg)
 				continue
 			}
+			next[k] = p
 		}
-		if clash := taken.clash(k, d.Pod); clash != "" {
-			refuse(d, k, clash)
-			continue
-		}
-		if o, used := uids[d.Pod.UID]; used && o != k {
-			refuse(d, k, fmt.Sprintf("metadata.uid: %s is already the uid of pod %s", d.Pod.UID, o))
-			continue
-		}
-		if msg, err := foreignRef(v, u.Source, d); err != nil {
-			return Decision{}, err
-		} else if msg != "" {
-			refuse(d, k, msg)
-			continue
-		}
-		if msg, err := once.admit(k, d.Pod); err != nil {
-			return Decision{}, err
-		} else if msg != "" {
-			refuse(d, k, msg)
-			continue
-		}
-		if msg := fits.admit(k, d.Pod, unchanged); msg != "" {
-			refuse(d, k, msg)
-			continue
-		}
-		uids[d.Pod.UID] = k
-		taken.add(k, d.Pod)
-		next[k] = p
 	}
 	// Keep the last good spec of pods whose update failed.
 	for k, old := range have {
@@ -207,19 +189,15 @@ func Admit(v View, u Update) (Decision, error) {
 		pods = append(pods, p)
 	}
 	sort.Slice(pods, func(a, b int) bool { return pods[a].Key < pods[b].Key })
-	return Decision{Pods: pods, Objects: objects, Errors: errs, Warnings: u.Node.warnings(u)}, nil
+	return Decision{Pods: pods, Objects: objects, Errors: errs, Warnings: u.Node.warnings(u.Pods)}, nil
 }
 
 func key(d manifest.Desired) string { return manifest.PodKey(d.Pod.Namespace, d.Pod.Name) }
 
-// keyed is an offered pod with its key.
-type keyed struct {
-	d manifest.Desired
-	k string
-}
-
 // merge returns the stored pod for desired d: the old object when nothing
-// changed, else a new one carrying over status for the same UID.
+// changed, else a new one carrying over status for the same UID. The spec
+// object stored is compared first, so a pod sent again as the same object
+// costs no deep compare.
 func merge(old *model.Pod, source string, d manifest.Desired, now time.Time) *model.Pod {
 	if old != nil && old.Origin == d.Origin && (old.Spec == d.Pod || equality.Semantic.DeepEqual(old.Spec, d.Pod)) {
 		return old

@@ -38,9 +38,15 @@ const (
 type nodeFit struct {
 	node *Node
 	held map[string]manifest.Requests
+	// base is what pods never replaced here hold (AdmitChanged's pods
+	// other than the changed ones), summed instead of kept by key.
+	base manifest.Requests
+	memo *Memo
 }
 
-func newNodeFit(n *Node) *nodeFit { return &nodeFit{node: n, held: map[string]manifest.Requests{}} }
+func newNodeFit(n *Node, m *Memo) *nodeFit {
+	return &nodeFit{node: n, held: map[string]manifest.Requests{}, memo: m}
+}
 
 // hold counts p's requests against the node (replacing what p's key held).
 // A terminal pod, which runs nothing, holds none.
@@ -48,7 +54,16 @@ func (f *nodeFit) hold(p *model.Pod) {
 	if f.node == nil || p == nil || p.Terminal != "" {
 		return
 	}
-	f.held[p.Key] = manifest.PodRequests(&p.Spec.Spec)
+	f.held[p.Key] = f.memo.podRequests(p.Spec)
+}
+
+// holdBase counts p's requests for good: p is neither checked nor
+// replaced by this decision.
+func (f *nodeFit) holdBase(p *model.Pod) {
+	if f.node == nil || p.Terminal != "" {
+		return
+	}
+	f.base = f.base.Plus(f.memo.podRequests(p.Spec))
 }
 
 // admit returns "" and holds pod's requests under key k when it fits
@@ -62,7 +77,7 @@ func (f *nodeFit) admit(k string, pod *v1.Pod, unchanged bool) string {
 	if msg := f.refusal(k, pod); msg != "" {
 		return msg
 	}
-	f.held[k] = manifest.PodRequests(&pod.Spec)
+	f.held[k] = f.memo.podRequests(pod)
 	return ""
 }
 
@@ -74,8 +89,8 @@ func (f *nodeFit) refusal(k string, pod *v1.Pod) string {
 	if pod.Spec.OS != nil && string(pod.Spec.OS.Name) != n.OS {
 		return reasonOS + ": " + msgOS
 	}
-	want := manifest.PodRequests(&pod.Spec)
-	var used manifest.Requests
+	want := f.memo.podRequests(pod)
+	used := f.base
 	for key, r := range f.held {
 		if key != k {
 			used = used.Plus(r)
@@ -99,14 +114,14 @@ func (f *nodeFit) refusal(k string, pod *v1.Pod) string {
 	return ""
 }
 
-// warnings are the lines of u's pods that name another node in
+// warnings are the lines of pods that name another node in
 // spec.nodeName: the pod runs here all the same, as a static pod would.
-func (n *Node) warnings(u Update) []string {
+func (n *Node) warnings(pods []manifest.Desired) []string {
 	if n == nil {
 		return nil
 	}
 	var out []string
-	for _, d := range u.Pods {
+	for _, d := range pods {
 		if nn := d.Pod.Spec.NodeName; nn != "" && nn != n.Name {
 			e := manifest.ManifestError{Origin: d.Origin, PodKey: key(d), Field: "spec.nodeName",
 				Err: fmt.Sprintf("%q is not this node (%q); berth runs the pod here all the same", nn, n.Name)}

@@ -2,6 +2,7 @@ package admission
 
 import (
 	"fmt"
+	"iter"
 
 	v1 "k8s.io/api/core/v1"
 )
@@ -13,27 +14,29 @@ type hostPort struct {
 	port  int32
 }
 
-// hostPorts lists the host ports pod binds: its hostPorts, and under
-// hostNetwork every containerPort.
-func hostPorts(p *v1.Pod) []hostPort {
-	var out []hostPort
-	for _, c := range p.Spec.Containers {
-		for _, port := range c.Ports {
-			if port.HostPort == 0 && !p.Spec.HostNetwork {
-				continue
+// hostPorts yields the host ports pod binds: its hostPorts, and under
+// hostNetwork every containerPort. It allocates nothing.
+func hostPorts(p *v1.Pod) iter.Seq[hostPort] {
+	return func(yield func(hostPort) bool) {
+		for i := range p.Spec.Containers {
+			for _, port := range p.Spec.Containers[i].Ports {
+				if port.HostPort == 0 && !p.Spec.HostNetwork {
+					continue
+				}
+				hp := port.HostPort
+				if p.Spec.HostNetwork && hp == 0 {
+					hp = port.ContainerPort
+				}
+				ip := port.HostIP
+				if ip == "" {
+					ip = "0.0.0.0"
+				}
+				if !yield(hostPort{ip, port.Protocol, hp}) {
+					return
+				}
 			}
-			hp := port.HostPort
-			if p.Spec.HostNetwork && hp == 0 {
-				hp = port.ContainerPort
-			}
-			ip := port.HostIP
-			if ip == "" {
-				ip = "0.0.0.0"
-			}
-			out = append(out, hostPort{ip, port.Protocol, hp})
 		}
 	}
-	return out
 }
 
 // portClaims are the host ports held by admitted pods, by port and
@@ -53,7 +56,7 @@ type portClaim struct {
 
 // add records the host ports of pod key.
 func (c portClaims) add(key string, p *v1.Pod) {
-	for _, hp := range hostPorts(p) {
+	for hp := range hostPorts(p) {
 		s := portSlot{hp.proto, hp.port}
 		c[s] = append(c[s], portClaim{key, hp})
 	}
@@ -62,7 +65,7 @@ func (c portClaims) add(key string, p *v1.Pod) {
 // clash describes the first port of p (pod key) that another pod holds, or
 // returns "".
 func (c portClaims) clash(key string, p *v1.Pod) string {
-	for _, hp := range hostPorts(p) {
+	for hp := range hostPorts(p) {
 		for _, t := range c[portSlot{hp.proto, hp.port}] {
 			if t.key != key && conflicts(hp, t.hp) {
 				return fmt.Sprintf("spec.containers[].ports: hostPort %d/%s on %s already used by pod %s", hp.port, hp.proto, hp.ip, t.key)

@@ -3,6 +3,7 @@ package informer
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 
@@ -28,6 +29,11 @@ type SourceInformer struct {
 	// lastErrs is the previous error set per source, to count new errors
 	// once. Guarded by mu.
 	lastErrs map[string]map[string]bool
+	// applyMu orders Applies; last is what each source's last one applied.
+	applyMu sync.Mutex
+	last    map[string]*applied
+	memo    *admission.Memo
+	partial int // updates decided by their difference, for tests
 }
 
 // NewSourceInformer returns an informer writing to st.
@@ -41,7 +47,8 @@ func NewSourceInformer(st *store.Store, clk clock.PassiveClock, m Metrics, log *
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	return &SourceInformer{store: st, clock: clk, metrics: m, log: log.With("component", "source-informer"), lastErrs: map[string]map[string]bool{}}
+	return &SourceInformer{store: st, clock: clk, metrics: m, log: log.With("component", "source-informer"), lastErrs: map[string]map[string]bool{},
+		last: map[string]*applied{}, memo: admission.NewMemo()}
 }
 
 // Register records a configured source as not yet synced, so that nothing it
@@ -73,23 +80,57 @@ func (i *SourceInformer) Run(ctx context.Context, updates <-chan sources.Update)
 // Apply makes the store's pods of u.Source match u, as admission decides
 // in the store's write transaction. Pods whose update was refused keep
 // their last good spec; pods from an origin that failed to decode as a
-// whole are kept as they were. Safe for concurrent use.
+// whole are kept as they were. When the source's previous update was
+// admitted whole and u differs from it only in some pods (the others sent
+// as the same objects), only those are decided and written
+// (admission.AdmitChanged), so an update costs what changed plus a pass
+// over the pods. Safe for concurrent use.
 func (i *SourceInformer) Apply(u sources.Update) error {
 	now := i.clock.Now()
 	if u.Err != nil {
 		return i.failed(u.Source, u.Err)
 	}
+	i.applyMu.Lock()
+	defer i.applyMu.Unlock()
+	var changed []int
+	var removed []string
+	delta := false
+	if prev := i.last[u.Source]; prev != nil && prev.whole && len(u.Errors) == 0 && sameObjects(prev.objects, u.Objects) {
+		changed, removed, delta = podDelta(prev.pods, u.Pods)
+	}
+	delete(i.last, u.Source)
 	var errs []string
 	warns := map[string]bool{}
+	whole := false
 	err := i.store.ApplySource(u.Source, func(v store.View) (store.SourceWrite, error) {
-		d, err := admission.Admit(v, admission.Update{Source: u.Source, Pods: u.Pods, Objects: u.Objects, Errors: u.Errors, Now: now, Node: i.Node})
-		if err != nil {
-			return store.SourceWrite{}, err
+		au := admission.Update{Source: u.Source, Pods: u.Pods, Objects: u.Objects, Errors: u.Errors, Now: now, Node: i.Node, Memo: i.memo}
+		w := store.SourceWrite{}
+		var refusals, podWarns []string
+		decided := false
+		if delta {
+			c, ok, err := admission.AdmitChanged(v, au, changed, removed)
+			if err != nil {
+				return store.SourceWrite{}, err
+			}
+			if ok {
+				i.partial++
+				w, decided = store.SourceWrite{Partial: true, Pods: c.Pods, Removed: c.Removed}, true
+				refusals, podWarns = c.Errors, c.Warnings
+			}
 		}
-		for _, w := range d.Warnings {
+		if !decided {
+			d, err := admission.Admit(v, au)
+			if err != nil {
+				return store.SourceWrite{}, err
+			}
+			w = store.SourceWrite{Pods: d.Pods, Objects: d.Objects}
+			refusals, podWarns = d.Errors, d.Warnings
+		}
+		whole = len(refusals) == 0 && len(podWarns) == 0
+		for _, w := range podWarns {
 			warns[w] = true
 		}
-		errs = append(append(d.Errors, d.Warnings...), u.Warnings...)
+		errs = append(append(refusals, podWarns...), u.Warnings...)
 		sort.Strings(errs)
 		ns := &model.Source{Name: u.Source}
 		if src, err := v.Source(u.Source); err != nil {
@@ -101,11 +142,13 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 		ns.Synced, ns.LastSync, ns.LastError = true, now, ""
 		ns.Updates++
 		ns.Errors = errs
-		return store.SourceWrite{Pods: d.Pods, Objects: d.Objects, Source: ns}, nil
+		w.Source = ns
+		return w, nil
 	})
 	if err != nil {
 		return err
 	}
+	i.last[u.Source] = &applied{pods: slices.Clone(u.Pods), objects: slices.Clone(u.Objects), whole: whole}
 
 	i.mu.Lock()
 	cur := map[string]bool{}

@@ -102,6 +102,9 @@ type EtcdSource struct {
 	// events counts the watch events received, for simulations.
 	events atomic.Int64
 	warned warnLog
+	// relisted says the entries were listed anew (or held a duplicate)
+	// since the warnings were last logged: log them whole.
+	relisted bool
 }
 
 // NewEtcdSource returns a source named name reading the etcd of cfg.
@@ -262,6 +265,7 @@ func (s *EtcdSource) list(ctx context.Context, cli *clientv3.Client) (int64, err
 	s.clusterID, s.revision = resp.Header.ClusterId, resp.Header.Revision
 	old := s.entries
 	s.entries = newEtcdEntries()
+	s.relisted = true
 	for _, r := range resp.Responses {
 		rr := r.GetResponseRange()
 		if rr == nil {
@@ -485,6 +489,15 @@ func (s *EtcdSource) check(ctx context.Context, cli *clientv3.Client) (Update, e
 // pods new since the last snapshot are walked for their warnings.
 func (s *EtcdSource) snapshot() Update {
 	u := s.entries.snapshot(s.name)
-	s.warned.log(s.opts.logger().With("source", s.name), u.Pods)
+	log := s.opts.logger().With("source", s.name)
+	added, dropped := s.entries.takeChanges()
+	if s.relisted || s.entries.dups > 0 {
+		// A pod hidden by another key's is not in the update: the change
+		// alone does not say which pods are.
+		s.warned.log(log, u.Pods)
+		s.relisted = s.entries.dups > 0
+	} else {
+		s.warned.change(log, added, dropped)
+	}
 	return u
 }

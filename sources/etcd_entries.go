@@ -20,12 +20,17 @@ type etcdEntry struct {
 // mutated.
 type etcdEntries struct {
 	byKey map[string]*etcdEntry
-	keys  []string
-	pods  int
+	// keys in byte order, and their entries in the same order.
+	keys    []string
+	ordered []*etcdEntry
+	pods    int
 	// claims counts the entries declaring each pod key ("pod ns/name") and
 	// object key ("<Kind> ns/name"); dups is how many have more than one.
 	claims map[string]int
 	dups   int
+	// added and dropped are the pods of the entries set, and of those
+	// replaced or removed, since the last takeChanges.
+	added, dropped []manifest.Desired
 }
 
 func newEtcdEntries() *etcdEntries {
@@ -36,14 +41,19 @@ func (s *etcdEntries) get(key string) *etcdEntry { return s.byKey[key] }
 
 // set makes e the entry of key.
 func (s *etcdEntries) set(key string, e *etcdEntry) {
-	if old := s.byKey[key]; old != nil {
+	i, found := slices.BinarySearch(s.keys, key)
+	if found {
+		old := s.ordered[i]
 		s.claim(old, -1)
+		s.dropped = append(s.dropped, old.decoded.Pods...)
+		s.ordered[i] = e
 	} else {
-		i, _ := slices.BinarySearch(s.keys, key)
 		s.keys = slices.Insert(s.keys, i, key)
+		s.ordered = slices.Insert(s.ordered, i, e)
 	}
 	s.byKey[key] = e
 	s.claim(e, 1)
+	s.added = append(s.added, e.decoded.Pods...)
 }
 
 // remove drops key's entry, if any.
@@ -53,9 +63,11 @@ func (s *etcdEntries) remove(key string) {
 		return
 	}
 	s.claim(old, -1)
+	s.dropped = append(s.dropped, old.decoded.Pods...)
 	delete(s.byKey, key)
 	if i, ok := slices.BinarySearch(s.keys, key); ok {
 		s.keys = slices.Delete(s.keys, i, i+1)
+		s.ordered = slices.Delete(s.ordered, i, i+1)
 	}
 }
 
@@ -92,8 +104,7 @@ func (s *etcdEntries) snapshot(source string) Update {
 	if s.pods > 0 {
 		u.Pods = make([]manifest.Desired, 0, s.pods)
 	}
-	for _, k := range s.keys {
-		e := s.byKey[k]
+	for _, e := range s.ordered {
 		u.Pods = append(u.Pods, e.decoded.Pods...)
 		u.Objects = append(u.Objects, e.decoded.Objects...)
 		u.Errors = append(u.Errors, e.decoded.Errors...)
@@ -107,4 +118,17 @@ func (s *etcdEntries) snapshot(source string) Update {
 		u.Errors = append(u.Errors, dups...)
 	}
 	return u
+}
+
+// takeChanges returns the pods added since the last call that are still
+// declared, and the pods dropped, and starts again.
+func (s *etcdEntries) takeChanges() (added, dropped []manifest.Desired) {
+	for _, d := range s.added {
+		if e := s.byKey[d.Origin]; e != nil && slices.ContainsFunc(e.decoded.Pods, func(p manifest.Desired) bool { return p.Pod == d.Pod }) {
+			added = append(added, d)
+		}
+	}
+	dropped = s.dropped
+	s.added, s.dropped = nil, nil
+	return added, dropped
 }

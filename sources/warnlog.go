@@ -37,13 +37,7 @@ type warnSeen struct {
 
 // log logs the warning lines of the pods of one complete update.
 func (w *warnLog) log(log *slog.Logger, pods []manifest.Desired) {
-	if w.last == nil {
-		w.last = map[podName]warnSeen{}
-	}
-	line := w.line
-	if line == nil {
-		line = manifest.WarningLine
-	}
+	w.init()
 	w.gen++
 	seen := 0
 	for _, d := range pods {
@@ -57,15 +51,7 @@ func (w *warnLog) log(log *slog.Logger, pods []manifest.Desired) {
 			w.last[id] = old
 			continue
 		}
-		cur := warnSeen{pod: d.Pod, origin: d.Origin, gen: w.gen}
-		if text := line(d); text != "" {
-			spec, _ := json.Marshal(d.Pod.Spec)
-			cur.warned, cur.sum = true, sha256.Sum256(append([]byte(d.Origin+"\x00"), spec...))
-			if !ok || !old.warned || old.sum != cur.sum {
-				log.Warn(text)
-			}
-		}
-		w.last[id] = cur
+		w.see(log, d, id, old, ok)
 	}
 	if seen == len(w.last) {
 		return
@@ -75,4 +61,50 @@ func (w *warnLog) log(log *slog.Logger, pods []manifest.Desired) {
 			delete(w.last, id)
 		}
 	}
+}
+
+// change is log for an update that differs from the last one logged only
+// by removed (pods no longer in it) and added (pods new in it, or new
+// objects): the cost is that of the change. A removed pod that is not the
+// one seen under its key is ignored.
+func (w *warnLog) change(log *slog.Logger, added, removed []manifest.Desired) {
+	w.init()
+	for _, d := range removed {
+		id := podName{d.Pod.Namespace, d.Pod.Name}
+		if old, ok := w.last[id]; ok && old.pod == d.Pod {
+			delete(w.last, id)
+		}
+	}
+	for _, d := range added {
+		id := podName{d.Pod.Namespace, d.Pod.Name}
+		old, ok := w.last[id]
+		if ok && old.pod == d.Pod && old.origin == d.Origin {
+			continue
+		}
+		w.see(log, d, id, old, ok)
+	}
+}
+
+func (w *warnLog) init() {
+	if w.last == nil {
+		w.last = map[podName]warnSeen{}
+	}
+	if w.line == nil {
+		w.line = manifest.WarningLine
+	}
+}
+
+// see records d, a pod not seen as this object before (old, when ok, is
+// what its key held), and logs its warning line unless the same was logged
+// for its key.
+func (w *warnLog) see(log *slog.Logger, d manifest.Desired, id podName, old warnSeen, ok bool) {
+	cur := warnSeen{pod: d.Pod, origin: d.Origin, gen: w.gen}
+	if text := w.line(d); text != "" {
+		spec, _ := json.Marshal(d.Pod.Spec)
+		cur.warned, cur.sum = true, sha256.Sum256(append([]byte(d.Origin+"\x00"), spec...))
+		if !ok || !old.warned || old.sum != cur.sum {
+			log.Warn(text)
+		}
+	}
+	w.last[id] = cur
 }

@@ -183,6 +183,48 @@ func (s *Store) replaceSourcePods(txn *memdb.Txn, source string, pods []*model.P
 	return nil
 }
 
+// changeSourcePods writes the new and changed pods of source as
+// replaceSourcePods does, and deletes its pods at removed, leaving its
+// other pods alone: the cost is that of the change.
+func (s *Store) changeSourcePods(txn *memdb.Txn, source string, pods []*model.Pod, removed []string) error {
+	for _, k := range removed {
+		raw, err := txn.First(TablePods, IndexID, k)
+		if err != nil {
+			return fmt.Errorf("pod lookup: %w", err)
+		}
+		if cur, _ := raw.(*model.Pod); cur != nil && cur.Source == source {
+			if err := txn.Delete(TablePods, cur); err != nil {
+				return fmt.Errorf("pod delete: %w", err)
+			}
+			s.deferNotify(txn, k)
+		}
+	}
+	for _, p := range pods {
+		if p.Source != source {
+			return fmt.Errorf("pod %s: source %q written as %q", p.Key, p.Source, source)
+		}
+		raw, err := txn.First(TablePods, IndexID, p.Key)
+		if err != nil {
+			return fmt.Errorf("pod lookup: %w", err)
+		}
+		cur, _ := raw.(*model.Pod)
+		if cur != nil && cur.Source != source {
+			return fmt.Errorf("pod %s: source %q's, written as %q's", p.Key, cur.Source, source)
+		}
+		if cur == p || (cur != nil && sameDesired(cur, p)) {
+			continue
+		}
+		if cur != nil && cur.Spec.UID == p.Spec.UID {
+			p = p.WithObserved(cur)
+		}
+		if err := txn.Insert(TablePods, p); err != nil {
+			return fmt.Errorf("pod insert: %w", err)
+		}
+		s.deferNotify(txn, p.Key)
+	}
+	return nil
+}
+
 // Source returns the state of the named source, or nil.
 func (s *Store) Source(ws memdb.WatchSet, name string) (*model.Source, error) {
 	txn := s.db.Txn(false)

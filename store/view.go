@@ -60,7 +60,12 @@ func (v View) Object(kind, key string) (*model.Object, error) { return objectIn(
 // ReplaceSourcePods does), its objects (replaced alike: unchanged pointers
 // are not rewritten) and its source row (nil: left as it is).
 type SourceWrite struct {
-	Pods    []*model.Pod
+	Pods []*model.Pod
+	// Partial makes Pods the source's new and changed pods only and
+	// Removed the keys of its pods to delete; its other pods, and its
+	// objects, stay as they are (Objects is not read).
+	Partial bool
+	Removed []string
 	Objects []*model.Object
 	Source  *model.Source
 }
@@ -81,11 +86,17 @@ func (s *Store) ApplySource(source string, decide func(View) (SourceWrite, error
 		return err
 	}
 	pods, src := w.Pods, w.Source
-	if err := s.replaceSourceObjects(txn, source, w.Objects); err != nil {
-		return err
-	}
-	if err := s.replaceSourcePods(txn, source, pods); err != nil {
-		return err
+	if w.Partial {
+		if err := s.changeSourcePods(txn, source, pods, w.Removed); err != nil {
+			return err
+		}
+	} else {
+		if err := s.replaceSourceObjects(txn, source, w.Objects); err != nil {
+			return err
+		}
+		if err := s.replaceSourcePods(txn, source, pods); err != nil {
+			return err
+		}
 	}
 	if src != nil {
 		if src.Name != source {

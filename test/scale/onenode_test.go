@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -105,18 +106,21 @@ func waitStoreRunning(ctx context.Context, tb testing.TB, a *simAgent, key strin
 // linearResult is what one run of the one-node benchmark measured.
 type linearResult struct {
 	pods, window         int
-	first, last          time.Duration // process CPU per put in the first and last window
-	firstWall, lastWall  time.Duration // wall time per put in the same windows
-	startP50, statusP50  time.Duration // put → all containers ran; put → status key Running
-	publishP50           time.Duration // status key Running − the pod's StartedAt, p50
+	first, last          time.Duration   // process CPU per put in the first and last window
+	windows              []time.Duration // process CPU per put in every window, in order
+	firstWall, lastWall  time.Duration   // wall time per put in the same windows
+	startP50, statusP50  time.Duration   // put → all containers ran; put → status key Running
+	publishP50           time.Duration   // status key Running − the pod's StartedAt, p50
 	publishP99           time.Duration
 	revisions, revsEvent int64
 }
 
 // oneNodeLinear starts one agent on a one-member etcd and puts pods pods
 // to it one at a time, each once the previous one runs in the agent's
-// store; it measures the process's CPU over the first and the last window
-// puts, each window ending when its last pod's status key says Running.
+// store; it measures the process's CPU over every window of puts, each
+// window ending when its last pod's status key says Running and its
+// garbage is collected (a forced GC counted in it; another before it, not
+// counted, so no window pays for the one before).
 func oneNodeLinear(tb testing.TB, pods, window int, cfg simConfig) linearResult {
 	tb.Helper()
 	testutil.EtcdBinary(tb)
@@ -143,7 +147,9 @@ func oneNodeLinear(tb testing.TB, pods, window int, cfg simConfig) linearResult 
 	var cpu0 time.Duration
 	var wall0 time.Time
 	for i := range pods {
-		if i == 0 || i == pods-window {
+		if i%window == 0 {
+			// The garbage of what came before is not the window's.
+			goruntime.GC()
 			cpu0, wall0 = processCPU(tb), time.Now()
 		}
 		key := cluster.PodKey(cluster.PodsPrefix(node), "default", podName(i))
@@ -155,14 +161,17 @@ func oneNodeLinear(tb testing.TB, pods, window int, cfg simConfig) linearResult 
 			tb.Fatalf("put %s: %v", key, err)
 		}
 		started[i] = waitStoreRunning(ctx, tb, a, "default/"+podName(i))
-		if i == window-1 || i == pods-1 {
+		if (i+1)%window == 0 {
+			// The window ends when its last status is in etcd, with its
+			// own garbage collected.
 			w.wait(ctx, tb, podName(i))
+			goruntime.GC()
 			cpu, wall := (processCPU(tb)-cpu0)/time.Duration(window), time.Since(wall0)/time.Duration(window)
+			r.windows = append(r.windows, cpu)
 			if i == window-1 {
 				r.first, r.firstWall = cpu, wall
-			} else {
-				r.last, r.lastWall = cpu, wall
 			}
+			r.last, r.lastWall = cpu, wall
 		}
 	}
 	var start, status, publish []time.Duration
@@ -220,6 +229,11 @@ func BenchmarkOneNodeLinear(b *testing.B) {
 		b.ReportMetric(float64(r.revisions)/float64(pods), "etcd-writes/pod")
 		fmt.Printf("%s: %d pods one by one on one node; per put over puts 1–%d vs %d–%d: CPU %s vs %s (ratio %.2f), wall %s vs %s\n",
 			b.Name(), pods, window, pods-window+1, pods, r.first, r.last, ratio, r.firstWall, r.lastWall)
+		var ws []string
+		for _, c := range r.windows {
+			ws = append(ws, fmt.Sprintf("%.2f", float64(c.Microseconds())/1000))
+		}
+		fmt.Printf("%s: CPU ms per put in each window of %d: %s\n", b.Name(), window, strings.Join(ws, " "))
 		fmt.Printf("%s: p50 put → pod started %s, put → status key Running %s; status Running − started p50 %s, p99 %s; etcd revisions per pod %.2f (events %d)\n",
 			b.Name(), r.startP50.Round(100*time.Microsecond), r.statusP50.Round(100*time.Microsecond),
 			r.publishP50.Round(100*time.Microsecond), r.publishP99.Round(100*time.Microsecond), float64(r.revisions)/float64(pods), r.revsEvent)

@@ -1,0 +1,81 @@
+package informer
+
+import (
+	"github.com/berth-dev/berth/manifest"
+)
+
+// applied is what the informer last applied of a source: its update's pods
+// and objects, and whether admission took them whole (no manifest error,
+// refusal or warning), so that the store holds exactly those pods as
+// offered and the next update can be decided by its difference.
+type applied struct {
+	pods    []manifest.Desired
+	objects []manifest.Object
+	whole   bool
+}
+
+// podDelta compares the pods of a source's update with its previous
+// update's, both grouped by origin in ascending origin order (as the etcd
+// source sends them): changed are the indexes in cur of pods that are not
+// the object sent before under the same origin, removed the keys of prev's
+// pods that cur does not offer. ok is false when the origins are out of
+// order: compare everything then. An unchanged pod costs a pointer compare.
+func podDelta(prev, cur []manifest.Desired) (changed []int, removed []string, ok bool) {
+	var gone []string
+	i, j := 0, 0
+	for i < len(prev) || j < len(cur) {
+		if i < len(prev) && j < len(cur) && prev[i].Pod == cur[j].Pod && prev[i].Origin == cur[j].Origin {
+			i, j = i+1, j+1
+			continue
+		}
+		if j > 0 && j < len(cur) && cur[j].Origin < cur[j-1].Origin {
+			return nil, nil, false
+		}
+		switch {
+		case j == len(cur) || (i < len(prev) && prev[i].Origin < cur[j].Origin):
+			for o := prev[i].Origin; i < len(prev) && prev[i].Origin == o; i++ {
+				gone = append(gone, podKey(prev[i]))
+			}
+		case i == len(prev) || cur[j].Origin < prev[i].Origin:
+			for o := cur[j].Origin; j < len(cur) && cur[j].Origin == o; j++ {
+				changed = append(changed, j)
+			}
+		default: // the same origin with other objects: all of it again
+			o := cur[j].Origin
+			for ; i < len(prev) && prev[i].Origin == o; i++ {
+				gone = append(gone, podKey(prev[i]))
+			}
+			for ; j < len(cur) && cur[j].Origin == o; j++ {
+				changed = append(changed, j)
+			}
+		}
+	}
+	if len(gone) == 0 {
+		return changed, nil, true
+	}
+	offered := make(map[string]bool, len(changed))
+	for _, c := range changed {
+		offered[podKey(cur[c])] = true
+	}
+	for _, k := range gone {
+		if !offered[k] {
+			removed = append(removed, k)
+		}
+	}
+	return changed, removed, true
+}
+
+func podKey(d manifest.Desired) string { return manifest.PodKey(d.Pod.Namespace, d.Pod.Name) }
+
+// sameObjects reports whether a and b are the same object declarations.
+func sameObjects(a, b []manifest.Object) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
