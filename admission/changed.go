@@ -1,8 +1,6 @@
 package admission
 
 import (
-	"k8s.io/apimachinery/pkg/types"
-
 	"github.com/berth-dev/berth/manifest"
 	"github.com/berth-dev/berth/model"
 )
@@ -37,7 +35,7 @@ func AdmitChanged(v View, u Update, changed []int, removed []string) (c Change, 
 	}
 	defer u.Memo.trim()
 	cand := make(map[string]int, len(changed))
-	only := &holdFilter{slots: map[portSlot]bool{}, uids: map[types.UID]bool{}}
+	only := &holdFilter{}
 	for _, i := range changed {
 		d := u.Pods[i]
 		k := key(d)
@@ -46,9 +44,9 @@ func AdmitChanged(v View, u Update, changed []int, removed []string) (c Change, 
 		}
 		cand[k] = i
 		for hp := range hostPorts(d.Pod) {
-			only.slots[portSlot{hp.proto, hp.port}] = true
+			only.slots = append(only.slots, portSlot{hp.proto, hp.port})
 		}
-		only.uids[d.Pod.UID] = true
+		only.uids = append(only.uids, d.Pod.UID)
 	}
 	gone := make(map[string]bool, len(removed))
 	for _, k := range removed {
@@ -68,11 +66,10 @@ func AdmitChanged(v View, u Update, changed []int, removed []string) (c Change, 
 			}
 			h.owner[p.Key] = p.Source
 		}
-		if p.Source == u.Source && gone[p.Key] {
+		if p.Source == u.Source && len(gone) > 0 && gone[p.Key] {
 			continue
 		}
-		h.hold(p.Key, p.Spec)
-		h.fits.holdBase(p)
+		h.holdOther(p)
 	}
 	// As in Admit: a changed key whose spec is equal after all is held
 	// unchecked first, then the changed pods are checked, then the new.

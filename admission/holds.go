@@ -2,6 +2,7 @@ package admission
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -29,10 +30,11 @@ type holds struct {
 	memo   *Memo
 }
 
-// holdFilter names the host port slots and UIDs that can clash.
+// holdFilter names the host port slots and UIDs that can clash: those
+// of the few pods AdmitChanged checks.
 type holdFilter struct {
-	slots map[portSlot]bool
-	uids  map[types.UID]bool
+	slots []portSlot
+	uids  []types.UID
 }
 
 func newHolds(v View, u Update, only *holdFilter) *holds {
@@ -43,17 +45,29 @@ func newHolds(v View, u Update, only *holdFilter) *holds {
 // hold records the host ports, UID and claims of the admitted pod spec at
 // key k (its requests are the nodeFit's).
 func (h *holds) hold(k string, spec *v1.Pod) {
-	if h.only == nil || len(h.only.slots) > 0 {
-		for _, hp := range h.memo.hostPorts(spec) {
-			if s := (portSlot{hp.proto, hp.port}); h.only == nil || h.only.slots[s] {
-				h.taken[s] = append(h.taken[s], portClaim{k, hp})
-			}
+	h.holdFacts(k, h.memo.facts(spec))
+}
+
+func (h *holds) holdFacts(k string, f *specFacts) {
+	for _, hp := range f.ports {
+		if s := (portSlot{hp.proto, hp.port}); h.only == nil || slices.Contains(h.only.slots, s) {
+			h.taken[s] = append(h.taken[s], portClaim{k, hp})
 		}
 	}
-	if h.only == nil || h.only.uids[spec.UID] {
-		h.uids[spec.UID] = k
+	if h.only == nil || slices.Contains(h.only.uids, f.uid) {
+		h.uids[f.uid] = k
 	}
-	h.once.hold(k, spec)
+	for _, ck := range f.claims {
+		h.once.holdClaim(k, ck)
+	}
+}
+
+// holdOther holds p, a stored pod neither checked nor replaced by this
+// decision, requests included, with one look at its spec's facts.
+func (h *holds) holdOther(p *model.Pod) {
+	f := h.memo.facts(p.Spec)
+	h.holdFacts(p.Key, f)
+	h.fits.holdBaseRequests(p, f.requests)
 }
 
 // check decides the new or changed pod d at key k, whose stored pod is old

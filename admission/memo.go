@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/berth-dev/berth/manifest"
 )
@@ -19,49 +20,40 @@ type Memo struct {
 	used  int
 }
 
+// specFacts are what admission derives from one spec object.
 type specFacts struct {
-	requests    manifest.Requests
-	ports       []hostPort
-	hasRequests bool
-	portsListed bool
+	uid      types.UID
+	requests manifest.Requests
+	ports    []hostPort
+	claims   []string
 }
 
 // NewMemo returns an empty memo.
 func NewMemo() *Memo { return &Memo{specs: map[*v1.Pod]*specFacts{}} }
 
+// facts returns pod's facts, derived on the first call for the object.
 func (m *Memo) facts(pod *v1.Pod) *specFacts {
+	if m == nil {
+		return deriveFacts(pod)
+	}
 	m.used++
 	f := m.specs[pod]
 	if f == nil {
-		f = &specFacts{}
+		f = deriveFacts(pod)
 		m.specs[pod] = f
 	}
 	return f
 }
 
-// podRequests is manifest.PodRequests of pod, remembered.
-func (m *Memo) podRequests(pod *v1.Pod) manifest.Requests {
-	if m == nil {
-		return manifest.PodRequests(&pod.Spec)
-	}
-	f := m.facts(pod)
-	if !f.hasRequests {
-		f.requests, f.hasRequests = manifest.PodRequests(&pod.Spec), true
-	}
-	return f.requests
+func deriveFacts(pod *v1.Pod) *specFacts {
+	return &specFacts{uid: pod.UID, requests: manifest.PodRequests(&pod.Spec), ports: slices.Collect(hostPorts(pod)), claims: claimKeys(pod)}
 }
 
+// podRequests is manifest.PodRequests of pod, remembered.
+func (m *Memo) podRequests(pod *v1.Pod) manifest.Requests { return m.facts(pod).requests }
+
 // hostPorts is the host ports of pod, remembered.
-func (m *Memo) hostPorts(pod *v1.Pod) []hostPort {
-	if m == nil {
-		return slices.Collect(hostPorts(pod))
-	}
-	f := m.facts(pod)
-	if !f.portsListed {
-		f.ports, f.portsListed = slices.Collect(hostPorts(pod)), true
-	}
-	return f.ports
-}
+func (m *Memo) hostPorts(pod *v1.Pod) []hostPort { return m.facts(pod).ports }
 
 // trim ends a decision: the memo forgets everything when it holds far more
 // than the decision used.

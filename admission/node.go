@@ -59,11 +59,14 @@ func (f *nodeFit) hold(p *model.Pod) {
 
 // holdBase counts p's requests for good: p is neither checked nor
 // replaced by this decision.
-func (f *nodeFit) holdBase(p *model.Pod) {
+func (f *nodeFit) holdBase(p *model.Pod) { f.holdBaseRequests(p, f.memo.podRequests(p.Spec)) }
+
+// holdBaseRequests is holdBase with p's requests r.
+func (f *nodeFit) holdBaseRequests(p *model.Pod, r manifest.Requests) {
 	if f.node == nil || p.Terminal != "" {
 		return
 	}
-	f.base = f.base.Plus(f.memo.podRequests(p.Spec))
+	f.base = f.base.Plus(r)
 }
 
 // admit returns "" and holds pod's requests under key k when it fits

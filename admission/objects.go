@@ -168,9 +168,14 @@ func claimKeys(pod *v1.Pod) []string {
 // hold records that pod key uses its claims.
 func (c *claimsOnce) hold(key string, pod *v1.Pod) {
 	for _, ck := range claimKeys(pod) {
-		if _, ok := c.users[ck]; !ok {
-			c.users[ck] = key
-		}
+		c.holdClaim(key, ck)
+	}
+}
+
+// holdClaim records that pod key uses claim ck, unless another holds it.
+func (c *claimsOnce) holdClaim(key, ck string) {
+	if _, ok := c.users[ck]; !ok {
+		c.users[ck] = key
 	}
 }
 

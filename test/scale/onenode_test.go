@@ -23,11 +23,17 @@ import (
 
 // processCPU is the CPU time (user and system) this process has used.
 func processCPU(tb testing.TB) time.Duration {
+	u, s := processCPUSplit(tb)
+	return u + s
+}
+
+// processCPUSplit is processCPU's user and system times.
+func processCPUSplit(tb testing.TB) (user, sys time.Duration) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		tb.Fatalf("getrusage: %v", err)
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())
 }
 
 // runningWatch follows one node's status keys and records when each pod's
@@ -103,11 +109,32 @@ func waitStoreRunning(ctx context.Context, tb testing.TB, a *simAgent, key strin
 	}
 }
 
+// rootDir is the agent's root_dir: under BERTH_SIM_ROOT when set (e.g. a
+// tmpfs, away from a shared disk), else a test temp dir.
+func rootDir(tb testing.TB) string {
+	base := os.Getenv("BERTH_SIM_ROOT")
+	if base == "" {
+		return tb.TempDir()
+	}
+	dir, err := os.MkdirTemp(base, "berth-linear-")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
+}
+
+func sysCPU(tb testing.TB) time.Duration {
+	_, s := processCPUSplit(tb)
+	return s
+}
+
 // linearResult is what one run of the one-node benchmark measured.
 type linearResult struct {
 	pods, window         int
 	first, last          time.Duration   // process CPU per put in the first and last window
 	windows              []time.Duration // process CPU per put in every window, in order
+	sysWindows           []time.Duration // of which system time
 	firstWall, lastWall  time.Duration   // wall time per put in the same windows
 	startP50, statusP50  time.Duration   // put → all containers ran; put → status key Running
 	publishP50           time.Duration   // status key Running − the pod's StartedAt, p50
@@ -129,7 +156,7 @@ func oneNodeLinear(tb testing.TB, pods, window int, cfg simConfig) linearResult 
 	c := testutil.StartEtcdCluster(tb, 1)
 	cli := c.Client()
 	node := nodeName(0)
-	a := newSimAgent(ctx, tb, cfg, node, tb.TempDir(), c.Endpoints(), nil)
+	a := newSimAgent(ctx, tb, cfg, node, rootDir(tb), c.Endpoints(), nil)
 	actx, stop := context.WithCancel(ctx)
 	defer func() { stop(); <-a.stopped }()
 	go a.run(actx)
@@ -144,13 +171,14 @@ func oneNodeLinear(tb testing.TB, pods, window int, cfg simConfig) linearResult 
 	r := linearResult{pods: pods, window: window}
 	put := make([]time.Time, pods)
 	started := make([]time.Time, pods)
-	var cpu0 time.Duration
+	var cpu0, sys0 time.Duration
 	var wall0 time.Time
 	for i := range pods {
 		if i%window == 0 {
 			// The garbage of what came before is not the window's.
 			goruntime.GC()
 			cpu0, wall0 = processCPU(tb), time.Now()
+			sys0 = sysCPU(tb)
 		}
 		key := cluster.PodKey(cluster.PodsPrefix(node), "default", podName(i))
 		put[i] = time.Now()
@@ -162,12 +190,11 @@ func oneNodeLinear(tb testing.TB, pods, window int, cfg simConfig) linearResult 
 		}
 		started[i] = waitStoreRunning(ctx, tb, a, "default/"+podName(i))
 		if (i+1)%window == 0 {
-			// The window ends when its last status is in etcd, with its
-			// own garbage collected.
+			// The window ends when its last status is in etcd.
 			w.wait(ctx, tb, podName(i))
-			goruntime.GC()
 			cpu, wall := (processCPU(tb)-cpu0)/time.Duration(window), time.Since(wall0)/time.Duration(window)
 			r.windows = append(r.windows, cpu)
+			r.sysWindows = append(r.sysWindows, (sysCPU(tb)-sys0)/time.Duration(window))
 			if i == window-1 {
 				r.first, r.firstWall = cpu, wall
 			}
@@ -229,11 +256,12 @@ func BenchmarkOneNodeLinear(b *testing.B) {
 		b.ReportMetric(float64(r.revisions)/float64(pods), "etcd-writes/pod")
 		fmt.Printf("%s: %d pods one by one on one node; per put over puts 1–%d vs %d–%d: CPU %s vs %s (ratio %.2f), wall %s vs %s\n",
 			b.Name(), pods, window, pods-window+1, pods, r.first, r.last, ratio, r.firstWall, r.lastWall)
-		var ws []string
-		for _, c := range r.windows {
+		var ws, ss []string
+		for i, c := range r.windows {
 			ws = append(ws, fmt.Sprintf("%.2f", float64(c.Microseconds())/1000))
+			ss = append(ss, fmt.Sprintf("%.2f", float64(r.sysWindows[i].Microseconds())/1000))
 		}
-		fmt.Printf("%s: CPU ms per put in each window of %d: %s\n", b.Name(), window, strings.Join(ws, " "))
+		fmt.Printf("%s: CPU ms per put in each window of %d: %s (of which system: %s)\n", b.Name(), window, strings.Join(ws, " "), strings.Join(ss, " "))
 		fmt.Printf("%s: p50 put → pod started %s, put → status key Running %s; status Running − started p50 %s, p99 %s; etcd revisions per pod %.2f (events %d)\n",
 			b.Name(), r.startP50.Round(100*time.Microsecond), r.statusP50.Round(100*time.Microsecond),
 			r.publishP50.Round(100*time.Microsecond), r.publishP99.Round(100*time.Microsecond), float64(r.revisions)/float64(pods), r.revsEvent)
