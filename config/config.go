@@ -52,13 +52,18 @@ type Config struct {
 	EtcdUsername, EtcdPassword            string
 	// EtcdNodesPrefix holds one key per live node (<prefix><node>) under
 	// the node's lease of EtcdLeaseTTL; EtcdStatusPrefix one pod status per
-	// key (<prefix><ns>/<name>), written at most every EtcdStatusInterval.
+	// key (<prefix><ns>/<name>): a phase reached, readiness or a pod gone
+	// written at once (bursts coalesced), other changes batched for up to
+	// EtcdStatusInterval.
 	EtcdNodesPrefix    string
 	EtcdStatusPrefix   string
 	EtcdLeaseTTL       time.Duration
 	EtcdStatusInterval time.Duration
 	EtcdCheckInterval  time.Duration
 	EtcdRequestTimeout time.Duration
+	// EtcdEvents writes pod events under /events/ (sources.etcd.events,
+	// default true), batched into few transactions.
+	EtcdEvents bool
 
 	PushEnabled bool
 
@@ -151,6 +156,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("sources.etcd.status_interval", "1s")
 	v.SetDefault("sources.etcd.check_interval", "30s")
 	v.SetDefault("sources.etcd.request_timeout", "10s")
+	v.SetDefault("sources.etcd.events", true)
 	v.SetDefault("sources.push.enabled", false)
 	v.SetDefault("sources.push.allow_host_access", false)
 	v.SetDefault("sources.push.token_file", "")
@@ -341,6 +347,7 @@ func fromViper(v *viper.Viper) (*Config, error) {
 		EtcdStatusInterval:    p.duration("sources.etcd.status_interval", 10*time.Millisecond),
 		EtcdCheckInterval:     p.duration("sources.etcd.check_interval", 100*time.Millisecond),
 		EtcdRequestTimeout:    p.duration("sources.etcd.request_timeout", 100*time.Millisecond),
+		EtcdEvents:            p.boolean("sources.etcd.events"),
 		PushEnabled:           p.boolean("sources.push.enabled"),
 		Workers:               p.integer("controller.workers", 1, 256),
 		Resync:                p.duration("controller.resync", time.Second),

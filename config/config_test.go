@@ -144,3 +144,21 @@ func TestDefaultPauseImageIsContentTagged(t *testing.T) {
 		t.Errorf("DefaultPauseImage() = %q, want %q", got, want)
 	}
 }
+
+func TestEtcdEventsKey(t *testing.T) {
+	c, err := Load(flags(t, "--node-name", "n1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.EtcdEvents {
+		t.Error("sources.etcd.events is off by default, want on (the seed kubelet wrote its events to etcd)")
+	}
+	t.Setenv("BERTH_SOURCES_ETCD_EVENTS", "false")
+	if c, err = Load(flags(t, "--node-name", "n1")); err != nil || c.EtcdEvents {
+		t.Errorf("sources.etcd.events false: events %v, err %v", c.EtcdEvents, err)
+	}
+	t.Setenv("BERTH_SOURCES_ETCD_EVENTS", "sometimes")
+	if _, err := Load(flags(t, "--node-name", "n1")); err == nil || !strings.Contains(err.Error(), "sources.etcd.events") {
+		t.Errorf("a bad value: error %v does not name sources.etcd.events", err)
+	}
+}
