@@ -55,7 +55,7 @@ type Agent struct {
 	srcInf     *informer.SourceInformer
 	dockerInf  *informer.DockerInformer
 	srcs       []sources.Source
-	etcdEvents *events.EtcdSink // nil without etcd
+	etcdEvents *events.EtcdSink // nil without etcd or with sources.etcd.events off
 	etcd       *clientv3.Client // nil without etcd; shared by the sinks and the lease
 	node       controller.NodeInfo
 	stats      stats.Provider
@@ -131,8 +131,10 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Agent, err error) {
 		}
 		a.etcd = cli
 		a.closers = append(a.closers, func() { cli.Close() })
-		a.etcdEvents = events.NewEtcdSink(cli, log)
-		recorder = append(recorder, a.etcdEvents)
+		if cfg.EtcdEvents {
+			a.etcdEvents = events.NewEtcdSink(cli, log)
+			recorder = append(recorder, a.etcdEvents)
+		}
 	}
 
 	probeCtx, stopProbes := context.WithCancel(context.Background())
