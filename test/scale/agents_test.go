@@ -396,11 +396,41 @@ func percentile(d []time.Duration, p float64) time.Duration {
 	return d[min(max(i, 0), len(d)-1)]
 }
 
+// startTimes returns, sorted, each pod's start time (its put to all its
+// containers running, the agent's StartedAt) and its publish delay (that
+// moment to its status key first saying Running).
+func (w *watcher) startTimes(tb testing.TB, agents []*simAgent) (started, published []time.Duration) {
+	tb.Helper()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, a := range agents {
+		pods, err := a.st.Pods(nil)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, p := range pods {
+			id := a.node + "/" + p.Spec.Name
+			put, ok := w.put[id]
+			ran, seen := w.running[id]
+			if !ok || !seen || p.StartedAt.IsZero() {
+				continue
+			}
+			started = append(started, p.StartedAt.Sub(put))
+			published = append(published, ran.Sub(p.StartedAt))
+		}
+	}
+	slices.Sort(started)
+	slices.Sort(published)
+	return started, published
+}
+
 // simResult is what one simulation measured.
 type simResult struct {
 	agents, pods                 int
 	applyTook, allRunning        time.Duration
 	p50, p90, p99, pmax          time.Duration
+	startP50, startP99           time.Duration    // put → all containers running (agent's StartedAt)
+	publishP50, publishP99       time.Duration    // StartedAt → status key Running
 	revsApply                    int64            // revisions from the first put to quiet
 	revsByKind                   map[string]int64 // same, by writer
 	statusPuts                   int64            // status key puts seen
@@ -704,6 +734,9 @@ func simulate(tb testing.TB, cfg simConfig, timer func(on bool)) simResult {
 	lat, last := w.latencies()
 	r.allRunning = last.Sub(applyStart)
 	r.p50, r.p90, r.p99, r.pmax = percentile(lat, 0.5), percentile(lat, 0.9), percentile(lat, 0.99), lat[len(lat)-1]
+	started, published := w.startTimes(tb, agents)
+	r.startP50, r.startP99 = percentile(started, 0.5), percentile(started, 0.99)
+	r.publishP50, r.publishP99 = percentile(published, 0.5), percentile(published, 0.99)
 
 	r.heapAfter = heapInuse()
 	r.heapPerAgent = (float64(r.heapAfter) - float64(r.heapBefore)) / float64(cfg.agents)
@@ -799,6 +832,8 @@ func (r simResult) table() string {
 	row("first put → every status key Running", "%s", r.allRunning.Round(time.Millisecond))
 	row("pod put → status Running p50 / p90 / p99 / max", "%s / %s / %s / %s", r.p50.Round(time.Millisecond),
 		r.p90.Round(time.Millisecond), r.p99.Round(time.Millisecond), r.pmax.Round(time.Millisecond))
+	row("pod put → its containers running (start time) p50 / p99", "%s / %s", r.startP50.Round(time.Millisecond), r.startP99.Round(time.Millisecond))
+	row("containers running → status key Running p50 / p99", "%s / %s", r.publishP50.Round(time.Millisecond), r.publishP99.Round(time.Millisecond))
 	row("etcd revisions per pod (apply to quiet)", "%.2f (%d)", float64(r.revsApply)/pods, r.revsApply)
 	row("  of which manifest puts / status txns / event puts / other", "%.2f / %.2f / %.2f / %.2f",
 		float64(r.revsByKind["manifest"])/pods, float64(r.revsByKind["status"])/pods, float64(r.revsByKind["event"])/pods,
@@ -860,6 +895,7 @@ func BenchmarkHundredAgents(b *testing.B) {
 		b.ReportMetric(r.allRunning.Seconds(), "s-all-running")
 		b.ReportMetric(float64(r.p50.Milliseconds()), "p50-ms")
 		b.ReportMetric(float64(r.p99.Milliseconds()), "p99-ms")
+		b.ReportMetric(float64(r.publishP50.Milliseconds()), "publish-p50-ms")
 		b.ReportMetric(float64(r.revsApply)/pods, "etcd-writes/pod")
 		b.ReportMetric(float64(r.revsByKind["status"])/pods, "status-txns/pod")
 		b.ReportMetric(float64(r.revsByKind["event"])/pods, "event-puts/pod")
