@@ -3,7 +3,6 @@ package informer
 import (
 	"context"
 	"log/slog"
-	"slices"
 	"sort"
 	"sync"
 
@@ -148,7 +147,7 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 	if err != nil {
 		return err
 	}
-	i.last[u.Source] = &applied{pods: slices.Clone(u.Pods), objects: slices.Clone(u.Objects), whole: whole}
+	i.last[u.Source] = &applied{pods: u.Pods, objects: u.Objects, whole: whole}
 
 	i.mu.Lock()
 	cur := map[string]bool{}

@@ -12,9 +12,11 @@ import (
 // Update is a complete snapshot of one source: all pods it declares now, plus
 // the manifests it could not accept. Pods of the source not in Pods are to be
 // deleted, except those named by (or from an origin named by) an error.
-// The pods and objects are never mutated once sent, by the source or the
-// consumer: a source may send an unchanged pod again as the same object
-// (the etcd source does), which the consumer may take as unchanged.
+// An Update, its slices and the pods and objects in them are never mutated
+// once sent, by the source or the consumer (the informer keeps the last
+// one to compare the next with): a source may send an unchanged pod again
+// as the same object (the etcd source does), which the consumer may take
+// as unchanged.
 type Update struct {
 	Source string
 	Pods   []manifest.Desired
