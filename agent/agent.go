@@ -147,20 +147,21 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Agent, err error) {
 		log.Warn("the host does not allow lowering OOM scores (no CAP_SYS_RESOURCE); pods' negative oom_score_adj become 0")
 	}
 	a.ctrl = controller.New(controller.Config{
-		Node:       cfg.NodeName,
-		NodeInfo:   node,
-		RootDir:    cfg.RootDir,
-		Workers:    cfg.Workers,
-		Resync:     cfg.Resync,
-		Backoff:    controller.Backoff{Initial: cfg.BackoffInitial, Max: cfg.BackoffMax},
-		PauseImage: cfg.PodInfraImage,
-		PauseBuild: pauseBuild(cfg, log),
-		Clock:      clk,
-		Metrics:    m,
-		Events:     recorder,
-		Prober:     probes,
-		Hooks:      hooks,
-		Log:        log,
+		Node:             cfg.NodeName,
+		NodeInfo:         node,
+		RootDir:          cfg.RootDir,
+		Workers:          cfg.Workers,
+		MaxParallelStops: cfg.MaxParallelStops,
+		Resync:           cfg.Resync,
+		Backoff:          controller.Backoff{Initial: cfg.BackoffInitial, Max: cfg.BackoffMax},
+		PauseImage:       cfg.PodInfraImage,
+		PauseBuild:       pauseBuild(cfg, log),
+		Clock:            clk,
+		Metrics:          m,
+		Events:           recorder,
+		Prober:           probes,
+		Hooks:            hooks,
+		Log:              log,
 	}, st, rt, queue)
 
 	a.srcInf = informer.NewSourceInformer(st, clk, m, log)

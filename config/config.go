@@ -68,7 +68,9 @@ type Config struct {
 	PushEnabled bool
 
 	Workers int
-	Resync  time.Duration
+	// MaxParallelStops is how many pods may stop containers at once.
+	MaxParallelStops int
+	Resync           time.Duration
 
 	BackoffInitial time.Duration
 	BackoffMax     time.Duration
@@ -168,6 +170,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("allowed_unsafe_sysctls", []string{})
 	v.SetDefault("max_containers_per_pod", 100)
 	v.SetDefault("controller.workers", 4)
+	v.SetDefault("controller.max_parallel_stops", 16)
 	v.SetDefault("controller.resync", "60s")
 	v.SetDefault("backoff.initial", "10s")
 	v.SetDefault("backoff.max", "300s")
@@ -350,6 +353,7 @@ func fromViper(v *viper.Viper) (*Config, error) {
 		EtcdEvents:            p.boolean("sources.etcd.events"),
 		PushEnabled:           p.boolean("sources.push.enabled"),
 		Workers:               p.integer("controller.workers", 1, 256),
+		MaxParallelStops:      p.integer("controller.max_parallel_stops", 1, 4096),
 		Resync:                p.duration("controller.resync", time.Second),
 		BackoffInitial:        p.duration("backoff.initial", time.Millisecond),
 		BackoffMax:            p.duration("backoff.max", time.Millisecond),

@@ -53,13 +53,14 @@ func TestPrecedenceFileEnvFlag(t *testing.T) {
 
 func TestBadValuesNameTheKey(t *testing.T) {
 	for env, want := range map[string]string{
-		"BERTH_BACKOFF_INITIAL":      "backoff.initial",
-		"BERTH_CONTROLLER_WORKERS":   "controller.workers",
-		"BERTH_SERVER_PORT":          "server.port",
-		"BERTH_LOG_LEVEL":            "log.level",
-		"BERTH_SOURCES_HTTP_URL":     "sources.http.url",
-		"BERTH_ROOT_DIR":             "root_dir",
-		"BERTH_SOURCES_PUSH_ENABLED": "sources.push.enabled",
+		"BERTH_BACKOFF_INITIAL":               "backoff.initial",
+		"BERTH_CONTROLLER_WORKERS":            "controller.workers",
+		"BERTH_CONTROLLER_MAX_PARALLEL_STOPS": "controller.max_parallel_stops",
+		"BERTH_SERVER_PORT":                   "server.port",
+		"BERTH_LOG_LEVEL":                     "log.level",
+		"BERTH_SOURCES_HTTP_URL":              "sources.http.url",
+		"BERTH_ROOT_DIR":                      "root_dir",
+		"BERTH_SOURCES_PUSH_ENABLED":          "sources.push.enabled",
 	} {
 		t.Run(env, func(t *testing.T) {
 			t.Setenv(env, "bogus")
