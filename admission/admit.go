@@ -21,6 +21,8 @@ import (
 // transaction that records the decision).
 type View interface {
 	Pods() ([]*model.Pod, error)
+	Pod(key string) (*model.Pod, error)
+	TerminalPods() ([]*model.Pod, error)
 	ContainersByPod(key string) ([]*model.Container, error)
 	Source(name string) (*model.Source, error)
 	ObjectsBySource(kind, source string) ([]*model.Object, error)
@@ -70,7 +72,7 @@ func Admit(v View, u Update) (Decision, error) {
 	}
 	defer u.Memo.trim()
 	have := map[string]*model.Pod{}
-	h := newHolds(v, u, nil)
+	h := newHolds(v, u, nil, nil)
 	for _, p := range all {
 		if p.Source == u.Source {
 			have[p.Key] = p

@@ -40,6 +40,23 @@ func (v view) Object(kind, key string) (*model.Object, error) {
 }
 
 func (v view) Pods() ([]*model.Pod, error) { return v.pods, nil }
+func (v view) Pod(k string) (*model.Pod, error) {
+	for _, p := range v.pods {
+		if p.Key == k {
+			return p, nil
+		}
+	}
+	return nil, nil
+}
+func (v view) TerminalPods() ([]*model.Pod, error) {
+	var out []*model.Pod
+	for _, p := range v.pods {
+		if p.Terminal != "" {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
 func (v view) ContainersByPod(k string) ([]*model.Container, error) {
 	return v.ctrs[k], nil
 }

@@ -29,47 +29,83 @@ type Change struct {
 // the change is not one AdmitChanged decides (a key offered twice, or by a
 // second origin): decide with Admit then.
 func AdmitChanged(v View, u Update, changed []int, removed []string) (c Change, ok bool, err error) {
-	all, err := v.Pods()
-	if err != nil {
-		return Change{}, false, err
+	m := u.Memo
+	if m == nil {
+		m = NewMemo()
+		u.Memo = m
 	}
-	defer u.Memo.trim()
+	defer m.trim()
+	if !m.index.valid {
+		all, err := v.Pods()
+		if err != nil {
+			return Change{}, false, err
+		}
+		m.index.rebuild(all, m)
+	}
+	ix := &m.index
 	cand := make(map[string]int, len(changed))
-	only := &holdFilter{}
 	for _, i := range changed {
-		d := u.Pods[i]
-		k := key(d)
+		k := key(u.Pods[i])
 		if _, dup := cand[k]; dup {
 			return Change{}, false, nil
 		}
 		cand[k] = i
-		for hp := range hostPorts(d.Pod) {
-			only.slots = append(only.slots, portSlot{hp.proto, hp.port})
-		}
-		only.uids = append(only.uids, d.Pod.UID)
 	}
 	gone := make(map[string]bool, len(removed))
 	for _, k := range removed {
 		gone[k] = true
 	}
-	h := newHolds(v, u, only)
+	// The source's stored pods at the changed and removed keys hold
+	// nothing against the changed pods; every other stored pod does.
+	skip := func(k string) bool {
+		_, c := cand[k]
+		return (c || gone[k]) && ix.pods[k].source == u.Source
+	}
+	h := newHolds(v, u, ix, skip)
 	old := map[string]*model.Pod{}
-	for _, p := range all {
-		if i, ok := cand[p.Key]; ok {
-			if p.Source == u.Source {
-				if p.Origin != u.Pods[i].Origin && !gone[p.Key] {
-					return Change{}, false, nil
-				}
-				old[p.Key] = p
-				h.fits.hold(p)
-				continue
+	for k, i := range cand {
+		p, err := v.Pod(k)
+		if err != nil {
+			return Change{}, false, err
+		}
+		switch {
+		case p == nil:
+		case p.Source != u.Source:
+			h.owner[k] = p.Source
+		case p.Origin != u.Pods[i].Origin && !gone[k]:
+			return Change{}, false, nil
+		default:
+			old[k] = p
+		}
+	}
+	if u.Node != nil {
+		base := ix.total
+		minus := func(r manifest.Requests) {
+			base = manifest.Requests{CPUMilli: base.CPUMilli - r.CPUMilli, Memory: base.Memory - r.Memory}
+		}
+		for k := range cand {
+			if e, ok := ix.pods[k]; ok && skip(k) {
+				minus(e.facts.requests)
 			}
-			h.owner[p.Key] = p.Source
 		}
-		if p.Source == u.Source && len(gone) > 0 && gone[p.Key] {
-			continue
+		for k := range gone {
+			if _, c := cand[k]; !c && skip(k) {
+				minus(ix.pods[k].facts.requests)
+			}
 		}
-		h.holdOther(p)
+		ended, err := v.TerminalPods()
+		if err != nil {
+			return Change{}, false, err
+		}
+		for _, p := range ended {
+			if e, ok := ix.pods[p.Key]; ok && !skip(p.Key) {
+				minus(e.facts.requests)
+			}
+		}
+		h.fits.base = base
+		for _, o := range old {
+			h.fits.hold(o)
+		}
 	}
 	// As in Admit: a changed key whose spec is equal after all is held
 	// unchecked first, then the changed pods are checked, then the new.

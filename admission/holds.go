@@ -2,7 +2,6 @@ package admission
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -14,9 +13,10 @@ import (
 
 // holds are what admitted pods hold against a pod being checked: host
 // ports, UIDs, other sources' pod keys, ReadWriteOncePod claims and node
-// resources. A filter, when set, keeps only the ports and UIDs of the pods
-// to check (AdmitChanged), so that holding a pod costs no map write unless
-// it can clash.
+// resources. Admit holds every pod in its maps; AdmitChanged looks the
+// store's pods up in the index (but those skip names) and holds only the
+// pods it decides in the maps, which then come after the index's, as they
+// would in a pass over the store.
 type holds struct {
 	v      View
 	source string
@@ -26,48 +26,74 @@ type holds struct {
 	owner  map[string]string
 	fits   *nodeFit
 	once   *claimsOnce
-	only   *holdFilter
 	memo   *Memo
+	ix     *index
+	skip   func(key string) bool
 }
 
-// holdFilter names the host port slots and UIDs that can clash: those
-// of the few pods AdmitChanged checks.
-type holdFilter struct {
-	slots []portSlot
-	uids  []types.UID
-}
-
-func newHolds(v View, u Update, only *holdFilter) *holds {
-	return &holds{v: v, source: u.Source, now: u.Now, taken: portClaims{}, uids: map[types.UID]string{}, owner: map[string]string{},
-		fits: newNodeFit(u.Node, u.Memo), once: newClaimsOnce(v, u), only: only, memo: u.Memo}
+func newHolds(v View, u Update, ix *index, skip func(string) bool) *holds {
+	h := &holds{v: v, source: u.Source, now: u.Now, taken: portClaims{}, uids: map[types.UID]string{}, owner: map[string]string{},
+		fits: newNodeFit(u.Node, u.Memo), once: newClaimsOnce(v, u), memo: u.Memo, ix: ix, skip: skip}
+	if ix != nil {
+		h.once.base = func(ck string) (string, bool) {
+			for _, k := range ix.claims[ck] {
+				if !skip(k) {
+					return k, true
+				}
+			}
+			return "", false
+		}
+	}
+	return h
 }
 
 // hold records the host ports, UID and claims of the admitted pod spec at
 // key k (its requests are the nodeFit's).
 func (h *holds) hold(k string, spec *v1.Pod) {
-	h.holdFacts(k, h.memo.facts(spec))
-}
-
-func (h *holds) holdFacts(k string, f *specFacts) {
+	f := h.memo.facts(spec)
 	for _, hp := range f.ports {
-		if s := (portSlot{hp.proto, hp.port}); h.only == nil || slices.Contains(h.only.slots, s) {
-			h.taken[s] = append(h.taken[s], portClaim{k, hp})
-		}
+		h.taken.addPort(k, hp)
 	}
-	if h.only == nil || slices.Contains(h.only.uids, f.uid) {
-		h.uids[f.uid] = k
-	}
+	h.uids[f.uid] = k
 	for _, ck := range f.claims {
 		h.once.holdClaim(k, ck)
 	}
 }
 
-// holdOther holds p, a stored pod neither checked nor replaced by this
-// decision, requests included, with one look at its spec's facts.
-func (h *holds) holdOther(p *model.Pod) {
-	f := h.memo.facts(p.Spec)
-	h.holdFacts(p.Key, f)
-	h.fits.holdBaseRequests(p, f.requests)
+// clash describes the first port of p (pod key k) another pod holds: in
+// the index, then in the maps.
+func (h *holds) clash(k string, p *v1.Pod) string {
+	if h.ix != nil {
+		for hp := range hostPorts(p) {
+			for _, hk := range h.ix.ports[portSlot{hp.proto, hp.port}] {
+				if hk == k || h.skip(hk) {
+					continue
+				}
+				for _, t := range h.ix.pods[hk].facts.ports {
+					if conflicts(hp, t) {
+						return clashMessage(hp, hk)
+					}
+				}
+			}
+		}
+	}
+	return h.taken.clash(k, p)
+}
+
+// uidHolder is the pod holding uid last: in the maps, else in the index.
+func (h *holds) uidHolder(uid types.UID) (string, bool) {
+	if k, ok := h.uids[uid]; ok {
+		return k, true
+	}
+	if h.ix != nil {
+		keys := h.ix.uids[uid]
+		for i := len(keys) - 1; i >= 0; i-- {
+			if !h.skip(keys[i]) {
+				return keys[i], true
+			}
+		}
+	}
+	return "", false
 }
 
 // check decides the new or changed pod d at key k, whose stored pod is old
@@ -91,10 +117,10 @@ func (h *holds) check(d manifest.Desired, k string, old, merged *model.Pod) (*mo
 			return nil, fmt.Sprintf("pod is running for source %q, which has not synced since berth started", holder), nil
 		}
 	}
-	if clash := h.taken.clash(k, d.Pod); clash != "" {
+	if clash := h.clash(k, d.Pod); clash != "" {
 		return nil, clash, nil
 	}
-	if o, used := h.uids[d.Pod.UID]; used && o != k {
+	if o, used := h.uidHolder(d.Pod.UID); used && o != k {
 		return nil, fmt.Sprintf("metadata.uid: %s is already the uid of pod %s", d.Pod.UID, o), nil
 	}
 	if msg, err := foreignRef(h.v, h.source, d); err != nil || msg != "" {

@@ -9,15 +9,45 @@ import (
 	"github.com/berth-dev/berth/manifest"
 )
 
-// Memo keeps what admission derives from a pod spec object (its requests
-// and host ports) from one decision to the next, so that holding an
-// unchanged pod costs a lookup. Specs are never mutated, so an entry never
-// goes stale; the entries of specs no longer used are dropped once the
-// memo holds twice as many as a decision uses. A nil Memo keeps nothing.
-// Not safe for concurrent use: give each decision-maker its own.
+// Memo is what admission keeps from one decision to the next: what it
+// derived from each pod spec object (requests, host ports, UID, claims),
+// so that holding an unchanged pod costs a lookup, and an index of what
+// every stored pod holds, so that AdmitChanged looks up what can clash.
+// Specs are never mutated, so a spec's entry never goes stale; entries of
+// specs no longer used are dropped once the memo holds twice as many as a
+// decision uses. The index mirrors the store while every write of desired
+// pods is a decision recorded with Record; after any other write (Admit's
+// whole decisions included) call Reset, and the next AdmitChanged builds
+// it again from the store. A nil Memo keeps nothing. Not safe for
+// concurrent use: give each decision-maker its own.
 type Memo struct {
 	specs map[*v1.Pod]*specFacts
 	used  int
+	index index
+}
+
+// Record notes AdmitChanged's change of source as written: its pods
+// stored, its removed keys deleted.
+func (m *Memo) Record(source string, c Change) {
+	if m == nil || !m.index.valid {
+		return
+	}
+	for _, p := range c.Pods {
+		m.index.set(p.Key, source, p.Spec, m)
+	}
+	for _, k := range c.Removed {
+		if e, ok := m.index.pods[k]; ok && e.source == source {
+			m.index.del(k)
+		}
+	}
+}
+
+// Reset forgets the index: the store's desired pods were written otherwise
+// than by a recorded change.
+func (m *Memo) Reset() {
+	if m != nil {
+		m.index.valid = false
+	}
 }
 
 // specFacts are what admission derives from one spec object.

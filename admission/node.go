@@ -38,8 +38,8 @@ const (
 type nodeFit struct {
 	node *Node
 	held map[string]manifest.Requests
-	// base is what pods never replaced here hold (AdmitChanged's pods
-	// other than the changed ones), summed instead of kept by key.
+	// base is what the pods not held by key hold (AdmitChanged's pods
+	// other than the changed ones), summed.
 	base manifest.Requests
 	memo *Memo
 }
@@ -55,18 +55,6 @@ func (f *nodeFit) hold(p *model.Pod) {
 		return
 	}
 	f.held[p.Key] = f.memo.podRequests(p.Spec)
-}
-
-// holdBase counts p's requests for good: p is neither checked nor
-// replaced by this decision.
-func (f *nodeFit) holdBase(p *model.Pod) { f.holdBaseRequests(p, f.memo.podRequests(p.Spec)) }
-
-// holdBaseRequests is holdBase with p's requests r.
-func (f *nodeFit) holdBaseRequests(p *model.Pod, r manifest.Requests) {
-	if f.node == nil || p.Terminal != "" {
-		return
-	}
-	f.base = f.base.Plus(r)
 }
 
 // admit returns "" and holds pod's requests under key k when it fits

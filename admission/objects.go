@@ -142,6 +142,9 @@ type claimsOnce struct {
 	v       View
 	offered map[string]*v1.PersistentVolumeClaim // this update's claims, by key
 	users   map[string]string                    // claim key → pod key
+	// base, when set, names the first holder of a claim among pods held
+	// elsewhere (AdmitChanged's index), before users.
+	base func(ck string) (string, bool)
 }
 
 func newClaimsOnce(v View, u Update) *claimsOnce {
@@ -183,7 +186,13 @@ func (c *claimsOnce) holdClaim(key, ck string) {
 // pod holds; otherwise it holds the pod's claims.
 func (c *claimsOnce) admit(key string, pod *v1.Pod) (string, error) {
 	for _, ck := range claimKeys(pod) {
-		other, used := c.users[ck]
+		other, used := "", false
+		if c.base != nil {
+			other, used = c.base(ck)
+		}
+		if !used {
+			other, used = c.users[ck]
+		}
 		if !used || other == key {
 			continue
 		}

@@ -57,9 +57,14 @@ type portClaim struct {
 // add records the host ports of pod key.
 func (c portClaims) add(key string, p *v1.Pod) {
 	for hp := range hostPorts(p) {
-		s := portSlot{hp.proto, hp.port}
-		c[s] = append(c[s], portClaim{key, hp})
+		c.addPort(key, hp)
 	}
+}
+
+// addPort records host port hp of pod key.
+func (c portClaims) addPort(key string, hp hostPort) {
+	s := portSlot{hp.proto, hp.port}
+	c[s] = append(c[s], portClaim{key, hp})
 }
 
 // clash describes the first port of p (pod key) that another pod holds, or
@@ -68,7 +73,7 @@ func (c portClaims) clash(key string, p *v1.Pod) string {
 	for hp := range hostPorts(p) {
 		for _, t := range c[portSlot{hp.proto, hp.port}] {
 			if t.key != key && conflicts(hp, t.hp) {
-				return fmt.Sprintf("spec.containers[].ports: hostPort %d/%s on %s already used by pod %s", hp.port, hp.proto, hp.ip, t.key)
+				return clashMessage(hp, t.key)
 			}
 		}
 	}
@@ -79,4 +84,9 @@ func (c portClaims) clash(key string, p *v1.Pod) string {
 // protocol on the same address, or either on every address.
 func conflicts(a hostPort, b hostPort) bool {
 	return a.port == b.port && a.proto == b.proto && (a.ip == b.ip || a.ip == "0.0.0.0" || b.ip == "0.0.0.0")
+}
+
+// clashMessage is the refusal of a pod whose hp the pod at key holds.
+func clashMessage(hp hostPort, key string) string {
+	return fmt.Sprintf("spec.containers[].ports: hostPort %d/%s on %s already used by pod %s", hp.port, hp.proto, hp.ip, key)
 }

@@ -101,6 +101,7 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 	var errs []string
 	warns := map[string]bool{}
 	whole := false
+	var change *admission.Change
 	err := i.store.ApplySource(u.Source, func(v store.View) (store.SourceWrite, error) {
 		au := admission.Update{Source: u.Source, Pods: u.Pods, Objects: u.Objects, Errors: u.Errors, Now: now, Node: i.Node, Memo: i.memo}
 		w := store.SourceWrite{}
@@ -113,11 +114,13 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 			}
 			if ok {
 				i.partial++
+				change = &c
 				w, decided = store.SourceWrite{Partial: true, Pods: c.Pods, Removed: c.Removed}, true
 				refusals, podWarns = c.Errors, c.Warnings
 			}
 		}
 		if !decided {
+			change = nil
 			d, err := admission.Admit(v, au)
 			if err != nil {
 				return store.SourceWrite{}, err
@@ -146,6 +149,11 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 	})
 	if err != nil {
 		return err
+	}
+	if change != nil {
+		i.memo.Record(u.Source, *change)
+	} else {
+		i.memo.Reset()
 	}
 	i.last[u.Source] = &applied{pods: u.Pods, objects: u.Objects, whole: whole}
 

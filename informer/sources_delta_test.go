@@ -12,6 +12,7 @@ import (
 
 	"github.com/berth-dev/berth/admission"
 	"github.com/berth-dev/berth/manifest"
+	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/sources"
 	"github.com/berth-dev/berth/store"
 )
@@ -97,6 +98,15 @@ func TestApplyByDifferenceEqualsWhole(t *testing.T) {
 		mustApply(t, r.inf, sources.Update{Source: "file", Pods: []manifest.Desired{other}})
 	}
 	sameUID := func(uid string) func(*v1.Pod) { return func(p *v1.Pod) { p.UID = types.UID(uid) } }
+	ended := func(key string) func(*store.Store) {
+		return func(st *store.Store) {
+			if _, err := st.UpdatePod(key, func(p *model.Pod) bool { p.Terminal = v1.PodSucceeded; return true }); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// meanwhile changes both stores before a step, as the controller would.
+	meanwhile := map[string]func(*store.Store){"big3 ended; a pod of its size fits": ended("default/big3")}
 	steps := []struct {
 		name string
 		do   func()
@@ -118,6 +128,36 @@ func TestApplyByDifferenceEqualsWhole(t *testing.T) {
 		}},
 		{"d moved to another key", func() { delete(decoded, "k/d"); put("k/z", "d", 4, nil) }},
 		{"h and i on one port", func() { put("k/h", "h", 5, nil); put("k/i", "i", 5, nil) }},
+		{"i gone", func() { delete(decoded, "k/i") }},
+		{"m on a new port", func() { put("k/m", "m", 7, nil) }},
+		{"n onto m's port", func() { put("k/n", "n", 7, nil) }},
+		{"n gone", func() { delete(decoded, "k/n") }},
+		{"m gone", func() { delete(decoded, "k/m") }},
+		{"o onto the port m left", func() { put("k/o", "o", 7, nil) }},
+		{"q takes o's UID", func() { put("k/q", "q", 0, sameUID("uid-o")) }},
+		{"q gone", func() { delete(decoded, "k/q") }},
+		{"big pod, most of the node", func() {
+			put("k/big", "big", 0, func(p *v1.Pod) {
+				p.Spec.Containers[0].Resources.Requests = v1.ResourceList{v1.ResourceCPU: *resourceCPU(3000)}
+			})
+		}},
+		{"another big pod, beyond the node", func() {
+			put("k/big2", "big2", 0, func(p *v1.Pod) {
+				p.Spec.Containers[0].Resources.Requests = v1.ResourceList{v1.ResourceCPU: *resourceCPU(2000)}
+			})
+		}},
+		{"big2 gone", func() { delete(decoded, "k/big2") }},
+		{"big gone, a pod of its size fits", func() {
+			delete(decoded, "k/big")
+			put("k/big3", "big3", 0, func(p *v1.Pod) {
+				p.Spec.Containers[0].Resources.Requests = v1.ResourceList{v1.ResourceCPU: *resourceCPU(3000)}
+			})
+		}},
+		{"big3 ended; a pod of its size fits", func() {
+			put("k/big4", "big4", 0, func(p *v1.Pod) {
+				p.Spec.Containers[0].Resources.Requests = v1.ResourceList{v1.ResourceCPU: *resourceCPU(3000)}
+			})
+		}},
 		{"too big for the node", func() {
 			put("k/j", "j", 0, func(p *v1.Pod) {
 				p.Spec.Containers[0].Resources.Requests = v1.ResourceList{v1.ResourceCPU: *resourceCPU(5000)}
@@ -132,6 +172,10 @@ func TestApplyByDifferenceEqualsWhole(t *testing.T) {
 		}},
 	}
 	for _, step := range steps {
+		if m := meanwhile[step.name]; m != nil {
+			m(delta.st)
+			m(whole.st)
+		}
 		step.do()
 		u := update()
 		mustApply(t, delta.inf, u)

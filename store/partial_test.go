@@ -69,3 +69,32 @@ func TestApplySourcePartial(t *testing.T) {
 		t.Errorf("overwriting another source's pod: err %v", err)
 	}
 }
+
+func TestViewPodAndTerminalPods(t *testing.T) {
+	s, err := New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ReplaceSourcePods("etcd", []*model.Pod{sourcePod("etcd", "a", "a"), sourcePod("etcd", "b", "b")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UpdatePod("default/b", func(p *model.Pod) bool { p.Terminal = v1.PodSucceeded; return true }); err != nil {
+		t.Fatal(err)
+	}
+	err = s.ApplySource("etcd", func(v View) (SourceWrite, error) {
+		if p, err := v.Pod("default/a"); err != nil || p == nil || p.Key != "default/a" {
+			t.Errorf("Pod(default/a) = %v, %v", p, err)
+		}
+		if p, err := v.Pod("default/zz"); err != nil || p != nil {
+			t.Errorf("Pod of a missing key = %v, %v", p, err)
+		}
+		ended, err := v.TerminalPods()
+		if err != nil || len(ended) != 1 || ended[0].Key != "default/b" {
+			t.Errorf("TerminalPods = %v, %v; want default/b", ended, err)
+		}
+		return SourceWrite{Partial: true}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -20,6 +20,8 @@ const (
 	IndexPod    = "pod"
 	// IndexRef indexes pods by the ObjectRefs they use (model.Pod.Refs).
 	IndexRef = "ref"
+	// IndexTerminal indexes the pods that ended (model.Pod.Terminal set).
+	IndexTerminal = "terminal"
 )
 
 func schema() *memdb.DBSchema {
@@ -38,9 +40,10 @@ func podsTableSchema() *memdb.TableSchema {
 	return &memdb.TableSchema{
 		Name: TablePods,
 		Indexes: map[string]*memdb.IndexSchema{
-			IndexID:     {Name: IndexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Key"}},
-			IndexSource: {Name: IndexSource, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "Source"}},
-			IndexRef:    {Name: IndexRef, AllowMissing: true, Indexer: &memdb.StringSliceFieldIndex{Field: "Refs"}},
+			IndexID:       {Name: IndexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Key"}},
+			IndexSource:   {Name: IndexSource, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "Source"}},
+			IndexRef:      {Name: IndexRef, AllowMissing: true, Indexer: &memdb.StringSliceFieldIndex{Field: "Refs"}},
+			IndexTerminal: {Name: IndexTerminal, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "Terminal"}},
 		},
 	}
 }

@@ -18,6 +18,21 @@ type View struct{ txn *memdb.Txn }
 // Pods returns every desired pod, ordered by key.
 func (v View) Pods() ([]*model.Pod, error) { return podsIn(v.txn, nil, IndexID) }
 
+// Pod returns the desired pod with key, or nil.
+func (v View) Pod(key string) (*model.Pod, error) {
+	raw, err := v.txn.First(TablePods, IndexID, key)
+	if err != nil {
+		return nil, fmt.Errorf("pod lookup: %w", err)
+	}
+	p, _ := raw.(*model.Pod)
+	return p, nil
+}
+
+// TerminalPods returns the desired pods that ended (Terminal set).
+func (v View) TerminalPods() ([]*model.Pod, error) {
+	return podsIn(v.txn, nil, IndexTerminal+"_prefix", "")
+}
+
 // PodsBySource returns the desired pods owned by source.
 func (v View) PodsBySource(source string) ([]*model.Pod, error) {
 	return podsIn(v.txn, nil, IndexSource, source)
