@@ -8,8 +8,15 @@
 //
 // BERTH_SIM_AGENTS (100), BERTH_SIM_PODS (pods per agent, 100) and
 // BERTH_SIM_STEADY (the idle window, 60s) size the run; BERTH_SIM_EVENTS=0
-// keeps the agents' events out of etcd, BERTH_SIM_BASELINE=0 skips timing
-// the same puts on an etcd without agents first.
+// keeps the agents' events out of etcd (sources.etcd.events false),
+// BERTH_SIM_BASELINE=0 skips timing the same puts on an etcd without agents
+// first.
+//
+//	BERTH_SIM_ROOT=/dev/shm go test -run '^$' -bench OneNodeLinear -benchtime 1x -count 3 ./test/scale/
+//
+// puts 1,000 pods one by one on one agent (BERTH_LINEAR_PODS, windows of
+// BERTH_LINEAR_WINDOW = 100) and prints the process's CPU per put in each
+// window, the last over the first (goal ≤ 1.2).
 package scale
 
 import (
