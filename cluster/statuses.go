@@ -11,20 +11,27 @@ import (
 // keyValue is a status key's rendered value and what makes a change of it
 // urgent.
 type keyValue struct {
-	value string
-	phase v1.PodPhase
-	ready v1.ConditionStatus
-	ok    bool // false: the status did not render, no key
+	value   string
+	phase   v1.PodPhase
+	ready   v1.ConditionStatus
+	sandbox v1.ConditionStatus // PodReadyToStartContainers: network set up, IP known
+	ok      bool               // false: the status did not render, no key
 }
 
 // urgentChange reports whether a key going from was to now is a change users
-// wait for: the pod reached Running, Succeeded or Failed, or its Ready
-// condition changed. A new Pending pod, restart counts and messages are not.
+// wait for: the pod ended (Succeeded, Failed), reached Running with its
+// network set up (its IP known), or its Ready condition changed after that.
+// A new Pending pod, a Running pod whose sandbox has no IP yet (it follows
+// within milliseconds), restart counts and messages are not.
 func urgentChange(was, now keyValue) bool {
 	switch {
 	case !now.ok:
 		return false
-	case was.phase != now.phase && (now.phase == v1.PodRunning || now.phase == v1.PodSucceeded || now.phase == v1.PodFailed):
+	case now.phase == v1.PodSucceeded || now.phase == v1.PodFailed:
+		return was.phase != now.phase
+	case now.sandbox == v1.ConditionFalse:
+		return false
+	case now.phase == v1.PodRunning && (was.phase != v1.PodRunning || was.sandbox == v1.ConditionFalse):
 		return true
 	}
 	return was.ready != now.ready && (was.ready != "" || now.ready == v1.ConditionTrue)
@@ -88,8 +95,11 @@ func (c *statusCache) render(p *model.Pod) keyValue {
 	}
 	kv := keyValue{value: string(b), phase: s.Phase, ok: true}
 	for _, cond := range s.Conditions {
-		if cond.Type == v1.PodReady {
+		switch cond.Type {
+		case v1.PodReady:
 			kv.ready = cond.Status
+		case v1.PodReadyToStartContainers:
+			kv.sandbox = cond.Status
 		}
 	}
 	return kv

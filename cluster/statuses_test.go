@@ -48,7 +48,8 @@ func TestStatusCacheRendersChangedPodsOnly(t *testing.T) {
 
 func TestUrgentChange(t *testing.T) {
 	pending := keyValue{ok: true, phase: v1.PodPending, ready: v1.ConditionFalse}
-	running := keyValue{ok: true, phase: v1.PodRunning, ready: v1.ConditionTrue}
+	running := keyValue{ok: true, phase: v1.PodRunning, ready: v1.ConditionTrue, sandbox: v1.ConditionTrue}
+	noIP := keyValue{ok: true, phase: v1.PodRunning, ready: v1.ConditionTrue, sandbox: v1.ConditionFalse}
 	for _, tc := range []struct {
 		name     string
 		was, now keyValue
@@ -60,7 +61,10 @@ func TestUrgentChange(t *testing.T) {
 		{"restart count, still Running", running, running, false},
 		{"Running to Failed", running, keyValue{ok: true, phase: v1.PodFailed, ready: v1.ConditionFalse}, true},
 		{"Running to Pending (not ready again)", running, pending, true},
-		{"ready, still Running", keyValue{ok: true, phase: v1.PodRunning, ready: v1.ConditionFalse}, running, true},
+		{"ready, still Running", keyValue{ok: true, phase: v1.PodRunning, ready: v1.ConditionFalse, sandbox: v1.ConditionTrue}, running, true},
+		{"Running, its IP not known yet", pending, noIP, false},
+		{"then its IP known", noIP, running, true},
+		{"Succeeded, sandbox gone", running, keyValue{ok: true, phase: v1.PodSucceeded, sandbox: v1.ConditionFalse}, true},
 	} {
 		if got := urgentChange(tc.was, tc.now); got != tc.want {
 			t.Errorf("%s: urgent %v, want %v", tc.name, got, tc.want)
