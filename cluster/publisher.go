@@ -161,10 +161,13 @@ func (p *Publisher) Run(ctx context.Context) {
 			}
 		}
 		if flushNow {
+			// A write is timed from its start: what changes meanwhile is
+			// read after it.
+			now := clk.Now()
 			if p.flush(ctx, id) {
-				pace.wrote(clk.Now())
+				pace.wrote(now)
 			} else {
-				pace.failed(clk.Now())
+				pace.failed(now)
 			}
 			continue
 		}

@@ -49,7 +49,9 @@ func TestUrgentStatusWrittenAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	running("a")
-	eventually(t, 5*time.Second, "a Running with the clock standing still", func() bool { return phase("a") == v1.PodRunning })
+	eventually(t, 5*time.Second, "a Running with the clock standing still", func() bool {
+		return phase("a") == v1.PodRunning && m.writes.Load() > 0
+	})
 	if n := m.writes.Load(); n != 1 {
 		t.Errorf("%d status keys written for one pod Pending then Running, want 1 (Running only)", n)
 	}
@@ -61,10 +63,12 @@ func TestUrgentStatusWrittenAtOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, 5*time.Second, "b Running with the clock standing still", func() bool { return phase("b") == v1.PodRunning })
+	eventually(t, 5*time.Second, "b Running with the clock standing still", func() bool {
+		return phase("b") == v1.PodRunning && m.writes.Load() > 1
+	})
 	clk.Step(DefaultStatusCoalesce)
 	eventually(t, 5*time.Second, "c, d Running a coalesce window later", func() bool {
-		return phase("c") == v1.PodRunning && phase("d") == v1.PodRunning
+		return phase("c") == v1.PodRunning && phase("d") == v1.PodRunning && m.writes.Load() == 4
 	})
 	if n := obs.count("txn") - txns; n > 2 {
 		t.Errorf("%d transactions for a burst of 3 pods Running, want at most 2", n)
