@@ -3,8 +3,10 @@ package podfs
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -21,18 +23,17 @@ func (r Root) RemovePod(uid string) error {
 		return err
 	}
 	var errs []error
-	mps, err := mountPoints(filepath.Join(dir, subpathsDir))
-	if err != nil {
-		errs = append(errs, err)
-	}
-	vols := filepath.Join(dir, projectedDir)
-	vmps, err := mountPoints(vols)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	for _, mp := range vmps {
-		if filepath.Dir(mp) == vols {
-			mps = append(mps, mp)
+	subpaths, vols := filepath.Join(dir, subpathsDir), filepath.Join(dir, projectedDir)
+	var mps []string
+	if mayExist(subpaths) || mayExist(vols) {
+		all, err := mountPoints(dir)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		for _, mp := range all {
+			if mp == subpaths || strings.HasPrefix(mp, subpaths+"/") || filepath.Dir(mp) == vols {
+				mps = append(mps, mp)
+			}
 		}
 	}
 	for _, mp := range mps {
@@ -44,6 +45,13 @@ func (r Root) RemovePod(uid string) error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// mayExist reports whether path may exist: nothing is mounted below a
+// path lstat does not find.
+func mayExist(path string) bool {
+	_, err := os.Lstat(path)
+	return !errors.Is(err, fs.ErrNotExist)
 }
 
 // RemoveVolume removes the disk emptyDir root_dir/pods/<uid>/volumes/<volume>
@@ -61,13 +69,16 @@ func (r Root) RemoveVolume(uid, volume string) error {
 // open directories (a symlink is removed, never followed), and skips with
 // an error every mount point and every directory on another device.
 func removeTree(dir string) error {
-	mps, err := mountPoints(dir)
-	if err != nil {
-		return err
-	}
 	mounts := map[string]bool{}
-	for _, mp := range mps {
-		mounts[mp] = true
+	if _, known := isMountRoot(unix.AT_FDCWD, dir); !known {
+		// statx cannot tell a mount point here: the mount table does.
+		mps, err := mountPoints(dir)
+		if err != nil {
+			return err
+		}
+		for _, mp := range mps {
+			mounts[mp] = true
+		}
 	}
 	parent := filepath.Dir(dir)
 	pfd, err := unix.Open(parent, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
