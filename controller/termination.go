@@ -43,10 +43,6 @@ func sidecarIndex(ct *model.Container) (int, bool) {
 	return *l.Sidecar, true
 }
 
-// DefaultMaxParallelStops is how many pods may stop containers at once
-// when Config.MaxParallelStops is not set.
-const DefaultMaxParallelStops = 16
-
 // killAll carries out kills in the kubelet's termination order: the stops
 // by ascending Order, those of one Order side by side and those of the
 // next once every lower one stopped, then the sandboxes once every other
@@ -54,15 +50,15 @@ const DefaultMaxParallelStops = 16
 // it stopped, beside the stops that follow: only stops are ordered. Every
 // preStop hook starts at once, as in the kubelet; the wait for the turn
 // uses up the container's grace period (waitTurn). When any kill stops a
-// process, the pod holds one of the controller's stop slots
-// (Config.MaxParallelStops) throughout, waiting for one as long as ctx
-// allows. A failed stop leaves the sandboxes running.
+// process, the pod first waits for a stop slot (stopSlot). A failed stop
+// leaves the sandboxes running.
 func (c *Controller) killAll(ctx context.Context, kills []Kill) error {
 	if stopsAny(kills) {
-		if err := c.stopSlots.Acquire(ctx, 1); err != nil {
+		release, err := c.stopSlot(ctx)
+		if err != nil {
 			return err
 		}
-		defer c.stopSlots.Release(1)
+		defer release()
 	}
 	var sandboxes []Kill
 	byOrder := map[int][]Kill{}

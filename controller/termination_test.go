@@ -288,3 +288,22 @@ func TestStopSlotWaitIsCancellable(t *testing.T) {
 	cancelHeld()
 	waitUntil(t, "the stop in progress to give up", 5*time.Second, func() bool { return !h.ctrl.ops.busy(keys[0]) })
 }
+
+// A pod whose stop outlasts stopSlotHold (its process takes its grace
+// period) gives its slot to the next pod.
+func TestSlowStopFreesItsSlot(t *testing.T) {
+	h, g := withGatedRuntime(t, 1)
+	keys := startPods(h, 2)
+	deleteAll(t, h, context.Background(), keys[:1])
+	waitUntil(t, "the first pod's stop", 5*time.Second, func() bool { return g.stopsInFlight() == 1 })
+	deleteAll(t, h, context.Background(), keys[1:])
+	if g.logged("p1/app stop") {
+		t.Fatal("the second pod stopped at once, past the bound of 1")
+	}
+	h.clock.Step(stopSlotHold)
+	waitUntil(t, "the second pod's stop beside the slow one", 5*time.Second, func() bool { return g.stopsInFlight() == 2 })
+	close(g.open)
+	waitUntil(t, "every pod's stop", 5*time.Second, func() bool {
+		return !slices.ContainsFunc(keys, h.ctrl.ops.busy)
+	})
+}
