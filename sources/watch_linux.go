@@ -144,8 +144,10 @@ func (w *inotify) event(raw *unix.InotifyEvent, name []byte) (fileEvent, bool) {
 	if len(name) > 0 {
 		path = filepath.Join(dir, string(name))
 	}
-	// A removal is not complete: editors save by moving the old file away
-	// and writing the new one, and a scan in between would drop the pod.
-	const whole = unix.IN_MOVED_TO | unix.IN_CLOSE_WRITE
+	// A move away is not complete: editors save by moving the old file
+	// away and writing the new one, and a scan in between would drop the
+	// pod. An unlink is (the kubelet's file source scans on it too): a pod
+	// whose file was removed stops without waiting for the debounce.
+	const whole = unix.IN_MOVED_TO | unix.IN_CLOSE_WRITE | unix.IN_DELETE
 	return fileEvent{name: path, complete: raw.Mask&whole != 0}, true
 }

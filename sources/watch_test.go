@@ -116,6 +116,22 @@ func TestDecodeCacheDecodesOnlyChangedFiles(t *testing.T) {
 	}
 }
 
+// A removed file is scanned at once, not after the debounce: the pod stops
+// as soon as its file is gone (a move away still waits, see below).
+func TestRemovedFileIsScannedAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "web.yaml", podManifest("web", "busybox:1"))
+	write(t, dir, "db.yaml", podManifest("db", "busybox:1"))
+	s := NewFileSource("file", dir, 0, Options{})
+	s.Debounce = time.Hour
+	updates := startSource(t, s)
+	waitFor(t, updates, "first scan", hasPods("db", "web"))
+	if err := os.Remove(filepath.Join(dir, "web.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, updates, "the scan after the removal", hasPods("db"))
+}
+
 // vim's save moves the old file away, then writes the new one: no scan in
 // between may drop the pod.
 func TestEditorSaveNeverDropsThePod(t *testing.T) {
