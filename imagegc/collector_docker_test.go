@@ -20,7 +20,7 @@ import (
 
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/berth-dev/berth/internal/testutil"
+	"github.com/berth-dev/berth/internal/testutil/imagescope"
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/runtime"
 )
@@ -29,23 +29,9 @@ import (
 // and ListContainers hiding the containers in hide (a container the
 // listing missed, as one created after it).
 type scoped struct {
-	*runtime.Docker
+	*imagescope.Engine
 	mu   sync.Mutex
-	ids  map[string]bool
 	hide map[string]bool
-}
-
-func (s *scoped) ListImages(ctx context.Context) ([]runtime.Image, error) {
-	all, err := s.Docker.ListImages(ctx)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []runtime.Image
-	for _, im := range all {
-		if s.ids[im.ID] {
-			out = append(out, im)
-		}
-	}
-	return out, err
 }
 
 func (s *scoped) ListContainers(ctx context.Context, match map[string]string) ([]*model.Container, error) {
@@ -102,28 +88,14 @@ type testImages struct {
 func (ti *testImages) build(name string) {
 	t := ti.t
 	ref := ti.repo + ":" + name
-	testutil.UniqueImage(t, ti.d, ref, 4096)
-	info, err := ti.d.InspectImage(t.Context(), ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ti.id[name] = info.ID
-	ti.eng.mu.Lock()
-	ti.eng.ids[info.ID] = true
-	ti.eng.mu.Unlock()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := ti.d.RemoveImage(ctx, info.ID); err != nil {
-			t.Errorf("cleanup %s: %v", ref, err)
-		}
-	})
+	id := ti.eng.Build(t, ref, 4096)
+	ti.id[name] = id
 	list, err := ti.eng.ListImages(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, im := range list {
-		if im.ID == info.ID {
+		if im.ID == id {
 			ti.size[name] = im.Size
 		}
 	}
@@ -178,7 +150,7 @@ func TestCollectRealEngine(t *testing.T) {
 	d := dockerEngine(t)
 	b := make([]byte, 4)
 	rand.Read(b)
-	eng := &scoped{Docker: d, ids: map[string]bool{}, hide: map[string]bool{}}
+	eng := &scoped{Engine: imagescope.New(d), hide: map[string]bool{}}
 	ti := &testImages{t: t, d: d, eng: eng, repo: "berth-gctest-" + hex.EncodeToString(b), id: map[string]string{}, size: map[string]int64{}}
 	for _, n := range []string{"never", "a", "b", "c", "user", "keep"} {
 		ti.build(n)

@@ -2,7 +2,7 @@ package sweep
 
 // This test runs against the real Docker engine and a real root_dir; `go
 // test -short` skips it. The engine is shared: the sweep's image listing
-// is narrowed to the images this test built (scoped), and its pause
+// is narrowed to the images this test built (imagescope), and its pause
 // repository is the test's own, so no other image is at stake. Volumes
 // are this test's node's only, as the sweep's are.
 
@@ -20,29 +20,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/berth-dev/berth/internal/testutil"
+	"github.com/berth-dev/berth/internal/testutil/imagescope"
 	"github.com/berth-dev/berth/podfs"
 	"github.com/berth-dev/berth/runtime"
 )
-
-type scoped struct {
-	*runtime.Docker
-	mu  sync.Mutex
-	ids map[string]bool
-}
-
-func (s *scoped) ListImages(ctx context.Context) ([]runtime.Image, error) {
-	all, err := s.Docker.ListImages(ctx)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []runtime.Image
-	for _, im := range all {
-		if s.ids[im.ID] {
-			out = append(out, im)
-		}
-	}
-	return out, err
-}
 
 type counts struct {
 	mu sync.Mutex
@@ -58,7 +39,7 @@ func (c *counts) SweepRemoved(kind string) {
 type env struct {
 	t    *testing.T
 	d    *runtime.Docker
-	eng  *scoped
+	eng  *imagescope.Engine
 	run  string
 	node string
 }
@@ -81,23 +62,7 @@ func (e *env) volumeExists(name string) bool {
 
 // image builds ref (unique content), in the sweep's view, removed at the end.
 func (e *env) image(ref string) string {
-	t := e.t
-	testutil.UniqueImage(t, e.d, ref, 512)
-	info, err := e.d.InspectImage(t.Context(), ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.eng.mu.Lock()
-	e.eng.ids[info.ID] = true
-	e.eng.mu.Unlock()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := e.d.RemoveImage(ctx, info.ID); err != nil {
-			t.Errorf("cleanup %s: %v", ref, err)
-		}
-	})
-	return info.ID
+	return e.eng.Build(e.t, ref, 512)
 }
 
 func (e *env) imageExists(id string) bool {
@@ -155,7 +120,7 @@ func TestSweepRealEngine(t *testing.T) {
 	b := make([]byte, 4)
 	rand.Read(b)
 	run := "sweeptest-" + hex.EncodeToString(b)
-	e := &env{t: t, d: d, eng: &scoped{Docker: d, ids: map[string]bool{}}, run: run, node: run}
+	e := &env{t: t, d: d, eng: imagescope.New(d), run: run, node: run}
 	const (
 		gone     = "0a000000-0000-4000-8000-000000000001"
 		gone2    = "0a000000-0000-4000-8000-000000000002"
