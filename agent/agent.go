@@ -28,6 +28,7 @@ import (
 	"github.com/berth-dev/berth/controller"
 	"github.com/berth-dev/berth/events"
 	"github.com/berth-dev/berth/informer"
+	"github.com/berth-dev/berth/kubeapi"
 	"github.com/berth-dev/berth/manifest"
 	"github.com/berth-dev/berth/metrics"
 	"github.com/berth-dev/berth/podfs"
@@ -207,6 +208,10 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Agent, err error) {
 	if push != nil {
 		server.RegisterPush(api, push.Name(), push.Routes())
 	}
+	kube := kubeapi.New(kubeapi.Options{Store: st, Node: cfg.NodeName, Version: config.Version,
+		Visible: api.Visible, Events: recent.List, Clock: clk})
+	// The optional parts of the Kubernetes API (streams, writes) are added here.
+	server.RegisterKube(api, kube.Routes())
 	return a, nil
 }
 

@@ -49,24 +49,39 @@ const (
 type scopeKey struct{}
 
 // guard serves h to the requests whose scope grants a, with the scope in
-// the request's context; it answers the others 401 or 403.
+// the request's context; it answers the others 401 or 403 in plain text.
 func (s *Server) guard(a access, h http.Handler) http.Handler {
+	return s.guardWith(a, h, plainRefusal)
+}
+
+// refusal writes a 401 or 403 answer with msg.
+type refusal func(w http.ResponseWriter, code int, msg string)
+
+func plainRefusal(w http.ResponseWriter, code int, msg string) {
+	if code == http.StatusUnauthorized {
+		unauthorized(w, msg)
+		return
+	}
+	http.Error(w, msg, code)
+}
+
+func (s *Server) guardWith(a access, h http.Handler, refuse refusal) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sc, known := s.scopeOf(r)
 		if !known {
-			unauthorized(w, "unauthorized")
+			refuse(w, http.StatusUnauthorized, "unauthorized")
 			return
 		}
 		switch {
 		case sc == scopeAdmin, a == accessPods:
 		case sc == scopePush && a != accessPush:
-			http.Error(w, errPushScope, http.StatusForbidden)
+			refuse(w, http.StatusForbidden, errPushScope)
 			return
 		case sc == scopeOpen && a == accessPush:
-			unauthorized(w, errPushNeedsToken)
+			refuse(w, http.StatusUnauthorized, errPushNeedsToken)
 			return
 		case sc == scopeOpen && a == accessExec:
-			http.Error(w, ErrAnonymousExec, http.StatusForbidden)
+			refuse(w, http.StatusForbidden, ErrAnonymousExec)
 			return
 		}
 		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), scopeKey{}, sc)))

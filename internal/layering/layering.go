@@ -29,6 +29,7 @@ var Layers = map[string]int{
 	// 2: translation, admission, transports, probes, pulls, configuration.
 	"config": 2, "podconfig": 2, "images": 2, "admission": 2, "sources": 2,
 	"prober": 2, "stats": 2, "claims": 2, "imagegc": 2, "sweep": 2,
+	"kubeapi": 2,
 	// 3: the loops and the API: informers, the controller, metrics, server.
 	"informer": 3, "controller": 3, "metrics": 3, "server": 3,
 	// 4: the agent's wiring; 5: the client commands; 6: main.

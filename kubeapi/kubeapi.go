@@ -1,0 +1,88 @@
+// Package kubeapi serves the subset of the Kubernetes API that kubectl,
+// client-go and k9s need for the node's own objects: discovery, pods (with
+// Tables, watch, logs, exec, port-forward), events, the node, ConfigMaps,
+// Secrets, claims and metrics.k8s.io. It builds handlers only; the server
+// package mounts them behind its token scopes (server.RegisterKube).
+package kubeapi
+
+import (
+	"net/http"
+
+	"k8s.io/utils/clock"
+
+	"github.com/berth-dev/berth/events"
+	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/store"
+)
+
+// Access is what a route requires of the request's bearer token; the
+// server maps it to its scopes.
+type Access int
+
+const (
+	// AccessRead: any token the server knows (or none on an open server);
+	// push-scoped requests see only what Options.Visible lets them.
+	AccessRead Access = iota
+	// AccessWrite: create, update, delete: a push or an admin token, never
+	// anonymous.
+	AccessWrite
+	// AccessExec: exec, attach, port-forward: an admin token only.
+	AccessExec
+	// AccessAdmin: an admin token, or none on an open server (node logs,
+	// node-wide data).
+	AccessAdmin
+)
+
+// Route is one handler to mount: Pattern is an http.ServeMux pattern with
+// its method ("GET /api/v1/pods").
+type Route struct {
+	Pattern string
+	Access  Access
+	Handler http.Handler
+}
+
+// Options are what the read side serves from.
+type Options struct {
+	Store *store.Store
+	// Node is the node's name: spec.nodeName of every pod, the one Node.
+	Node string
+	// Version is berth's version, reported by /version.
+	Version string
+	// Visible reports whether the request may see p (push-scoped requests
+	// see the push source's pods only). Nil: every pod is visible.
+	Visible func(r *http.Request, p *model.Pod) bool
+	// Events lists recent events, oldest first (nil: none).
+	Events func() []events.Event
+	// Clock is the clock of ages and watch timing (nil: the real one).
+	Clock clock.Clock
+}
+
+// API collects the routes of the Kubernetes API subset. Build with New,
+// add the optional parts (streams, writes) with their Add methods, then
+// hand Routes to the server; adding after Routes is a misuse.
+type API struct {
+	o      Options
+	routes []Route
+}
+
+// New returns the API with the read routes of o.
+func New(o Options) *API {
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	if o.Visible == nil {
+		o.Visible = func(*http.Request, *model.Pod) bool { return true }
+	}
+	a := &API{o: o}
+	a.addReads()
+	a.handle("/api/", AccessRead, notFoundHandler)
+	a.handle("/apis/", AccessRead, notFoundHandler)
+	return a
+}
+
+// Routes returns every route added so far.
+func (a *API) Routes() []Route { return a.routes }
+
+func (a *API) handle(pattern string, acc Access, h http.HandlerFunc) {
+	a.routes = append(a.routes, Route{Pattern: pattern, Access: acc, Handler: h})
+}

@@ -1,0 +1,49 @@
+package kubeapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// WriteError answers err as a Kubernetes Status object, which kubectl
+// prints as "Error from server (Reason): message". Errors that are not
+// apierrors become 500 InternalError.
+func WriteError(w http.ResponseWriter, err error) {
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) {
+		st = apierrors.NewInternalError(err)
+	}
+	s := st.Status()
+	s.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Status"}
+	if s.Code == 0 {
+		s.Code = http.StatusInternalServerError
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(int(s.Code))
+	_ = json.NewEncoder(w).Encode(s)
+}
+
+// WriteStatus answers code with reason and message as a Status (for the
+// server's 401 and 403 on Kubernetes routes).
+func WriteStatus(w http.ResponseWriter, code int, reason metav1.StatusReason, msg string) {
+	WriteError(w, &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: int32(code), Reason: reason, Message: msg,
+	}})
+}
+
+// notFound is the error of a missing object: `pods "x" not found`.
+func notFound(group, resource, name string) error {
+	return apierrors.NewNotFound(schema.GroupResource{Group: group, Resource: resource}, name)
+}
+
+// notFoundHandler answers paths under /api and /apis that are not served.
+func notFoundHandler(w http.ResponseWriter, r *http.Request) {
+	WriteStatus(w, http.StatusNotFound, metav1.StatusReasonNotFound, fmt.Sprintf("the server could not find the requested resource (%s %s)", r.Method, r.URL.Path))
+}

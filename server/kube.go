@@ -1,0 +1,46 @@
+package server
+
+import (
+	"net/http"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/berth-dev/berth/kubeapi"
+	"github.com/berth-dev/berth/model"
+)
+
+// RegisterKube mounts the Kubernetes API routes behind the token scopes:
+// AccessRead as GET /pods (push tokens filtered by Visible), AccessWrite as
+// the push routes, AccessExec as exec, AccessAdmin as the admin routes.
+// Refusals are Kubernetes Status objects, as kubectl expects.
+func RegisterKube(s *Server, routes []kubeapi.Route) {
+	for _, rt := range routes {
+		a := accessAdmin
+		switch rt.Access {
+		case kubeapi.AccessRead:
+			a = accessPods
+		case kubeapi.AccessWrite:
+			a = accessPush
+		case kubeapi.AccessExec:
+			a = accessExec
+		}
+		h := rt.Handler
+		if rt.Access == kubeapi.AccessWrite {
+			h = http.MaxBytesHandler(h, MaxPushBody)
+		}
+		s.mux.Handle(rt.Pattern, s.guardWith(a, h, kubeRefusal))
+	}
+}
+
+// Visible reports whether r's token may see p: push tokens see the push
+// source's pods only. Valid inside handlers mounted by the server.
+func (s *Server) Visible(r *http.Request, p *model.Pod) bool { return s.visible(r, p) }
+
+func kubeRefusal(w http.ResponseWriter, code int, msg string) {
+	reason := metav1.StatusReasonForbidden
+	if code == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="berth"`)
+		reason = metav1.StatusReasonUnauthorized
+	}
+	kubeapi.WriteStatus(w, code, reason, msg)
+}
