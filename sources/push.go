@@ -14,9 +14,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/berth-dev/berth/manifest"
-	"github.com/berth-dev/berth/model"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/berth-dev/berth/model"
 )
 
 // MaxPushBytes is the size limit of one pushed manifest.
@@ -178,11 +180,9 @@ func target(w http.ResponseWriter, r *http.Request) (ns, name string, ok bool) {
 
 func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
 
-// readBody reads and decodes the body; it writes the error response and
-// returns ok false when the body does not declare exactly the one object
-// ns/name of kind k. The answer is the pod, or the object's kind, name
-// and keys (never a Secret's values).
-func (s *PushSource) readBody(w http.ResponseWriter, r *http.Request, k pushKind, ns, name string) (data []byte, answer any, ok bool) {
+// readBody reads the body; it writes the error response and returns ok
+// false when it cannot.
+func readBody(w http.ResponseWriter, r *http.Request) (data []byte, ok bool) {
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxPushBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -191,75 +191,50 @@ func (s *PushSource) readBody(w http.ResponseWriter, r *http.Request, k pushKind
 		} else {
 			http.Error(w, "reading body: "+err.Error(), http.StatusBadRequest)
 		}
-		return nil, nil, false
+		return nil, false
 	}
-	origin := r.URL.Path
-	dec := manifest.DecodeAll(s.name, origin, data, s.opts.Options)
-	if len(dec.Errors) > 0 {
-		code := http.StatusUnprocessableEntity
-		lines := make([]string, len(dec.Errors))
-		for i, e := range dec.Errors {
-			lines[i] = e.Error()
-			if e.PodKey == "" {
-				code = http.StatusBadRequest // not even a pod
-			}
-		}
-		http.Error(w, strings.Join(lines, "\n"), code)
-		return nil, nil, false
-	}
-	var keys []string
-	var objs []manifest.Object
-	for _, o := range dec.Objects {
-		if o.Kind == k.kind {
-			objs = append(objs, o)
-		}
-	}
-	n := len(dec.Pods) + len(dec.Objects)
-	switch {
-	case k.kind == "Pod" && len(dec.Pods) == 1 && n == 1:
-		keys = []string{manifest.PodKey(dec.Pods[0].Pod.Namespace, dec.Pods[0].Pod.Name)}
-		answer = dec.Pods[0].Pod
-	case k.kind != "Pod" && len(objs) == 1 && n == 1:
-		keys = []string{objs[0].Key()}
-		answer = objectSummary(objs[0])
-	case n == 0:
-		http.Error(w, origin+": body declares no "+k.word, http.StatusBadRequest)
-		return nil, nil, false
-	default:
-		http.Error(w, fmt.Sprintf("%s: body declares %d objects, want exactly one %s", origin, n, k.word), http.StatusBadRequest)
-		return nil, nil, false
-	}
-	if keys[0] != ns+"/"+name {
-		http.Error(w, fmt.Sprintf("%s: %s %s in the body does not match %s/%s in the URL", origin, k.word, keys[0], ns, name), http.StatusBadRequest)
-		return nil, nil, false
-	}
-	return data, answer, true
+	return data, true
 }
 
-// objectSummary is what the push API answers for an object: its kind,
-// name and keys, never a value.
-func objectSummary(o manifest.Object) map[string]any {
-	out := map[string]any{"kind": o.Kind, "apiVersion": "v1"}
+// answerOf is what the push API answers: the pod, or an object's kind,
+// name and keys (never a Secret's values).
+func answerOf(obj runtime.Object) any {
+	out := map[string]any{"apiVersion": "v1"}
 	var keys []string
-	switch {
-	case o.ConfigMap != nil:
-		out["metadata"] = map[string]string{"namespace": o.ConfigMap.Namespace, "name": o.ConfigMap.Name}
-		for k := range o.ConfigMap.Data {
+	switch o := obj.(type) {
+	case *v1.ConfigMap:
+		out["kind"] = model.KindConfigMap
+		out["metadata"] = map[string]string{"namespace": o.Namespace, "name": o.Name}
+		for k := range o.Data {
 			keys = append(keys, k)
 		}
-		for k := range o.ConfigMap.BinaryData {
+		for k := range o.BinaryData {
 			keys = append(keys, k)
 		}
-	case o.Secret != nil:
-		out["metadata"] = map[string]string{"namespace": o.Secret.Namespace, "name": o.Secret.Name}
-		out["type"] = o.Secret.Type
-		for k := range o.Secret.Data {
+	case *v1.Secret:
+		out["kind"] = model.KindSecret
+		out["metadata"] = map[string]string{"namespace": o.Namespace, "name": o.Name}
+		out["type"] = o.Type
+		for k := range o.Data {
 			keys = append(keys, k)
 		}
+	default:
+		return obj
 	}
 	slices.Sort(keys)
 	out["keys"] = keys
 	return out
+}
+
+// writePushError answers err as the push routes always did: its status
+// and plain-text message.
+func writePushError(w http.ResponseWriter, err error) {
+	code := http.StatusInternalServerError
+	var pe *PushError
+	if errors.As(err, &pe) {
+		code = pe.Code
+	}
+	http.Error(w, err.Error(), code)
 }
 
 func (s *PushSource) put(w http.ResponseWriter, r *http.Request, k pushKind, replace bool) {
@@ -267,36 +242,22 @@ func (s *PushSource) put(w http.ResponseWriter, r *http.Request, k pushKind, rep
 	if !ok {
 		return
 	}
-	data, answer, ok := s.readBody(w, r, k, ns, name)
+	data, ok := readBody(w, r)
 	if !ok {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	file := s.file(k, ns, name)
-	_, err := os.Stat(file)
-	exists := err == nil
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		http.Error(w, "push: "+err.Error(), http.StatusInternalServerError)
+	obj, created, err := s.Put(k.kind, ns, name, data, nil, replace, false)
+	if err != nil {
+		writePushError(w, err)
 		return
 	}
-	if exists && !replace {
-		http.Error(w, fmt.Sprintf("%s %s/%s already exists; use PUT to replace it", k.word, ns, name), http.StatusConflict)
-		return
-	}
-	if err := writeFileAtomic(s.dir, file, data); err != nil {
-		s.opts.logger().Error("cannot persist pushed "+k.word, "source", s.name, k.word, ns+"/"+name, "err", err)
-		http.Error(w, "push: persisting "+k.word+": "+err.Error(), http.StatusInternalServerError)
-		return
-	}
-	s.notify()
-	code := http.StatusCreated
-	if exists {
-		code = http.StatusOK
+	code := http.StatusOK
+	if created {
+		code = http.StatusCreated
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(answer)
+	_ = json.NewEncoder(w).Encode(answerOf(obj))
 }
 
 func (s *PushSource) remove(w http.ResponseWriter, r *http.Request, k pushKind) {
@@ -304,19 +265,10 @@ func (s *PushSource) remove(w http.ResponseWriter, r *http.Request, k pushKind) 
 	if !ok {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	file := s.file(k, ns, name)
-	if err := os.Remove(file); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			http.Error(w, fmt.Sprintf("%s %s/%s not found", k.word, ns, name), http.StatusNotFound)
-			return
-		}
-		http.Error(w, "push: "+err.Error(), http.StatusInternalServerError)
+	if err := s.Delete(k.kind, ns, name, false); err != nil {
+		writePushError(w, err)
 		return
 	}
-	syncDir(s.dir)
-	s.notify()
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]string{"status": "deleted", k.word: ns + "/" + name})
 }

@@ -1,0 +1,181 @@
+package sources
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/berth-dev/berth/manifest"
+)
+
+// PushError is a refused push. Code is its HTTP status: 400 (not one object
+// of the kind, or not the named one), 404 (absent), 409 (exists, or changed
+// since the base), 422 (did not validate: Errors), 500 (persisting).
+type PushError struct {
+	Code   int
+	Msg    string
+	Errors []manifest.ManifestError
+}
+
+func (e *PushError) Error() string { return e.Msg }
+
+// HTTPStatus is the HTTP status of the refusal.
+func (e *PushError) HTTPStatus() int { return e.Code }
+
+// ManifestErrors are the validation errors of a 422 (nil otherwise).
+func (e *PushError) ManifestErrors() []manifest.ManifestError { return e.Errors }
+
+func pushErr(code int, format string, args ...any) error {
+	return &PushError{Code: code, Msg: fmt.Sprintf(format, args...)}
+}
+
+// kindOf returns the pushKind of kind ("Pod", "ConfigMap", "Secret").
+func kindOf(kind string) (pushKind, error) {
+	for _, k := range pushKinds {
+		if k.kind == kind {
+			return k, nil
+		}
+	}
+	return pushKind{}, pushErr(http.StatusBadRequest, "push: kind %q is not pushed", kind)
+}
+
+// Manifest returns the persisted manifest of the kind's object ns/name, as
+// it was received; a PushError 404 when there is none.
+func (s *PushSource) Manifest(kind, ns, name string) ([]byte, error) {
+	k, err := kindOf(kind)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.read(k, ns, name)
+}
+
+func (s *PushSource) read(k pushKind, ns, name string) ([]byte, error) {
+	data, err := os.ReadFile(s.file(k, ns, name))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, pushErr(http.StatusNotFound, "%s %s/%s not found", k.word, ns, name)
+	}
+	if err != nil {
+		return nil, pushErr(http.StatusInternalServerError, "push: %v", err)
+	}
+	return data, nil
+}
+
+// Put validates data as exactly the one object ns/name of kind under the
+// source's options and persists it, unless dryRun. Without replace an
+// existing object is a 409; with base set, the persisted manifest must be
+// base (else 409, or 404 when absent), so a read-modify-write never
+// overwrites a concurrent change. It returns the decoded object (the
+// defaulted *v1.Pod, *v1.ConfigMap or *v1.Secret) and whether it was
+// created. Refusals are *PushError.
+func (s *PushSource) Put(kind, ns, name string, data, base []byte, replace, dryRun bool) (runtime.Object, bool, error) {
+	k, err := kindOf(kind)
+	if err != nil {
+		return nil, false, err
+	}
+	obj, err := s.decodeOne(k, "/"+k.path+"/"+ns+"/"+name, ns, name, data)
+	if err != nil {
+		return nil, false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur, err := s.read(k, ns, name)
+	exists := err == nil
+	if pe, ok := err.(*PushError); ok && pe.Code != http.StatusNotFound {
+		return nil, false, err
+	}
+	switch {
+	case base != nil && !exists:
+		return nil, false, err
+	case base != nil && !bytes.Equal(cur, base):
+		return nil, false, pushErr(http.StatusConflict, "%s %s/%s was changed meanwhile; retry", k.word, ns, name)
+	case exists && !replace:
+		return nil, false, pushErr(http.StatusConflict, "%s %s/%s already exists; use PUT to replace it", k.word, ns, name)
+	}
+	if dryRun {
+		return obj, !exists, nil
+	}
+	if err := writeFileAtomic(s.dir, s.file(k, ns, name), data); err != nil {
+		s.opts.logger().Error("cannot persist pushed "+k.word, "source", s.name, k.word, ns+"/"+name, "err", err)
+		return nil, false, pushErr(http.StatusInternalServerError, "push: persisting %s: %v", k.word, err)
+	}
+	s.notify()
+	return obj, !exists, nil
+}
+
+// Delete removes the kind's object ns/name (a 404 PushError when absent);
+// with dryRun it only checks that it exists.
+func (s *PushSource) Delete(kind, ns, name string, dryRun bool) error {
+	k, err := kindOf(kind)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	file := s.file(k, ns, name)
+	if dryRun {
+		_, err := s.read(k, ns, name)
+		return err
+	}
+	if err := os.Remove(file); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return pushErr(http.StatusNotFound, "%s %s/%s not found", k.word, ns, name)
+		}
+		return pushErr(http.StatusInternalServerError, "push: %v", err)
+	}
+	syncDir(s.dir)
+	s.notify()
+	return nil
+}
+
+// decodeOne decodes data, which must declare exactly the one object ns/name
+// of kind k, under the source's options; origin names it in errors.
+func (s *PushSource) decodeOne(k pushKind, origin, ns, name string, data []byte) (runtime.Object, error) {
+	dec := manifest.DecodeAll(s.name, origin, data, s.opts.Options)
+	if len(dec.Errors) > 0 {
+		code := http.StatusUnprocessableEntity
+		lines := make([]string, len(dec.Errors))
+		for i, e := range dec.Errors {
+			lines[i] = e.Error()
+			if e.PodKey == "" {
+				code = http.StatusBadRequest // not even a pod
+			}
+		}
+		return nil, &PushError{Code: code, Msg: strings.Join(lines, "\n"), Errors: dec.Errors}
+	}
+	var objs []manifest.Object
+	for _, o := range dec.Objects {
+		if o.Kind == k.kind {
+			objs = append(objs, o)
+		}
+	}
+	n := len(dec.Pods) + len(dec.Objects)
+	var key string
+	var obj runtime.Object
+	switch {
+	case k.kind == "Pod" && len(dec.Pods) == 1 && n == 1:
+		key = manifest.PodKey(dec.Pods[0].Pod.Namespace, dec.Pods[0].Pod.Name)
+		obj = dec.Pods[0].Pod
+	case k.kind != "Pod" && len(objs) == 1 && n == 1:
+		key = objs[0].Key()
+		if objs[0].ConfigMap != nil {
+			obj = objs[0].ConfigMap
+		} else {
+			obj = objs[0].Secret
+		}
+	case n == 0:
+		return nil, pushErr(http.StatusBadRequest, "%s: body declares no %s", origin, k.word)
+	default:
+		return nil, pushErr(http.StatusBadRequest, "%s: body declares %d objects, want exactly one %s", origin, n, k.word)
+	}
+	if key != ns+"/"+name {
+		return nil, pushErr(http.StatusBadRequest, "%s: %s %s in the body does not match %s/%s in the URL", origin, k.word, key, ns, name)
+	}
+	return obj, nil
+}
