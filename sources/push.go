@@ -10,13 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/berth-dev/berth/model"
 )
@@ -164,15 +162,8 @@ func (s *PushSource) file(k pushKind, ns, name string) string {
 // returns false when they cannot name a pod.
 func target(w http.ResponseWriter, r *http.Request) (ns, name string, ok bool) {
 	ns, name = r.PathValue("ns"), r.PathValue("name")
-	var problems []string
-	for _, m := range validation.IsDNS1123Label(ns) {
-		problems = append(problems, "namespace "+quote(ns)+": "+m)
-	}
-	for _, m := range validation.IsDNS1123Subdomain(name) {
-		problems = append(problems, "name "+quote(name)+": "+m)
-	}
-	if len(problems) > 0 {
-		http.Error(w, strings.Join(problems, "\n"), http.StatusBadRequest)
+	if _, err := kindOf("Pod", ns, name); err != nil {
+		writePushError(w, err)
 		return "", "", false
 	}
 	return ns, name, true

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/berth-dev/berth/manifest"
 )
@@ -34,8 +35,19 @@ func pushErr(code int, format string, args ...any) error {
 	return &PushError{Code: code, Msg: fmt.Sprintf(format, args...)}
 }
 
-// kindOf returns the pushKind of kind ("Pod", "ConfigMap", "Secret").
-func kindOf(kind string) (pushKind, error) {
+// kindOf returns the pushKind of kind ("Pod", "ConfigMap", "Secret"),
+// checking that ns and name can name one (they become a file name).
+func kindOf(kind, ns, name string) (pushKind, error) {
+	var problems []string
+	for _, m := range validation.IsDNS1123Label(ns) {
+		problems = append(problems, "namespace "+quote(ns)+": "+m)
+	}
+	for _, m := range validation.IsDNS1123Subdomain(name) {
+		problems = append(problems, "name "+quote(name)+": "+m)
+	}
+	if len(problems) > 0 {
+		return pushKind{}, pushErr(http.StatusBadRequest, "%s", strings.Join(problems, "\n"))
+	}
 	for _, k := range pushKinds {
 		if k.kind == kind {
 			return k, nil
@@ -47,7 +59,7 @@ func kindOf(kind string) (pushKind, error) {
 // Manifest returns the persisted manifest of the kind's object ns/name, as
 // it was received; a PushError 404 when there is none.
 func (s *PushSource) Manifest(kind, ns, name string) ([]byte, error) {
-	k, err := kindOf(kind)
+	k, err := kindOf(kind, ns, name)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +87,7 @@ func (s *PushSource) read(k pushKind, ns, name string) ([]byte, error) {
 // defaulted *v1.Pod, *v1.ConfigMap or *v1.Secret) and whether it was
 // created. Refusals are *PushError.
 func (s *PushSource) Put(kind, ns, name string, data, base []byte, replace, dryRun bool) (runtime.Object, bool, error) {
-	k, err := kindOf(kind)
+	k, err := kindOf(kind, ns, name)
 	if err != nil {
 		return nil, false, err
 	}
@@ -112,7 +124,7 @@ func (s *PushSource) Put(kind, ns, name string, data, base []byte, replace, dryR
 // Delete removes the kind's object ns/name (a 404 PushError when absent);
 // with dryRun it only checks that it exists.
 func (s *PushSource) Delete(kind, ns, name string, dryRun bool) error {
-	k, err := kindOf(kind)
+	k, err := kindOf(kind, ns, name)
 	if err != nil {
 		return err
 	}

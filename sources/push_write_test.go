@@ -1,0 +1,76 @@
+package sources
+
+import (
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+func pushCode(err error) int {
+	var pe *PushError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return 0
+}
+
+// TestPushPutDeleteProgrammatic: the methods behind the routes: create,
+// dry run (nothing persisted), base precondition, delete, refusals.
+func TestPushPutDeleteProgrammatic(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "push")
+	s := NewPushSource("push", dir, Options{})
+	web := []byte(nsPod("default", "web", "img:1"))
+
+	obj, created, err := s.Put("Pod", "default", "web", web, nil, false, true)
+	if err != nil || !created || obj.(*v1.Pod).Spec.Containers[0].Image != "img:1" {
+		t.Fatalf("dry-run create: %v %v %v", obj, created, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "default_web.yaml")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("dry run persisted: %v", err)
+	}
+	if _, created, err := s.Put("Pod", "default", "web", web, nil, false, false); err != nil || !created {
+		t.Fatalf("create: %v %v", created, err)
+	}
+	if _, _, err := s.Put("Pod", "default", "web", web, nil, false, false); pushCode(err) != http.StatusConflict {
+		t.Fatalf("second create: %v", err)
+	}
+	cur, err := s.Manifest("Pod", "default", "web")
+	if err != nil || string(cur) != string(web) {
+		t.Fatalf("manifest %q %v", cur, err)
+	}
+	web2 := []byte(nsPod("default", "web", "img:2"))
+	if _, _, err := s.Put("Pod", "default", "web", web2, []byte("stale"), true, false); pushCode(err) != http.StatusConflict {
+		t.Fatalf("stale base: %v", err)
+	}
+	if _, created, err := s.Put("Pod", "default", "web", web2, cur, true, false); err != nil || created {
+		t.Fatalf("replace on base: %v %v", created, err)
+	}
+	bad := []byte(nsPod("default", "web", ""))
+	_, _, err = s.Put("Pod", "default", "web", bad, nil, true, false)
+	var pe *PushError
+	if !errors.As(err, &pe) || pe.Code != http.StatusUnprocessableEntity || len(pe.Errors) == 0 || pe.Errors[0].Field != "spec.containers[0].image" {
+		t.Fatalf("invalid: %#v", err)
+	}
+	if _, err := s.Manifest("Pod", "default", "../web"); pushCode(err) != http.StatusBadRequest {
+		t.Fatalf("traversal name: %v", err)
+	}
+	if err := s.Delete("Pod", "default", "web", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Manifest("Pod", "default", "web"); err != nil {
+		t.Fatalf("dry-run delete removed it: %v", err)
+	}
+	if err := s.Delete("Pod", "default", "web", false); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete("Pod", "default", "web", false); pushCode(err) != http.StatusNotFound {
+		t.Fatalf("second delete: %v", err)
+	}
+	if _, _, err := s.Put("Pod", "default", "web", web, []byte("x"), true, false); pushCode(err) != http.StatusNotFound {
+		t.Fatalf("base of an absent pod: %v", err)
+	}
+}
