@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/utils/clock"
 
+	"github.com/berth-dev/berth/internal/backoff"
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/store"
@@ -18,6 +19,10 @@ import (
 // DefaultRelist is how often a DockerInformer relists the engine while its
 // event stream is healthy.
 const DefaultRelist = 5 * time.Minute
+
+// DefaultRetryMax is the longest pause between two attempts to reach an
+// engine that does not answer.
+const DefaultRetryMax = 30 * time.Second
 
 // DockerInformer keeps the store's containers table equal to the engine's
 // managed containers of this node: a list at start and after every broken
@@ -34,8 +39,15 @@ type DockerInformer struct {
 	clock   clock.WithTicker
 	metrics Metrics
 	log     *slog.Logger
-	// Retry is the pause before reconnecting a broken stream.
-	Retry time.Duration
+	// Retry is the first pause before reconnecting; it doubles on every
+	// failed attempt up to RetryMax and is back to Retry once a list
+	// succeeds. Set them before Run.
+	Retry    time.Duration
+	RetryMax time.Duration
+	// Host names the engine in log lines (docker.host).
+	Host string
+	// retry spaces the reconnections; only Run's goroutine uses it.
+	retry *backoff.Tracker
 	// Relist is the period of the safety-net relist (DefaultRelist when
 	// zero, never when negative). Set it before Run.
 	Relist time.Duration
@@ -59,31 +71,56 @@ func NewDockerInformer(rt runtime.Runtime, st *store.Store, node string, clk clo
 	return &DockerInformer{
 		rt: rt, store: st, clock: clk, metrics: m, log: log.With("component", "docker-informer"),
 		match: map[string]string{runtime.LabelManaged: "true", runtime.LabelNode: node},
-		Retry: time.Second,
+		Retry: time.Second, RetryMax: DefaultRetryMax,
 	}
 }
 
 // Synced reports whether the current connection has completed its list.
 func (d *DockerInformer) Synced() bool { return d.synced.Load() }
 
-// Run lists and watches until ctx ends, reconnecting on any error.
+// Run lists and watches until ctx ends, reconnecting on any error after a
+// pause that doubles while the engine cannot be reached. Each failed
+// attempt logs one line naming the next pause.
 func (d *DockerInformer) Run(ctx context.Context) {
-	first := true
+	d.retry = backoff.New(backoff.Policy{Initial: d.Retry, Max: max(d.RetryMax, d.Retry)}, d.clock)
 	for ctx.Err() == nil {
-		if !first {
-			d.metrics.DockerStreamRestart()
-			select {
-			case <-ctx.Done():
-				return
-			case <-d.clock.After(d.Retry):
-			}
-		}
-		first = false
 		err := d.watch(ctx)
-		d.synced.Store(false)
-		if ctx.Err() == nil {
-			d.log.Warn("docker event stream broken, relisting", "err", err)
+		listed := d.synced.Swap(false)
+		if ctx.Err() != nil {
+			return
 		}
+		delay := d.retry.Failed(retryKey)
+		d.metrics.DockerStreamRestart()
+		if listed {
+			d.log.Warn("docker event stream broken, relisting", "host", d.host(), "err", err, "retry", delay)
+		} else {
+			d.log.Warn("cannot connect to Docker at "+d.host(), "err", err, "retry", delay)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-d.clock.After(delay):
+		}
+	}
+}
+
+const retryKey = "docker"
+
+func (d *DockerInformer) host() string {
+	if d.Host == "" {
+		return "the default host"
+	}
+	return d.Host
+}
+
+// connected ends a series of failed attempts: the next failure waits Retry.
+func (d *DockerInformer) connected() {
+	if d.retry == nil {
+		return
+	}
+	if _, failed := d.retry.Delay(retryKey); failed {
+		d.log.Info("connected to Docker at " + d.host())
+		d.retry.Reset(retryKey)
 	}
 }
 
@@ -98,6 +135,7 @@ func (d *DockerInformer) watch(ctx context.Context) error {
 		return err
 	}
 	d.synced.Store(true)
+	d.connected()
 	var tick <-chan time.Time
 	if every := d.relistEvery(); every > 0 {
 		t := d.clock.NewTicker(every)
