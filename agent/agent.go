@@ -175,6 +175,7 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Agent, err error) {
 	}
 	a.dockerInf = informer.NewDockerInformer(rt, st, cfg.NodeName, clk, m, log)
 	a.dockerInf.Relist = cfg.DockerRelist
+	a.dockerInf.Host = cfg.DockerHost
 
 	api := server.New(server.Options{
 		Store:      st,
@@ -184,7 +185,7 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Agent, err error) {
 		Tokens:     tokens,
 		PushTokens: pushTokens,
 		Events:     recent.List,
-		Ready:      []server.Checker{server.SourcesSynced(st), a.dockerReady},
+		Ready:      append([]server.Checker{server.SourcesSynced(st), a.dockerReady}, fileSourceReady(a.srcs)...),
 	})
 	a.api = api
 	server.RegisterLogs(api, rt)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/berth-dev/berth/manifest"
@@ -48,10 +49,10 @@ const DefaultDebounce = 100 * time.Millisecond
 // or inode changed are decoded again. When the watch cannot be set up, Run
 // relies on the rescans and retries the watch on each of them.
 //
-// A missing path is an Update with no pods and the error "path does not
-// exist" for origin path: a missing directory therefore drops all pods, as
-// the kubelet does, while a missing single file keeps its pods (its origin
-// failed) until it reappears or is emptied. A file that cannot be read or is
+// A missing path is an Update with no pods and the warning "<path> does not
+// exist": a missing directory or single file therefore drops all its pods,
+// as the kubelet does; the watch (on the nearest existing ancestor) scans as
+// soon as the path is created, and Missing reports it meanwhile. A file that cannot be read or is
 // larger than MaxManifestBytes fails its origin. When the directory cannot be
 // listed for another reason, the previous scan's pods are sent again with the
 // error added, or nothing is sent before a first good scan. A pod key
@@ -67,6 +68,7 @@ type FileSource struct {
 	rescan time.Duration
 	opts   Options
 
+	missing  atomic.Bool
 	last     *Update
 	lastErrs []string
 	cache    decodeCache
@@ -80,6 +82,15 @@ type FileSource struct {
 func NewFileSource(name, path string, rescan time.Duration, opts Options) *FileSource {
 	opts.FileOrigin = true
 	return &FileSource{name: name, path: path, rescan: rescan, opts: opts}
+}
+
+// Missing returns an error naming the path while the last scan found no
+// file or directory there, nil otherwise. Safe for concurrent use.
+func (s *FileSource) Missing() error {
+	if s.missing.Load() {
+		return fmt.Errorf("%s does not exist", s.path)
+	}
+	return nil
 }
 
 // Name returns the source's name.
@@ -182,11 +193,15 @@ func (s *FileSource) scan(log *slog.Logger) (Update, bool) {
 	files, skipped, err := listDir(s.path)
 	var u Update
 	var fileWarns []fileWarning
+	missing := errors.Is(err, fs.ErrNotExist)
+	if was := s.missing.Swap(missing); was && !missing {
+		log.Info("manifest path created; reading it")
+	}
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	case missing:
 		// Like the kubelet: no path, no pods. A deleted single file thus
 		// deletes its pods, as a deleted file in a directory does.
-		u = Update{Source: s.name, Warnings: []string{s.path + ": path does not exist"}}
+		u = Update{Source: s.name, Warnings: []string{s.path + " does not exist; its pods start when it is created"}}
 	case err != nil:
 		if s.last == nil {
 			log.Error("cannot list manifests; not reporting until a scan succeeds", "err", err)
@@ -330,11 +345,19 @@ func (w *dirWatch) errors() <-chan error {
 }
 
 // ensure watches the right directory for path, re-adding it when it was
-// removed, replaced, or its symlink now points elsewhere.
+// removed, replaced, or its symlink now points elsewhere. For a missing
+// path it watches the nearest existing ancestor for the next name on the
+// way down, and moves down as the names are created.
 func (w *dirWatch) ensure(path string) {
 	dir, only := path, ""
 	if fi, err := os.Stat(path); err != nil || !fi.IsDir() {
 		dir, only = filepath.Dir(path), filepath.Base(path)
+		for {
+			if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) || filepath.Dir(dir) == dir {
+				break
+			}
+			dir, only = filepath.Dir(dir), filepath.Base(dir)
+		}
 	}
 	resolved, _ := filepath.EvalSymlinks(dir)
 	if w.w == nil {

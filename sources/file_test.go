@@ -3,6 +3,7 @@ package sources
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/internal/testutil"
 	"github.com/berth-dev/berth/manifest"
 )
 
@@ -228,7 +230,7 @@ func TestFileSourceMissingPath(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "pods")
 	updates := runSource(t, NewFileSource("file", dir, 30*time.Millisecond, Options{}))
 	u := <-updates
-	want := []string{dir + ": path does not exist"}
+	want := []string{dir + " does not exist; its pods start when it is created"}
 	if len(u.Pods) != 0 || len(u.Errors) != 0 || !reflect.DeepEqual(u.Warnings, want) {
 		t.Errorf("update %s", describe(u))
 	}
@@ -238,6 +240,42 @@ func TestFileSourceMissingPath(t *testing.T) {
 	waitFor(t, updates, "created directory", func(u Update) bool { return len(u.Warnings) == 0 })
 	write(t, dir, "late.yaml", podManifest("late", "busybox"))
 	waitFor(t, updates, "pod in created directory", hasPods("late"))
+}
+
+// A path created after the start, parent directories included, is read as
+// soon as it exists, with no rescan: the source watches the nearest
+// existing ancestor. Missing names the path until then.
+func TestFileSourceWatchesForAMissingPath(t *testing.T) {
+	top := t.TempDir()
+	dir := filepath.Join(top, "etc", "berth", "pods")
+	var logs testutil.SyncBuffer
+	s := NewFileSource("file", dir, -1, Options{Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	updates := runSource(t, s)
+	u := <-updates
+	if len(u.Pods) != 0 || len(u.Warnings) != 1 || !strings.Contains(u.Warnings[0], dir+" does not exist") {
+		t.Fatalf("first update %s", describe(u))
+	}
+	if err := s.Missing(); err == nil || err.Error() != dir+" does not exist" {
+		t.Fatalf("Missing() = %v", err)
+	}
+	staged := filepath.Join(top, "staged")
+	if err := os.MkdirAll(staged, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, staged, "web.yaml", podManifest("web", "busybox"))
+	if err := os.MkdirAll(filepath.Join(top, "etc", "berth"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(staged, dir); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, updates, "pod of the created directory", hasPods("web"))
+	if err := s.Missing(); err != nil {
+		t.Fatalf("Missing() = %v once the directory exists", err)
+	}
+	if !strings.Contains(logs.String(), "manifest path created") {
+		t.Errorf("no log line for the created path:\n%s", logs.String())
+	}
 }
 
 func TestFileSourceSingleFile(t *testing.T) {
