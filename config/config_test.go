@@ -163,3 +163,21 @@ func TestEtcdEventsKey(t *testing.T) {
 		t.Errorf("a bad value: error %v does not name sources.etcd.events", err)
 	}
 }
+
+// BERTH_SERVER is the client commands' server URL: it must not hide the
+// agent's server.* keys, which viper would otherwise see as shadowed.
+func TestClientServerVariableDoesNotHideServerKeys(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "berth.yaml")
+	if err := os.WriteFile(file, []byte("server:\n  port: 12345\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("BERTH_SERVER", "http://127.0.0.1:1")
+	t.Setenv("BERTH_SERVER_ADDRESS", "127.0.0.2")
+	c, err := Load(flags(t, "--config", file, "--node-name", "n1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ServerPort != 12345 || c.ServerAddress != "127.0.0.2" {
+		t.Fatalf("with BERTH_SERVER set: port %d address %q, want 12345 127.0.0.2", c.ServerPort, c.ServerAddress)
+	}
+}
