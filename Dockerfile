@@ -1,18 +1,28 @@
-# berth as a container image: a static binary on an empty base.
-# Build: docker build -t berth .
-# Run:   docker run -d --privileged --net=host --pid=host \
-#          -v /var/run/docker.sock:/var/run/docker.sock \
-#          -v /etc/berth:/etc/berth -v /var/lib/berth:/var/lib/berth berth
-FROM golang:1.26 AS build
-WORKDIR /src
-COPY go.mod go.sum ./
-RUN go mod download
-COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/berth .
-
+# berth as a container image: the static binary built on this host, on an
+# empty base. Needs Go and the Docker engine, no registry. Build, from the
+# repository root:
+#
+#   CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o bin/berth .
+#   cp /etc/ssl/certs/ca-certificates.crt bin/
+#   docker build -t berth .
+#
+# "COPY failed: file not found in build context" names the step skipped:
+# bin/berth is the go build, bin/ca-certificates.crt the host's CA bundle
+# (https:// sources and registries; on Fedora/RHEL it is
+# /etc/pki/tls/certs/ca-bundle.crt). .dockerignore sends only these two.
+# With a registry, deploy/Dockerfile.registry builds inside Docker instead.
+#
+# Run (docs/deploy.md):
+#
+#   docker run -d --privileged --net=host --pid=host \
+#     -v /var/run/docker.sock:/var/run/docker.sock \
+#     -v /etc/berth:/etc/berth -v /var/lib/berth:/var/lib/berth:rshared berth
+#
+# Same-path rule: root_dir (/var/lib/berth, and the pods' directories under
+# it) must be mounted at the same path inside and outside the container:
+# the bind mounts berth asks the engine for name host paths.
 FROM scratch
-# CA certificates for https:// sources and registries.
-COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
-COPY --from=build /out/berth /berth
+COPY bin/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
+COPY bin/berth /berth
 ENTRYPOINT ["/berth"]
 CMD ["run"]
