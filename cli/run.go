@@ -45,6 +45,9 @@ func newLogger(cfg *config.Config) *slog.Logger {
 
 func run(ctx context.Context, cfg *config.Config) error {
 	log := newLogger(cfg)
+	for _, w := range cfg.Warnings {
+		log.Warn(w)
+	}
 	klog.SetSlogLogger(log.With("component", "cadvisor")) // cAdvisor and client-go log through klog
 	a, err := agent.New(cfg, log)
 	if err != nil {

@@ -108,6 +108,9 @@ type Config struct {
 	PushTokenFile string
 	// EtcdAllowInsecureAuth permits an etcd password over http://.
 	EtcdAllowInsecureAuth bool
+	// Warnings are what Load found suspect but not wrong (unknown keys of
+	// the config file); the caller logs them.
+	Warnings []string
 }
 
 // Sources whose pods come over the network: untrusted by default.
@@ -206,16 +209,19 @@ var flagKeys = map[string]string{
 // Load reads defaults, the config file named by the "config" flag, BERTH_
 // environment variables and the changed flags of fs (which may be nil).
 func Load(fs *pflag.FlagSet) (*Config, error) {
-	v := viper.NewWithOptions(viper.EnvKeyReplacer(envKeys{}))
+	v := viper.New()
 	setDefaults(v)
 	v.SetEnvPrefix("BERTH")
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
 	v.AutomaticEnv()
+	var warns []string
 	if fs != nil {
 		if f := fs.Lookup("config"); f != nil && f.Value.String() != "" {
 			v.SetConfigFile(f.Value.String())
 			if err := v.ReadInConfig(); err != nil {
 				return nil, fmt.Errorf("config file %s: %w", f.Value.String(), err)
 			}
+			warns = unknownKeys(f.Value.String())
 		}
 		for flag, key := range flagKeys {
 			if f := fs.Lookup(flag); f != nil && f.Changed {
@@ -225,19 +231,11 @@ func Load(fs *pflag.FlagSet) (*Config, error) {
 			}
 		}
 	}
-	return fromViper(v)
-}
-
-// envKeys names a key's BERTH_ variable ("." becomes "_"). BERTH_SERVER is
-// the client commands' server URL, not the server section: viper would see
-// every server.* key as hidden by it, so the agent never reads it.
-type envKeys struct{}
-
-func (envKeys) Replace(s string) string {
-	if s == "BERTH_SERVER" {
-		return ""
+	c, err := fromViper(v)
+	if c != nil {
+		c.Warnings = warns
 	}
-	return strings.ReplaceAll(s, ".", "_")
+	return c, err
 }
 
 type parser struct {
