@@ -93,7 +93,7 @@ func (a *cliAPI) addContainer(t *testing.T, ns, pod, ctr string, attempt int, te
 // these tests run.
 func testRoot() *cobra.Command {
 	root := &cobra.Command{Use: "berth", SilenceUsage: true, SilenceErrors: true}
-	root.AddCommand(getCmd(), withPodCompletion(execCmd()), logsCmd(), describeCmd())
+	root.AddCommand(getCmd(), withPodCompletion(execCmd()), logsCmd(), describeCmd(), kubeconfigCmd())
 	return root
 }
 

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,32 +12,27 @@ import (
 	"os"
 	"strings"
 	"time"
-
-	"github.com/spf13/pflag"
 )
 
-// apiClient is how the operator commands (get, logs, describe, exec) reach a
-// running berth: --server and --token-file, one error for an unreachable
-// berth, and the server's own message for a refusal.
+// apiClient is how the operator commands reach a running berth: the
+// server and token its locator finds, one error for an unreachable berth,
+// and the server's own message for a refusal.
 type apiClient struct {
-	server    string
-	tokenFile string
+	locator
 }
 
-// addFlags registers --server and --token-file on fs.
-func (c *apiClient) addFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&c.server, "server", "http://127.0.0.1:10350", "berth API URL")
-	fs.StringVar(&c.tokenFile, "token-file", "", "file holding the API bearer token (its first line)")
-}
-
-// token returns the bearer token, "" without --token-file.
+// token returns the bearer token (the token file's first line), "" without
+// a token file.
 func (c *apiClient) token() (string, error) {
+	if err := c.locate(); err != nil {
+		return "", err
+	}
 	if c.tokenFile == "" {
 		return "", nil
 	}
 	b, err := os.ReadFile(c.tokenFile)
 	if err != nil {
-		return "", fmt.Errorf("--token-file: %w", err)
+		return "", fmt.Errorf("token file (from %s): %w", c.tokenFrom, err)
 	}
 	return strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0]), nil
 }
@@ -45,6 +42,9 @@ func (c *apiClient) url(path string) string { return strings.TrimRight(c.server,
 // newRequest builds an authenticated request for path (which may carry a
 // query).
 func (c *apiClient) newRequest(ctx context.Context, method, path string, body io.Reader) (*http.Request, error) {
+	if err := c.locate(); err != nil {
+		return nil, err
+	}
 	req, err := http.NewRequestWithContext(ctx, method, c.url(path), body)
 	if err != nil {
 		return nil, fmt.Errorf("--server %s: %w", c.server, err)
@@ -65,12 +65,20 @@ var errUnreachable = errors.New("cannot reach berth")
 // stream sends the request and returns the open response of a 2xx answer;
 // the caller closes its body. timeout 0 means none (follow, watch).
 func (c *apiClient) stream(req *http.Request, timeout time.Duration) (*http.Response, error) {
-	resp, err := (&http.Client{Timeout: timeout}).Do(req)
+	hc, err := c.httpClient(timeout)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
 		if ctxErr := req.Context().Err(); ctxErr != nil {
 			return nil, ctxErr
 		}
 		return nil, fmt.Errorf("%w at %s: %v", errUnreachable, c.server, err)
+	}
+	if resp.StatusCode == http.StatusUnauthorized {
+		resp.Body.Close()
+		return nil, c.errUnauthorized()
 	}
 	if resp.StatusCode/100 != 2 {
 		defer resp.Body.Close()
@@ -101,4 +109,26 @@ func (c *apiClient) getJSON(ctx context.Context, path string, v any) error {
 		return fmt.Errorf("berth at %s: decode %s: %w", c.server, path, err)
 	}
 	return nil
+}
+
+// httpClient is a client with timeout (0: none) that trusts the located
+// server's CA file, if any.
+func (c *apiClient) httpClient(timeout time.Duration) (*http.Client, error) {
+	if err := c.locate(); err != nil {
+		return nil, err
+	}
+	hc := &http.Client{Timeout: timeout}
+	if c.caFile == "" {
+		return hc, nil
+	}
+	pem, err := os.ReadFile(c.caFile)
+	if err != nil {
+		return nil, fmt.Errorf("the server's certificate (server.tls.cert_file of %s): %w", c.cfgFile, err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("the server's certificate %s (server.tls.cert_file): no PEM certificate in it", c.caFile)
+	}
+	hc.Transport = &http.Transport{Proxy: http.ProxyFromEnvironment, TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}
+	return hc, nil
 }

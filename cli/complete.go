@@ -12,7 +12,7 @@ import (
 
 // completePods is the ValidArgsFunction of a command whose one argument is
 // a POD: the names of the pods in its --namespace (default "default") on the
-// berth its --server and --token-file name. Errors mean no completions.
+// berth its flags locate (see locator). Errors mean no completions.
 func completePods(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 	if len(args) > 0 {
 		return nil, cobra.ShellCompDirectiveNoFileComp
@@ -37,10 +37,7 @@ func podNames(cmd *cobra.Command, prefix string) []string {
 		}
 		return ""
 	}
-	c := apiClient{server: flag("server"), tokenFile: flag("token-file")}
-	if c.server == "" {
-		return nil
-	}
+	c := apiClient{locator{server: flag("server"), tokenFile: flag("token-file"), configFile: flag("config")}}
 	ns := flag("namespace")
 	if ns == "" {
 		ns = "default"

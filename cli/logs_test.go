@@ -103,7 +103,7 @@ func TestLogsFollowEndsCleanlyOnInterrupt(t *testing.T) {
 	out := &lineWriter{lines: make(chan string, 10)}
 	done := make(chan error, 1)
 	go func() {
-		done <- runLogs(ctx, &apiClient{server: srv.URL}, logsFlags{namespace: "default", container: "app", follow: true, tail: -1}, "web", out, out)
+		done <- runLogs(ctx, &apiClient{locator{server: srv.URL}}, logsFlags{namespace: "default", container: "app", follow: true, tail: -1}, "web", out, out)
 	}()
 	select {
 	case l := <-out.lines:

@@ -22,7 +22,7 @@ func Main(args []string) int {
 		SilenceErrors: true,
 	}
 	root.AddCommand(runCmd(), validateCmd(), versionCmd(), pauseCmd(), getCmd(), withPodCompletion(execCmd()),
-		logsCmd(), describeCmd(), applyCmd(), deleteCmd())
+		logsCmd(), describeCmd(), applyCmd(), deleteCmd(), kubeconfigCmd())
 	root.SetArgs(args)
 	if err := root.Execute(); err != nil {
 		if code, ok := remoteExit(err); ok {

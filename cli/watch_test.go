@@ -19,7 +19,9 @@ func startWatch(t *testing.T, a *cliAPI, f getFlags) (lines chan string, stop fu
 	ctx, cancel := context.WithCancel(context.Background())
 	out := &lineWriter{lines: make(chan string, 100)}
 	done := make(chan error, 1)
-	go func() { done <- watchPods(ctx, &apiClient{server: a.url, tokenFile: a.tokenFile}, out, f, time.Now) }()
+	go func() {
+		done <- watchPods(ctx, &apiClient{locator{server: a.url, tokenFile: a.tokenFile}}, out, f, time.Now)
+	}()
 	stop = func() error {
 		cancel()
 		select {
