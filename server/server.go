@@ -52,7 +52,7 @@ type Options struct {
 // Server serves the API; build with New, serve with http.Server{Handler: s}.
 type Server struct {
 	opts Options
-	mux  *http.ServeMux
+	mux  *patternMux
 	// pushSource names the source whose pods push tokens see (set by
 	// RegisterPush; empty: they see none).
 	pushSource string
@@ -63,7 +63,7 @@ func New(o Options) *Server {
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
 	}
-	s := &Server{opts: o, mux: http.NewServeMux()}
+	s := &Server{opts: o, mux: newPatternMux()}
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
 	s.mux.HandleFunc("GET /readyz", s.readyz)
 	if o.Registry != nil {
