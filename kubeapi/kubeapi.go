@@ -6,7 +6,10 @@
 package kubeapi
 
 import (
+	"context"
 	"net/http"
+
+	v1 "k8s.io/api/core/v1"
 
 	"k8s.io/utils/clock"
 
@@ -55,14 +58,26 @@ type Options struct {
 	Events func() []events.Event
 	// Clock is the clock of ages and watch timing (nil: the real one).
 	Clock clock.Clock
+	// PushSource names the source whose pods and objects the API may
+	// change; every other source's are annotated berth.io/read-only
+	// ("": all are read-only).
+	PushSource string
+	// NodeObject renders the node object (nil, or ok false while the
+	// agent has not built it: a minimal Node named Node).
+	NodeObject func(ctx context.Context) (node v1.Node, ok bool)
+	// Usage is what metrics.k8s.io serves, the numbers of
+	// /metrics/resource (nil: metrics.k8s.io answers 503).
+	Usage UsageSource
 }
 
 // API collects the routes of the Kubernetes API subset. Build with New,
 // add the optional parts (streams, writes) with their Add methods, then
 // hand Routes to the server; adding after Routes is a misuse.
 type API struct {
-	o      Options
-	routes []Route
+	o         Options
+	routes    []Route
+	rev       *revision
+	resources []*resource
 }
 
 // New returns the API with the read routes of o.
@@ -73,7 +88,8 @@ func New(o Options) *API {
 	if o.Visible == nil {
 		o.Visible = func(*http.Request, *model.Pod) bool { return true }
 	}
-	a := &API{o: o}
+	a := &API{o: o, rev: &revision{}}
+	a.rev.n.Store(uint64(o.Clock.Now().UnixMicro()))
 	a.addReads()
 	a.handle("/api/", AccessRead, notFoundHandler)
 	a.handle("/apis/", AccessRead, notFoundHandler)

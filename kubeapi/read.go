@@ -2,4 +2,34 @@ package kubeapi
 
 // addReads adds the read routes: discovery, pods, events, the node,
 // ConfigMaps, Secrets, claims and metrics.k8s.io.
-func (a *API) addReads() {}
+func (a *API) addReads() {
+	a.discoveryRoutes()
+	for _, res := range []*resource{a.podsResource()} {
+		a.addResource("/api/v1", res)
+	}
+	a.handle("GET /api/v1/namespaces/{ns}/pods/{name}/status", AccessRead, a.serveGet(a.resource("pods")))
+}
+
+// addResource serves res's collection (all namespaces, and one namespace
+// when namespaced) and its objects under prefix.
+func (a *API) addResource(prefix string, res *resource) {
+	res.tr = newTracker(a.rev)
+	a.resources = append(a.resources, res)
+	a.handle("GET "+prefix+"/"+res.name, AccessRead, a.serveList(res))
+	if res.namespaced {
+		a.handle("GET "+prefix+"/namespaces/{ns}/"+res.name, AccessRead, a.serveList(res))
+		a.handle("GET "+prefix+"/namespaces/{ns}/"+res.name+"/{name}", AccessRead, a.serveGet(res))
+		return
+	}
+	a.handle("GET "+prefix+"/"+res.name+"/{name}", AccessRead, a.serveGet(res))
+}
+
+// resource returns the served resource of name in the core group.
+func (a *API) resource(name string) *resource {
+	for _, r := range a.resources {
+		if r.name == name && r.apiVersion == "v1" {
+			return r
+		}
+	}
+	return nil
+}

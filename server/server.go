@@ -20,6 +20,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/berth-dev/berth/events"
+	"github.com/berth-dev/berth/kubeapi"
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/store"
 )
@@ -115,36 +116,13 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 }
 
 // PodObject renders a stored pod as a v1.Pod with its status, bound to
-// node (spec.nodeName) as the kubelet's static pods are, when node is set.
-func PodObject(p *model.Pod, node string) v1.Pod {
-	out := *p.Spec.DeepCopy()
-	if node != "" {
-		out.Spec.NodeName = node
-	}
-	out.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
-	out.Status = *p.Status.DeepCopy()
-	out.Status.Phase = PodStatus(p).Phase
-	if out.Annotations == nil {
-		out.Annotations = map[string]string{}
-	}
-	out.Annotations["berth.io/source"] = p.Source
-	out.Annotations["berth.io/origin"] = p.Origin
-	if p.Error != "" {
-		out.Annotations["berth.io/rejected-update"] = p.Error
-	}
-	out.CreationTimestamp = metav1.Time{Time: p.SeenAt}
-	return out
-}
+// node (spec.nodeName) as the kubelet's static pods are, when node is set
+// (kubeapi.PodObject, the one rendering).
+func PodObject(p *model.Pod, node string) v1.Pod { return kubeapi.PodObject(p, node) }
 
 // PodStatus is the status PodObject gives p, shared with the stored pod
 // (not copied): for reading and encoding only, never to be modified.
-func PodStatus(p *model.Pod) v1.PodStatus {
-	s := p.Status
-	if s.Phase == "" {
-		s.Phase = v1.PodPending
-	}
-	return s
-}
+func PodStatus(p *model.Pod) v1.PodStatus { return kubeapi.PodStatus(p) }
 
 func writeJSON(w http.ResponseWriter, v interface{}) {
 	w.Header().Set("Content-Type", "application/json")

@@ -1,0 +1,151 @@
+package kubeapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// object is what every served kind is: a typed object with metadata.
+type object interface {
+	runtime.Object
+	metav1.Object
+}
+
+// item is one object of a snapshot: ident, when set, is the pointer it is
+// rendered from (a store value, immutable), so an unchanged ident is an
+// unchanged object without rendering it again; source is the source that
+// owns it, for the push scope ("" for objects every token may see).
+type item struct {
+	key    string
+	obj    object
+	ident  any
+	source string
+}
+
+// entry is an object as the tracker last recorded it, with its
+// resourceVersion set.
+type entry struct {
+	item
+	rv  uint64
+	raw []byte // JSON without resourceVersion, to compare renderings
+}
+
+// change is one recorded watch event: old is nil for ADDED; for DELETED,
+// cur is the last state with the deletion's resourceVersion.
+type change struct {
+	typ      string
+	rv       uint64
+	old, cur *entry
+}
+
+// historyLen bounds the changes a tracker keeps for watches that resume at
+// a resourceVersion; older ones answer 410 Gone and the client relists.
+const historyLen = 4096
+
+// revision is the one counter of resourceVersions, shared by every kind
+// as etcd's revision is: it starts at the process's start time in
+// microseconds, so versions of an earlier berth are older than any of this
+// one and a client that resumes with one relists (410 Gone).
+type revision struct{ n atomic.Uint64 }
+
+// tracker turns successive snapshots of one kind into resourceVersions and
+// watch events: each object's version is the revision at which its
+// rendering last changed. Safe for concurrent use; every list, get and
+// watch of the kind syncs it, so a change is recorded once whoever sees it
+// first.
+type tracker struct {
+	rev *revision
+
+	mu      sync.Mutex
+	cur     map[string]*entry
+	log     []change
+	logFrom uint64 // every change after this revision is in log
+}
+
+func newTracker(rev *revision) *tracker {
+	return &tracker{rev: rev, cur: map[string]*entry{}, logFrom: rev.n.Load()}
+}
+
+// sync records items as the current state and returns it, ordered by key,
+// with the revision it is at.
+func (t *tracker) sync(items []item) ([]*entry, uint64, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	seen := make(map[string]bool, len(items))
+	out := make([]*entry, 0, len(items))
+	for _, it := range items {
+		seen[it.key] = true
+		old := t.cur[it.key]
+		if old != nil && it.ident != nil && old.ident == it.ident {
+			out = append(out, old)
+			continue
+		}
+		raw, err := json.Marshal(it.obj)
+		if err != nil {
+			return nil, 0, err
+		}
+		if old != nil && bytes.Equal(old.raw, raw) {
+			old.ident = it.ident
+			out = append(out, old)
+			continue
+		}
+		e := &entry{item: it, raw: raw, rv: t.rev.n.Add(1)}
+		e.obj = it.obj.DeepCopyObject().(object)
+		e.obj.SetResourceVersion(strconv.FormatUint(e.rv, 10))
+		typ := WatchModified
+		if old == nil {
+			typ = WatchAdded
+		}
+		t.record(change{typ: typ, rv: e.rv, old: old, cur: e})
+		t.cur[it.key] = e
+		out = append(out, e)
+	}
+	for k, old := range t.cur {
+		if seen[k] {
+			continue
+		}
+		gone := &entry{item: old.item, raw: old.raw, rv: t.rev.n.Add(1)}
+		gone.obj = old.obj.DeepCopyObject().(object)
+		gone.obj.SetResourceVersion(strconv.FormatUint(gone.rv, 10))
+		t.record(change{typ: WatchDeleted, rv: gone.rv, old: old, cur: gone})
+		delete(t.cur, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
+	return out, t.rev.n.Load(), nil
+}
+
+func (t *tracker) record(c change) {
+	t.log = append(t.log, c)
+	if len(t.log) > historyLen {
+		drop := len(t.log) - historyLen/2
+		t.logFrom = t.log[drop-1].rv
+		t.log = append([]change(nil), t.log[drop:]...)
+	}
+}
+
+// since returns the changes after revision rv, oldest first; ok is false
+// when rv is older than the kept history or newer than any revision
+// (another berth's): the watch must answer 410 Gone.
+func (t *tracker) since(rv uint64) (changes []change, ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if rv < t.logFrom || rv > t.rev.n.Load() {
+		return nil, false
+	}
+	i := sort.Search(len(t.log), func(i int) bool { return t.log[i].rv > rv })
+	return append([]change(nil), t.log[i:]...), true
+}
+
+// current is the revision the tracker's state is at.
+func (t *tracker) current() uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.rev.n.Load()
+}

@@ -1,0 +1,288 @@
+package kubeapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	memdb "github.com/hashicorp/go-memdb"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+)
+
+// bookmarkInterval is how often a watch that allows bookmarks gets one.
+const bookmarkInterval = time.Minute
+
+// watchRequest is the parsed query of a watch.
+type watchRequest struct {
+	initial   bool // sendInitialEvents=true: ADDED for each object, then the initial-events-end bookmark
+	from      uint64
+	fromSet   bool // resourceVersion given and not "0": resume after it
+	bookmarks bool
+	timeout   time.Duration
+}
+
+func parseWatch(r *http.Request) (watchRequest, error) {
+	q := r.URL.Query()
+	var wr watchRequest
+	var err error
+	if s := q.Get("sendInitialEvents"); s != "" {
+		if wr.initial, err = strconv.ParseBool(s); err != nil {
+			return wr, apierrors.NewBadRequest("sendInitialEvents: " + err.Error())
+		}
+		if wr.initial && q.Get("resourceVersionMatch") != string(metav1.ResourceVersionMatchNotOlderThan) {
+			return wr, apierrors.NewBadRequest("sendInitialEvents=true requires resourceVersionMatch=NotOlderThan")
+		}
+	}
+	if s := q.Get("resourceVersion"); s != "" && s != "0" && !wr.initial {
+		if wr.from, err = strconv.ParseUint(s, 10, 64); err != nil {
+			return wr, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version %q", s))
+		}
+		wr.fromSet = true
+	}
+	if s := q.Get("allowWatchBookmarks"); s != "" {
+		wr.bookmarks, _ = strconv.ParseBool(s)
+	}
+	if s := q.Get("timeoutSeconds"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 0 {
+			return wr, apierrors.NewBadRequest(fmt.Sprintf("invalid timeoutSeconds %q", s))
+		}
+		wr.timeout = time.Duration(n) * time.Second
+	}
+	return wr, nil
+}
+
+// watchStream writes the events of one watch, as JSON lines or as Tables.
+type watchStream struct {
+	a       *API
+	r       *http.Request
+	res     *resource
+	m       *matcher
+	table   string // the Table apiVersion, "" for objects
+	headers bool   // the next Table still needs its column definitions
+	buf     bytes.Buffer
+}
+
+// serveWatch streams the watch events of res that m selects: the current
+// objects as ADDED (or the changes since ?resourceVersion=, 410 Gone when
+// that is older than the kept history), then every change as it is
+// committed to the store (kinds outside it are polled), until the client
+// leaves or ?timeoutSeconds= passes.
+func (a *API) serveWatch(w http.ResponseWriter, r *http.Request, res *resource, m *matcher) {
+	wr, err := parseWatch(r)
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	ctx := r.Context()
+	s := &watchStream{a: a, r: r, res: res, m: m, headers: true}
+	s.table, _ = tableVersion(r)
+	ws := memdb.NewWatchSet()
+	items, err := res.snapshot(ctx, ws)
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	entries, rev, err := res.tr.sync(items)
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	last := rev
+	if wr.fromSet {
+		changes, ok := res.tr.since(wr.from)
+		if !ok {
+			WriteError(w, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", wr.from, rev)))
+			return
+		}
+		last = wr.from
+		if last, err = s.changes(changes, last); err != nil {
+			WriteError(w, err)
+			return
+		}
+	} else {
+		for _, e := range entries {
+			if m.match(e) {
+				if err := s.event(WatchAdded, e); err != nil {
+					WriteError(w, err)
+					return
+				}
+			}
+		}
+		if wr.initial {
+			s.bookmark(rev, true)
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	if !s.flush(w, rc) {
+		return
+	}
+	clk := a.o.Clock
+	var timeout <-chan time.Time
+	if wr.timeout > 0 {
+		t := clk.NewTimer(wr.timeout)
+		defer t.Stop()
+		timeout = t.C()
+	}
+	var bookmarks <-chan time.Time
+	var bookmarkTimer clock.Timer
+	if wr.bookmarks {
+		bookmarkTimer = clk.NewTimer(bookmarkInterval)
+		defer func() { bookmarkTimer.Stop() }()
+		bookmarks = bookmarkTimer.C()
+	}
+	stopWatch := func() {}
+	defer func() { stopWatch() }()
+	arm := func(ws memdb.WatchSet) <-chan error {
+		stopWatch()
+		wctx, cancel := context.WithCancel(ctx)
+		stopWatch = cancel
+		return ws.WatchCh(wctx)
+	}
+	changed := arm(ws)
+	for {
+		var polled <-chan time.Time
+		var poll clock.Timer
+		if res.poll > 0 {
+			poll = clk.NewTimer(res.poll)
+			polled = poll.C()
+		}
+		woke, mark := false, false
+		select {
+		case <-ctx.Done():
+		case <-timeout:
+		case <-bookmarks:
+			woke, mark = true, true
+		case <-changed:
+			woke = true
+		case <-polled:
+			woke = true
+		}
+		if poll != nil {
+			poll.Stop()
+		}
+		if ctx.Err() != nil || !woke {
+			return
+		}
+		if woke {
+			var next memdb.WatchSet // nil: the watched set is not changed under its watcher
+			if !mark {
+				ws = memdb.NewWatchSet()
+				next = ws
+			}
+			items, err := res.snapshot(ctx, next)
+			if err != nil {
+				return
+			}
+			if !mark {
+				changed = arm(ws)
+			}
+			_, rev, err := res.tr.sync(items)
+			if err != nil {
+				return
+			}
+			changes, ok := res.tr.since(last)
+			if !ok {
+				return // the client resumes from its last version and gets 410
+			}
+			if last, err = s.changes(changes, last); err != nil {
+				return
+			}
+			if mark {
+				s.bookmark(max(rev, last), false)
+				bookmarkTimer = clk.NewTimer(bookmarkInterval)
+				bookmarks = bookmarkTimer.C()
+			}
+		}
+		if !s.flush(w, rc) {
+			return
+		}
+	}
+}
+
+// changes writes the events of changes as m sees them: an object that
+// starts matching is ADDED, one that stops is DELETED. It returns the last
+// revision written.
+func (s *watchStream) changes(changes []change, last uint64) (uint64, error) {
+	for _, c := range changes {
+		last = c.rv
+		was, is := c.typ != WatchAdded && s.m.match(c.old), c.typ != WatchDeleted && s.m.match(c.cur)
+		typ := ""
+		switch {
+		case c.typ == WatchDeleted && was:
+			typ = WatchDeleted
+		case was && is:
+			typ = WatchModified
+		case is:
+			typ = WatchAdded
+		case was:
+			typ = WatchDeleted
+		}
+		if typ == "" {
+			continue
+		}
+		if err := s.event(typ, c.cur); err != nil {
+			return last, err
+		}
+	}
+	return last, nil
+}
+
+func (s *watchStream) event(typ string, e *entry) error {
+	var obj any = e.obj
+	if s.table != "" {
+		t, err := s.a.table(s.r, s.res, []*entry{e}, s.headers)
+		if err != nil {
+			return err
+		}
+		t.APIVersion, t.ResourceVersion = s.table, e.obj.GetResourceVersion()
+		s.headers = false
+		obj = t
+	}
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		return err
+	}
+	s.write(typ, raw)
+	return nil
+}
+
+// bookmark writes a BOOKMARK at rev: an object of the kind with only its
+// resourceVersion (and the initial-events-end annotation when end).
+func (s *watchStream) bookmark(rev uint64, end bool) {
+	meta := metav1.ObjectMeta{ResourceVersion: strconv.FormatUint(rev, 10)}
+	if end {
+		meta.Annotations = map[string]string{InitialEventsEnd: "true"}
+	}
+	raw, _ := json.Marshal(struct {
+		metav1.TypeMeta `json:",inline"`
+		Metadata        metav1.ObjectMeta `json:"metadata"`
+	}{metav1.TypeMeta{APIVersion: s.res.apiVersion, Kind: s.res.kind}, meta})
+	s.write(WatchBookmark, raw)
+}
+
+func (s *watchStream) write(typ string, obj []byte) {
+	fmt.Fprintf(&s.buf, `{"type":%q,"object":`, typ)
+	s.buf.Write(obj)
+	s.buf.WriteString("}\n")
+}
+
+// flush sends what is buffered; false when the client is gone.
+func (s *watchStream) flush(w http.ResponseWriter, rc *http.ResponseController) bool {
+	if s.buf.Len() > 0 {
+		if _, err := w.Write(s.buf.Bytes()); err != nil {
+			return false
+		}
+		s.buf.Reset()
+	}
+	return rc.Flush() == nil
+}
