@@ -256,6 +256,7 @@ func (m *Manager) start(ctx context.Context, image, key, podKey string, creds *r
 		return false
 	}
 	m.inflight[image] = map[string]string{key: podKey}
+	m.cfg.Log.Info("pulling image", "image", image, "pod", podKey)
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
@@ -298,8 +299,11 @@ func (m *Manager) run(ctx context.Context, image string, creds *runtime.Credenti
 			m.cfg.Event(pk, name, events.Normal, "Pulled", "Successfully pulled image %q in %s (%d bytes downloaded)", image, took.Round(time.Millisecond), size)
 		}
 	}
-	if err != nil && ctx.Err() == nil {
-		m.cfg.Log.Warn("image pull failed", "image", image, "err", err)
+	switch {
+	case err == nil:
+		m.cfg.Log.Info("pulled image", "image", image, "size", fmt.Sprintf("%.1fMiB", float64(size)/(1<<20)), "took", took.Round(time.Millisecond))
+	case ctx.Err() == nil:
+		m.cfg.Log.Warn("image pull failed", "image", image, "err", err, "took", took.Round(time.Millisecond))
 	}
 	for _, pk := range waiters {
 		m.cfg.Enqueue(pk)
