@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/berth-dev/berth/kubeapi"
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/store"
@@ -96,7 +97,7 @@ func execTarget(st *store.Store, ns, pod, name string) (string, int, string) {
 	}
 	var instances []*model.Container
 	if name != model.SandboxName {
-		instances = instancesOf(ctrs, name)
+		instances = kubeapi.Instances(ctrs, name)
 	}
 	if len(instances) == 0 {
 		if p, err := st.Pod(nil, key); err == nil && p == nil && len(ctrs) == 0 {

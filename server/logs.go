@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sort"
 	"strconv"
 
-	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/kubeapi"
 	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/store"
 )
@@ -40,19 +39,6 @@ func boolParam(r *http.Request, name string) (bool, error) {
 	return b, nil
 }
 
-// instancesOf returns the instances of container name among ctrs (one
-// pod's), newest attempt first.
-func instancesOf(ctrs []*model.Container, name string) []*model.Container {
-	var out []*model.Container
-	for _, c := range ctrs {
-		if c.Name == name {
-			out = append(out, c)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Attempt > out[j].Attempt })
-	return out
-}
-
 func serveLogs(w http.ResponseWriter, r *http.Request, st *store.Store, src LogSource) {
 	key := r.PathValue("ns") + "/" + r.PathValue("pod")
 	name := r.PathValue("container")
@@ -79,7 +65,7 @@ func serveLogs(w http.ResponseWriter, r *http.Request, st *store.Store, src LogS
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	instances := instancesOf(ctrs, name)
+	instances := kubeapi.Instances(ctrs, name)
 	idx := 0
 	if previous {
 		idx = 1

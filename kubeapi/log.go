@@ -1,0 +1,209 @@
+package kubeapi
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/berth-dev/berth/runtime"
+)
+
+// logQuery is a parsed pods/log request.
+type logQuery struct {
+	container  string
+	follow     bool
+	previous   bool
+	timestamps bool
+	tail       int // < 0: all
+	since      time.Time
+	limitBytes int64 // 0: no limit
+}
+
+func parseLogQuery(r *http.Request, now time.Time) (logQuery, error) {
+	q := logQuery{container: r.URL.Query().Get("container"), tail: -1}
+	var err error
+	for name, dst := range map[string]*bool{"follow": &q.follow, "previous": &q.previous, "timestamps": &q.timestamps} {
+		if *dst, err = queryBool(r, name); err != nil {
+			return q, err
+		}
+	}
+	pos := func(name string, min int64) (int64, bool, error) {
+		v := r.URL.Query().Get(name)
+		if v == "" {
+			return 0, false, nil
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < min {
+			return 0, false, apierrors.NewBadRequest(fmt.Sprintf("query parameter %s: %q must be an integer of at least %d", name, v, min))
+		}
+		return n, true, nil
+	}
+	if n, ok, err := pos("tailLines", 0); err != nil {
+		return q, err
+	} else if ok {
+		q.tail = int(min(n, 1<<31-1))
+	}
+	if q.limitBytes, _, err = pos("limitBytes", 1); err != nil {
+		return q, err
+	}
+	secs, hasSecs, err := pos("sinceSeconds", 1)
+	if err != nil {
+		return q, err
+	}
+	st := r.URL.Query().Get("sinceTime")
+	switch {
+	case hasSecs && st != "":
+		return q, apierrors.NewBadRequest("at most one of sinceTime or sinceSeconds may be specified")
+	case hasSecs:
+		q.since = now.Add(-time.Duration(min(secs, int64(time.Duration(1<<62)/time.Second))) * time.Second)
+	case st != "":
+		if q.since, err = time.Parse(time.RFC3339, st); err != nil {
+			return q, apierrors.NewBadRequest(fmt.Sprintf("query parameter sinceTime: %q is not an RFC 3339 time", st))
+		}
+	}
+	return q, nil
+}
+
+// serveLog answers GET pods/{name}/log as the apiserver does: the log of
+// the current (or ?previous) instance of the container, streamed until the
+// container stops or the client goes with ?follow.
+func (s *streams) serveLog(w http.ResponseWriter, r *http.Request) {
+	p, err := s.pod(r)
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	q, err := parseLogQuery(r, s.o.Clock.Now())
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	name, err := containerOf(p.Spec, q.container)
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	ctrs, err := s.o.Store.ContainersByPod(nil, p.Key)
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	inst := Instances(ctrs, name)
+	idx := 0
+	if q.previous {
+		idx = 1
+	}
+	if len(inst) <= idx {
+		if q.previous {
+			WriteError(w, apierrors.NewBadRequest(fmt.Sprintf("previous terminated container %q in pod %q not found", name, p.Spec.Name)))
+		} else {
+			WriteError(w, waitingError(p, name))
+		}
+		return
+	}
+	filter := !q.since.IsZero()
+	rc, err := s.rt.Logs(r.Context(), inst[idx].ID, runtime.LogOptions{Follow: q.follow, TailLines: q.tail, Timestamps: q.timestamps || filter})
+	if err != nil {
+		if errors.Is(err, runtime.ErrNotFound) {
+			err = apierrors.NewBadRequest(fmt.Sprintf("container %q in pod %q: %v", name, p.Spec.Name, err))
+		}
+		WriteError(w, err)
+		return
+	}
+	defer rc.Close()
+	w.Header().Set("Content-Type", "text/plain")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	var out io.Writer = w
+	if q.follow {
+		out = &flushWriter{w: w, rc: http.NewResponseController(w)}
+	}
+	if q.limitBytes > 0 {
+		out = &limitWriter{w: out, n: q.limitBytes}
+	}
+	if filter {
+		_ = copySince(out, rc, q.since, q.timestamps)
+		return
+	}
+	_, _ = io.Copy(out, rc)
+}
+
+// copySince copies the lines of src (each led by an RFC 3339 timestamp and
+// a space) stamped at or after since, without their stamp unless keep.
+// Lines without a readable stamp are kept.
+func copySince(dst io.Writer, src io.Reader, since time.Time, keep bool) error {
+	br := bufio.NewReader(src)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			out := line
+			if i := bytes.IndexByte(line, ' '); i > 0 {
+				if t, perr := time.Parse(time.RFC3339Nano, string(line[:i])); perr == nil {
+					if t.Before(since) {
+						out = nil
+					} else if !keep {
+						out = line[i+1:]
+					}
+				}
+			}
+			if len(out) > 0 {
+				if _, werr := dst.Write(out); werr != nil {
+					return werr
+				}
+			}
+		}
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// flushWriter flushes after every write so that followed logs arrive as
+// they are written.
+type flushWriter struct {
+	w  io.Writer
+	rc *http.ResponseController
+}
+
+func (f *flushWriter) Write(p []byte) (int, error) {
+	n, err := f.w.Write(p)
+	if err == nil {
+		err = f.rc.Flush()
+	}
+	return n, err
+}
+
+// errLimitReached ends a copy once limitBytes were written.
+var errLimitReached = errors.New("limitBytes reached")
+
+// limitWriter writes at most n bytes, then fails.
+type limitWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	if l.n <= 0 {
+		return 0, errLimitReached
+	}
+	short := int64(len(p)) > l.n
+	if short {
+		p = p[:l.n]
+	}
+	n, err := l.w.Write(p)
+	l.n -= int64(n)
+	if err == nil && short {
+		err = errLimitReached
+	}
+	return n, err
+}

@@ -1,0 +1,148 @@
+package kubeapi
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/runtime"
+	"github.com/berth-dev/berth/runtime/fake"
+	"github.com/berth-dev/berth/store"
+)
+
+// streamFixture serves New plus AddStreams on a fake runtime, mounted as
+// the server does minus the token checks: "Authorization: Bearer push"
+// sees only the push source's pods.
+type streamFixture struct {
+	st  *store.Store
+	rt  *fake.Runtime
+	srv *httptest.Server
+	cfg *rest.Config
+	cs  *kubernetes.Clientset
+}
+
+func newStreamFixture(t *testing.T, rt Streams) *streamFixture {
+	t.Helper()
+	st, err := store.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &streamFixture{st: st, rt: fake.New(nil)}
+	f.rt.AddImage("img")
+	if rt == nil {
+		rt = f.rt
+	}
+	api := New(Options{Store: st, Node: "node1", Visible: func(r *http.Request, p *model.Pod) bool {
+		return r.Header.Get("Authorization") != "Bearer push" || p.Source == "push"
+	}})
+	api.AddStreams(rt)
+	mux := http.NewServeMux()
+	for _, r := range api.Routes() {
+		mux.Handle(r.Pattern, r.Handler)
+	}
+	f.srv = httptest.NewServer(mux)
+	t.Cleanup(f.srv.Close)
+	f.cfg = &rest.Config{Host: f.srv.URL}
+	f.cs = kubernetes.NewForConfigOrDie(f.cfg)
+	return f
+}
+
+// pod stores pod default/name of source "file" with the containers named,
+// Running at ip.
+func (f *streamFixture) pod(t *testing.T, name, ip string, annotations map[string]string, ctrs ...string) *model.Pod {
+	t.Helper()
+	spec := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name), Annotations: annotations}}
+	for _, c := range ctrs {
+		spec.Spec.Containers = append(spec.Spec.Containers, v1.Container{Name: c, Image: "img"})
+	}
+	p := &model.Pod{Key: "default/" + name, Source: "file", Spec: spec, Status: v1.PodStatus{Phase: v1.PodRunning, PodIP: ip}}
+	if err := f.st.UpsertPod(p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// instance creates attempt n of container ctr of pod default/name on the
+// fake runtime, running when run (else exited), with log text logs, and
+// records it in the store; it returns its ID.
+func (f *streamFixture) instance(t *testing.T, name, ctr string, n int, run bool, logs string) string {
+	t.Helper()
+	ctx := context.Background()
+	labels := map[string]string{runtime.LabelPodNamespace: "default", runtime.LabelPodName: name,
+		runtime.LabelContainerName: ctr, runtime.LabelAttempt: strconv.Itoa(n)}
+	id, err := f.rt.CreateContainer(ctx, &runtime.ContainerConfig{Name: name + "-" + ctr + "-" + strconv.Itoa(n), Image: "img", Labels: labels})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.rt.StartContainer(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if !run {
+		f.rt.Exit(id, 1)
+	}
+	f.rt.SetLogs(id, logs)
+	c, err := f.rt.InspectContainer(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.st.UpsertContainer(c); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// get returns the status code and body of GET path with token.
+func (f *streamFixture) get(t *testing.T, path, token string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", f.srv.URL+path, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestDefaultContainer(t *testing.T) {
+	p := &v1.Pod{Spec: v1.PodSpec{Containers: []v1.Container{{Name: "a"}, {Name: "b"}}}}
+	if got := DefaultContainer(p); got != "a" {
+		t.Errorf("no annotation: %q, want the first", got)
+	}
+	p.Annotations = map[string]string{DefaultContainerAnnotation: "b"}
+	if got := DefaultContainer(p); got != "b" {
+		t.Errorf("annotation b: %q", got)
+	}
+	p.Annotations[DefaultContainerAnnotation] = "nosuch"
+	if got := DefaultContainer(p); got != "a" {
+		t.Errorf("annotation naming no container: %q, want the first", got)
+	}
+	if got := DefaultContainer(&v1.Pod{}); got != "" {
+		t.Errorf("no containers: %q", got)
+	}
+}
+
+func TestInstancesNewestFirst(t *testing.T) {
+	got := Instances([]*model.Container{{ID: "1", Name: "a", Attempt: 1}, {ID: "x", Name: "b", Attempt: 5}, {ID: "2", Name: "a", Attempt: 2}, {ID: "0", Name: "a"}}, "a")
+	var ids []string
+	for _, c := range got {
+		ids = append(ids, c.ID)
+	}
+	if strings.Join(ids, ",") != "2,1,0" {
+		t.Errorf("instances %v, want 2,1,0", ids)
+	}
+}
