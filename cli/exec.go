@@ -81,6 +81,11 @@ func runExec(ctx context.Context, c *apiClient, f execFlags, pod string, command
 		}
 		f.container = name
 	}
+	if f.tty && f.stdin && !term.IsTerminal(int(os.Stdin.Fd())) {
+		// As kubectl: a terminal would never pass on the input's end.
+		fmt.Fprintln(os.Stderr, "Unable to use a TTY - input is not a terminal or the right kind of file")
+		f.tty = false
+	}
 	q := url.Values{"command": command}
 	if f.stdin {
 		q.Set("stdin", "1")

@@ -244,3 +244,19 @@ func TestCLI(t *testing.T) {
 		}
 	})
 }
+
+// As kubectl: -it with stdin that is not a terminal warns and runs the
+// command without a terminal, so that piped input reaches it and its EOF
+// ends it.
+func TestCLIExecTTYWithPipedStdin(t *testing.T) {
+	e := startExecEnv(t)
+	const warning = "Unable to use a TTY - input is not a terminal or the right kind of file\n"
+	r := berthExec(t, e.b, e.tokenFile, strings.NewReader("x\n"), "-it", "shell", "-c", "main", "--", "/testapp", "cat")
+	if r != (execRun{"x\n", warning + "cat: 2 bytes\n", 0}) {
+		t.Errorf("echo x | berth exec -it shell -- cat: %+v", r)
+	}
+	r = berthExec(t, e.b, e.tokenFile, strings.NewReader(""), "-it", "shell", "-c", "main", "--", "/testapp", "isatty")
+	if r != (execRun{"stdin=false stdout=false stderr=false\n", warning, 0}) {
+		t.Errorf("berth exec -it shell -- isatty < /dev/null: %+v", r)
+	}
+}
