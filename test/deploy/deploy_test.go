@@ -1,7 +1,7 @@
 // Package deploy tests berth deployed as the design says: a container image
 // run --privileged --net=host --pid=host with the Docker socket, the
-// manifest directory and root_dir mounted. The image is assembled from the
-// locally built static binary, since no registry is reachable.
+// manifest directory and root_dir mounted. The image is built from the
+// repository's Dockerfile the way its header says, with no registry.
 package deploy
 
 import (
@@ -53,17 +53,12 @@ func TestBerthRunsAsPrivilegedHostNetworkContainer(t *testing.T) {
 		t.Fatalf("Docker engine unreachable (run scripts/ensure-deps.sh): %v", err)
 	}
 	cli := rt.Client()
-	bin := t.TempDir()
-	berth := testutil.Build(t, bin, ".", "berth")
-	testapp := testutil.Build(t, bin, "./test/testapp", "testapp")
+	testapp := testutil.Build(t, t.TempDir(), "./test/testapp", "testapp")
 	suffix := make([]byte, 4)
 	_, _ = rand.Read(suffix)
 	id := hex.EncodeToString(suffix)
 	image := "berth-deploy-test:" + id
 	node := "deploy-" + id
-	if err := rt.BuildImage(ctx, image, berth, "/berth", []string{"/berth"}); err != nil {
-		t.Fatal(err)
-	}
 	if err := rt.BuildImage(ctx, "berth/testapp:1", testapp, "/testapp", []string{"/testapp"}); err != nil {
 		t.Fatal(err)
 	}
@@ -76,6 +71,7 @@ func TestBerthRunsAsPrivilegedHostNetworkContainer(t *testing.T) {
 		}
 		_, _ = cli.ImageRemove(ctx, image, imageRemoveOptions())
 	})
+	buildFromDockerfile(t, ctx, image)
 
 	pods := t.TempDir()
 	// root_dir holds emptyDir volumes that the engine bind-mounts, so it is
@@ -141,6 +137,15 @@ func TestBerthRunsAsPrivilegedHostNetworkContainer(t *testing.T) {
 		if err := cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
 			t.Fatal(err)
 		}
+	}
+
+	// https:// sources verify against the CA bundle the image carries.
+	ca, err := cli.ContainerStatPath(ctx, created.ID, "/etc/ssl/certs/ca-certificates.crt")
+	if err != nil {
+		t.Fatalf("CA bundle in the image: %v", err)
+	}
+	if host, err := os.Stat(hostCABundle); err != nil || host.Size() != ca.Size {
+		t.Fatalf("CA bundle in the image has %d bytes, the host's %s %v", ca.Size, hostCABundle, err)
 	}
 
 	appPort := testutil.FreePort(t)
