@@ -40,6 +40,9 @@ const streamCreationTimeout = 30 * time.Second
 func (a *API) AddStreams(rt Streams) {
 	s := &streams{o: a.o, rt: rt, dial: (&net.Dialer{Timeout: 5 * time.Second}).DialContext}
 	a.handle("GET /api/v1/namespaces/{ns}/pods/{name}/log", AccessRead, s.serveLog)
+	for _, m := range []string{http.MethodGet, http.MethodPost} {
+		a.handle(m+" /api/v1/namespaces/{ns}/pods/{name}/exec", AccessExec, s.serveExec)
+	}
 }
 
 type streams struct {
