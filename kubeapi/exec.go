@@ -11,6 +11,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/apimachinery/pkg/util/httpstream/wsstream"
 	remotecommandconsts "k8s.io/apimachinery/pkg/util/remotecommand"
 
@@ -88,6 +89,8 @@ func (s *streams) serveExec(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case wsstream.IsWebSocketRequest(r):
 		sess = openWebSocketExec(w, r, q)
+	case httpstream.IsUpgradeRequest(r):
+		sess = openSPDYExec(w, r, q)
 	default:
 		WriteError(w, apierrors.NewBadRequest("Upgrade request required"))
 		return

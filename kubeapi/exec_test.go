@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/client-go/util/exec"
 )
@@ -38,7 +39,17 @@ func (f *streamFixture) executors(t *testing.T, u *url.URL) map[string]remotecom
 	if err != nil {
 		t.Fatal(err)
 	}
-	return map[string]remotecommand.Executor{"websocket": ws}
+	sp, err := remotecommand.NewSPDYExecutor(f.cfg, "POST", u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb, err := remotecommand.NewFallbackExecutor(ws, sp, func(err error) bool {
+		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]remotecommand.Executor{"websocket": ws, "spdy": sp, "fallback": fb}
 }
 
 func (f *streamFixture) runningApp(t *testing.T) {
