@@ -6,6 +6,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 	"flag"
@@ -179,6 +181,10 @@ type Options struct {
 	// ReadyPath is polled after each start until it answers 200; default
 	// /readyz (use /healthz when a source is meant to be unreachable).
 	ReadyPath string
+	// TLS serves the API over https with a fresh test CA's certificate for
+	// 127.0.0.1 (server.tls.cert_file and key_file); URL then answers
+	// https URLs and the harness's clients trust that CA (Berth.CA).
+	TLS bool
 }
 
 // Berth is one berth agent under test, restartable on the same node, dirs
@@ -192,6 +198,8 @@ type Berth struct {
 	env  []string
 	// ReadyPath is what Start waits on (see Options.ReadyPath).
 	ReadyPath string
+	// CA is the CA file that verifies the https API ("" without TLS).
+	CA string
 
 	mu     sync.Mutex
 	port   int
@@ -225,6 +233,11 @@ func startBerth(tb testing.TB, o Options) *Berth {
 	}
 	if b.ReadyPath == "" {
 		b.ReadyPath = "/readyz"
+	}
+	if o.TLS {
+		ca := testutil.NewTestCA(tb, tb.TempDir())
+		b.CA = ca.CAFile
+		b.env = append([]string{"BERTH_SERVER_TLS_CERT_FILE=" + ca.ServerCert, "BERTH_SERVER_TLS_KEY_FILE=" + ca.ServerKey}, b.env...)
 	}
 	tb.Cleanup(b.cleanup)
 	b.Start(tb)
@@ -296,7 +309,7 @@ func berthlessEnv() []string {
 
 func (b *Berth) waitReady(tb testing.TB) {
 	tb.Helper()
-	c := http.Client{Timeout: 2 * time.Second}
+	c := b.HTTPClient(tb, 2*time.Second)
 	deadline := time.Now().Add(30 * time.Second)
 	last := ""
 	for {
@@ -327,7 +340,27 @@ func (b *Berth) waitReady(tb testing.TB) {
 func (b *Berth) URL(path string) string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return fmt.Sprintf("http://127.0.0.1:%d%s", b.port, path)
+	scheme := "http"
+	if b.CA != "" {
+		scheme = "https"
+	}
+	return fmt.Sprintf("%s://127.0.0.1:%d%s", scheme, b.port, path)
+}
+
+// HTTPClient is a client of berth's API with timeout, trusting b.CA.
+func (b *Berth) HTTPClient(tb testing.TB, timeout time.Duration) *http.Client {
+	tb.Helper()
+	c := &http.Client{Timeout: timeout}
+	if b.CA != "" {
+		pemCA, err := os.ReadFile(b.CA)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		pool := x509.NewCertPool()
+		pool.AppendCertsFromPEM(pemCA)
+		c.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	}
+	return c
 }
 
 // Kill sends SIGKILL and waits for the process to be gone.
@@ -414,7 +447,7 @@ func engineCannotRemove(err error) bool {
 
 // getJSON GETs path from berth's API into v.
 func (b *Berth) getJSON(path string, v interface{}) error {
-	c := http.Client{Timeout: 5 * time.Second}
+	c := b.HTTPClient(b.tb, 5*time.Second)
 	resp, err := c.Get(b.URL(path))
 	if err != nil {
 		return err
@@ -445,7 +478,7 @@ func (b *Berth) Pod(name string) (*v1.Pod, error) {
 
 // Metrics returns the text of GET /metrics.
 func (b *Berth) Metrics() (string, error) {
-	c := http.Client{Timeout: 5 * time.Second}
+	c := b.HTTPClient(b.tb, 5*time.Second)
 	resp, err := c.Get(b.URL("/metrics"))
 	if err != nil {
 		return "", err
