@@ -212,6 +212,7 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Agent, err error) {
 	kube := kubeapi.New(kubeapi.Options{Store: st, Node: cfg.NodeName, Version: config.Version,
 		Visible: api.Visible, Events: recent.List, Clock: clk})
 	// The optional parts of the Kubernetes API (streams, writes) are added here.
+	kube.AddStreams(rt)
 	server.RegisterKube(api, kube.Routes())
 	return a, nil
 }

@@ -42,6 +42,7 @@ func (a *API) AddStreams(rt Streams) {
 	a.handle("GET /api/v1/namespaces/{ns}/pods/{name}/log", AccessRead, s.serveLog)
 	for _, m := range []string{http.MethodGet, http.MethodPost} {
 		a.handle(m+" /api/v1/namespaces/{ns}/pods/{name}/exec", AccessExec, s.serveExec)
+		a.handle(m+" /api/v1/namespaces/{ns}/pods/{name}/portforward", AccessExec, s.servePortForward)
 	}
 }
 

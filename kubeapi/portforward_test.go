@@ -1,0 +1,150 @@
+package kubeapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/httpstream"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/tools/portforward"
+	"k8s.io/client-go/transport/spdy"
+)
+
+// dialers are the ways kubectl 1.37 can reach pods/portforward: SPDY
+// tunneled in WebSocket, plain SPDY, and the first falling back to the
+// second.
+func (f *streamFixture) dialers(t *testing.T, pod string) map[string]httpstream.Dialer {
+	t.Helper()
+	u, _ := url.Parse(f.srv.URL + "/api/v1/namespaces/default/pods/" + pod + "/portforward")
+	tr, up, err := spdy.RoundTripperFor(f.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := spdy.NewDialer(up, &http.Client{Transport: tr}, "POST", u)
+	ws, err := portforward.NewSPDYOverWebsocketDialer(u, f.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb := portforward.NewFallbackDialer(ws, sp, func(err error) bool {
+		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
+	})
+	return map[string]httpstream.Dialer{"tunnel": ws, "spdy": sp, "fallback": fb}
+}
+
+// forward starts a port-forward of remote through d and returns the local
+// port and the channel ForwardPorts' result arrives on.
+func forward(t *testing.T, d httpstream.Dialer, remote int) (int, <-chan error) {
+	t.Helper()
+	stop, ready := make(chan struct{}), make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	pf, err := portforward.NewOnAddresses(d, []string{"127.0.0.1"}, []string{fmt.Sprintf("0:%d", remote)}, stop, ready, io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- pf.ForwardPorts() }()
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("forward: %v", err)
+	}
+	ports, err := pf.GetPorts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int(ports[0].Local), done
+}
+
+func TestPortForward(t *testing.T) {
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "hello %s", r.URL.Path)
+	}))
+	defer web.Close()
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(web.URL, "http://"))
+	var remote int
+	fmt.Sscan(port, &remote)
+	f := newStreamFixture(t, nil)
+	f.pod(t, "web", "127.0.0.1", nil, "app")
+	for name, d := range f.dialers(t, "web") {
+		local, _ := forward(t, d, remote)
+		for i := range 3 {
+			// A new connection each time: no keep-alive.
+			c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+			resp, err := c.Get(fmt.Sprintf("http://127.0.0.1:%d/%d", local, i))
+			if err != nil {
+				t.Fatalf("%s: request %d: %v", name, i, err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if string(b) != fmt.Sprintf("hello /%d", i) {
+				t.Errorf("%s: request %d: %q", name, i, b)
+			}
+		}
+	}
+}
+
+// A port nothing listens on: the kubelet's error goes to the error stream,
+// which client-go reports and then ends the forward.
+func TestPortForwardRefusedPort(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	reported := make(chan string, 16)
+	saved := utilruntime.ErrorHandlers
+	utilruntime.ErrorHandlers = append(utilruntime.ErrorHandlers, func(_ context.Context, err error, msg string, _ ...interface{}) {
+		reported <- msg + ": " + err.Error()
+	})
+	t.Cleanup(func() { utilruntime.ErrorHandlers = saved })
+	f := newStreamFixture(t, nil)
+	f.pod(t, "web", "127.0.0.1", nil, "app")
+	want := fmt.Sprintf("An error occurred forwarding: error forwarding port %d to pod web, uid uid-web: dial tcp 127.0.0.1:%d: connect: connection refused", remote, remote)
+	for name, d := range f.dialers(t, "web") {
+		local, done := forward(t, d, remote)
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", local))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = c.Write([]byte("GET / HTTP/1.0\r\n\r\n"))
+		b, _ := io.ReadAll(c)
+		c.Close()
+		if len(b) != 0 {
+			t.Errorf("%s: read %q from a refused port", name, b)
+		}
+		select {
+		case err := <-done:
+			if !errors.Is(err, portforward.ErrLostConnectionToPod) {
+				t.Errorf("%s: forward ended with %v", name, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("%s: the forward did not see the error stream's message", name)
+		}
+		if got := <-reported; got != want {
+			t.Errorf("%s: client reported %q, want %q", name, got, want)
+		}
+	}
+}
+
+func TestPortForwardRefusals(t *testing.T) {
+	f := newStreamFixture(t, nil)
+	f.pod(t, "noip", "", nil, "app")
+	for pod, want := range map[string]string{"nosuch": `pods "nosuch" not found`, "noip": "pod noip has no IP yet"} {
+		for name, d := range f.dialers(t, pod) {
+			_, _, err := d.Dial(portforward.PortForwardProtocolV1Name)
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s %s: %v, want %q", name, pod, err, want)
+			}
+		}
+	}
+}
