@@ -81,6 +81,7 @@ type Controller struct {
 	rt       runtime.Runtime
 	queue    workqueue.TypedRateLimitingInterface[string]
 	restarts *RestartTracker
+	life     *lifeLog
 	images   *images.Manager
 	// startFails backs off containers and sandboxes whose start failed.
 	startFails *backoff.Tracker
@@ -183,6 +184,7 @@ func New(cfg Config, st *store.Store, rt runtime.Runtime, q Queue) *Controller {
 	c.images = images.New(images.Config{Engine: rt, Clock: cfg.Clock, Backoff: cfg.Backoff.Policy(), Metrics: cfg.Metrics,
 		Event: c.event, Enqueue: c.Enqueue, Log: c.log})
 	c.ops = newPodOps(c.Enqueue, c.log)
+	c.life = newLifeLog(c.log)
 	return c
 }
 

@@ -49,9 +49,22 @@ func (c *Controller) execute(ctx context.Context, in *PlanInput, pl *Plan) (Resu
 		x.waiting[n] = w
 	}
 	var errs []error
+	if in.Pod != nil {
+		c.life.declared(key)
+	}
 	if len(pl.Kill) > 0 {
-		c.log.Info("killing containers", "pod", key, "containers", len(pl.Kill), "reason", pl.Kill[0].Reason)
+		c.life.kills(key, pl.Kill)
 		kills, forget := pl.Kill, pl.Forget
+		deleting := in.Pod == nil
+		if deleting {
+			c.life.deletionBegins(key, c.cfg.Clock.Now())
+		}
+		done := func(ctx context.Context) {
+			c.forget(ctx, forget)
+			if deleting {
+				c.life.deleted(key, c.cfg.Clock.Now())
+			}
+		}
 		if pl.background() {
 			x.bg = append(x.bg, func(ctx context.Context) {
 				if err := c.killAll(ctx, kills); err != nil {
@@ -60,12 +73,12 @@ func (c *Controller) execute(ctx context.Context, in *PlanInput, pl *Plan) (Resu
 					}
 					return
 				}
-				c.forget(ctx, forget)
+				done(ctx)
 			})
 		} else if err := c.killAll(ctx, kills); err != nil {
 			errs = append(errs, err)
 		} else {
-			c.forget(ctx, forget)
+			done(ctx)
 		}
 	}
 	if pl.Reclaim && in.Pod != nil {
@@ -102,6 +115,9 @@ func (c *Controller) execute(ctx context.Context, in *PlanInput, pl *Plan) (Resu
 		c.probes.Sync(key, nil)
 	} else {
 		c.finish(ctx, in.Pod, pl, x.waiting)
+		for _, b := range pl.BackOffs { // after the exit the status logs
+			c.life.backOff(key, string(in.Pod.Spec.UID), b)
+		}
 		uid := string(in.Pod.Spec.UID)
 		for name, w := range x.waiting {
 			if w.Reason == "ErrImagePull" {
@@ -206,6 +222,7 @@ func (c *Controller) afterStart(p *model.Pod, s Start, id string, x *execState) 
 // removes through a mount point.
 func (c *Controller) forget(ctx context.Context, uids []string) {
 	for _, uid := range uids {
+		c.life.forget(uid)
 		c.restarts.Forget(uid + "/")
 		c.startFails.Forget(uid + "/")
 		c.images.Forget(uid + "/")

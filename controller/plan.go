@@ -80,6 +80,16 @@ type Plan struct {
 	// Reclaim: the pod was evicted and nothing of it runs any more, so its
 	// disk emptyDirs go (reclaimEmptyDirs), in the background.
 	Reclaim bool
+	// BackOffs are the exited containers waiting out a crash-loop delay.
+	BackOffs []BackOff
+}
+
+// BackOff is a crash-loop wait: Instance, an exited instance of Container,
+// is restarted Delay after it exited.
+type BackOff struct {
+	Container string
+	Instance  string
+	Delay     time.Duration
 }
 
 // Kill stops Container (when running) and removes it when Remove is set.
@@ -597,6 +607,7 @@ func planRestart(in *PlanInput, pl *Plan, pc podContainer, policy v1.RestartPoli
 		pl.wait(ctr.Name, v1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
 			Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", crash.Delay, ctr.Name, in.Key)})
 		pl.requeue(delay)
+		pl.BackOffs = append(pl.BackOffs, BackOff{Container: ctr.Name, Instance: latest.ID, Delay: crash.Delay})
 		return
 	}
 	var ran time.Duration
@@ -688,11 +699,11 @@ func planCollect(in *PlanInput, pl *Plan, byName map[string][]*model.Container) 
 			case ct.Running():
 				// Made while the store missed a container (e.g. around a
 				// dockerd restart).
-				reason = "a duplicate of the newest instance"
+				reason = "a second running instance of container " + name
 			case !keptExited && name != model.SandboxName:
 				keptExited = true // the "previous" instance, for logs and status
 			default:
-				reason = "an old exited instance"
+				reason = "an older exited instance of container " + name
 			}
 			if i == 0 && !ct.Running() {
 				keptExited = true

@@ -54,12 +54,14 @@ type podState struct {
 func (c *Controller) writeStatus(p *model.Pod, st *podState, byName map[string][]*model.Container, messages map[string]string) {
 	now := c.cfg.Clock.Now()
 	st.now, st.nodeIP = now, c.cfg.NodeInfo.IP
-	var observed bool
+	var observed, changed bool
+	var was, is v1.PodStatus
 	_, _ = c.store.UpdatePod(p.Key, func(cur *model.Pod) bool {
 		if cur.Spec.UID != p.Spec.UID {
 			return false
 		}
 		before := *cur
+		defer func() { was, is = before.Status, cur.Status }()
 		cur.TerminationMessages = keptMessages(cur.TerminationMessages, messages, byName)
 		status := computeStatus(cur, byName, st)
 		cur.Status = status
@@ -70,8 +72,12 @@ func (c *Controller) writeStatus(p *model.Pod, st *podState, byName map[string][
 			cur.StartedAt = now
 			observed = true
 		}
-		return statusChanged(&before, cur)
+		changed = statusChanged(&before, cur)
+		return changed
 	})
+	if changed {
+		c.life.status(p.Key, &was, &is, p.SeenAt, now)
+	}
 	if observed {
 		c.cfg.Metrics.PodStarted(now.Sub(p.SeenAt))
 	}

@@ -70,7 +70,6 @@ type FileSource struct {
 
 	missing  atomic.Bool
 	last     *Update
-	lastErrs []string
 	cache    decodeCache
 	warned   warnLog
 	skipped  skipLog
@@ -215,28 +214,11 @@ func (s *FileSource) scan(log *slog.Logger) (Update, bool) {
 		u, fileWarns = s.cache.decodeFiles(s.name, files, s.opts.Options)
 	}
 	s.last = &u
-	s.logErrors(log, u)
 	s.warned.log(log, u.Pods)
 	s.skipped.log(log, skipped)
 	s.fileWarn.log(log, fileWarns)
 	log.Debug("scanned manifests", "files", len(files), "pods", len(u.Pods), "errors", len(u.Errors))
 	return u, true
-}
-
-// logErrors logs the manifest errors of a scan when they differ from the
-// previous scan's.
-func (s *FileSource) logErrors(log *slog.Logger, u Update) {
-	msgs := make([]string, len(u.Errors))
-	for i, e := range u.Errors {
-		msgs[i] = e.Error()
-	}
-	if slices.Equal(msgs, s.lastErrs) {
-		return
-	}
-	s.lastErrs = msgs
-	for _, m := range msgs {
-		log.Warn("manifest rejected", "err", m)
-	}
 }
 
 // readResult is how reading one manifest file went.

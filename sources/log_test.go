@@ -18,17 +18,17 @@ func TestSourceLogsThroughInjectedLogger(t *testing.T) {
 	t.Cleanup(func() { slog.SetDefault(prev) })
 
 	dir := t.TempDir()
-	write(t, dir, "bad.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: bad}\nspec: {containers: [{name: a}]}\n")
+	write(t, dir, "pod.yaml.swp", podManifest("swap", "busybox"))
 	log := slog.New(slog.NewTextHandler(&injected, nil))
 	u := <-runSource(t, NewFileSource("file", dir, time.Hour, Options{Log: log}))
-	if len(u.Errors) == 0 {
-		t.Fatalf("bad.yaml accepted: %+v", u)
+	if len(u.Pods) != 0 {
+		t.Fatalf("swap file read: %+v", u)
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(injected.String(), "manifest rejected") && time.Now().Before(deadline) {
+	for !strings.Contains(injected.String(), "not reading a directory entry") && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if got := injected.String(); !strings.Contains(got, "manifest rejected") || !strings.Contains(got, "source=file") {
+	if got := injected.String(); !strings.Contains(got, "not reading a directory entry") || !strings.Contains(got, "source=file") {
 		t.Fatalf("injected logger got %q", got)
 	}
 	if got := global.String(); got != "" {
