@@ -62,9 +62,10 @@ type Options struct {
 	// change; every other source's are annotated berth.io/read-only
 	// ("": all are read-only).
 	PushSource string
-	// NodeObject renders the node object (nil, or ok false while the
-	// agent has not built it: a minimal Node named Node).
-	NodeObject func(ctx context.Context) (node v1.Node, ok bool)
+	// NodeObject renders the node object, which counts pods (nil, or ok
+	// false while the agent has not measured the node: a Node named Node
+	// with an Unknown Ready condition).
+	NodeObject func(ctx context.Context, pods int) (node v1.Node, ok bool)
 	// Usage is what metrics.k8s.io serves, the numbers of
 	// /metrics/resource (nil: metrics.k8s.io answers 503).
 	Usage UsageSource

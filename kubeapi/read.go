@@ -4,7 +4,8 @@ package kubeapi
 // ConfigMaps, Secrets, claims and metrics.k8s.io.
 func (a *API) addReads() {
 	a.discoveryRoutes()
-	for _, res := range []*resource{a.podsResource()} {
+	for _, res := range []*resource{a.podsResource(), a.eventsResource(), a.nodesResource(),
+		a.configMapsResource(), a.secretsResource(), a.claimsResource()} {
 		a.addResource("/api/v1", res)
 	}
 	a.handle("GET /api/v1/namespaces/{ns}/pods/{name}/status", AccessRead, a.serveGet(a.resource("pods")))

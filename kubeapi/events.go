@@ -1,0 +1,156 @@
+package kubeapi
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	memdb "github.com/hashicorp/go-memdb"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/berth-dev/berth/events"
+	"github.com/berth-dev/berth/model"
+)
+
+// eventsPoll is how often a watch of events looks at the recent events,
+// which notify no one.
+const eventsPoll = time.Second
+
+// hiddenSource is the source of an event whose pod is gone: push-scoped
+// requests do not see it.
+const hiddenSource = "\x00gone"
+
+// eventIdent is what an event's rendering depends on.
+type eventIdent struct {
+	ev        events.Event
+	uid       types.UID
+	fieldPath string
+}
+
+// eventObject renders one of berth's events as the kubelet's core/v1
+// Event: involvedObject is the pod (with its uid while it exists), the
+// container as fieldPath spec.containers{name}.
+func (a *API) eventObject(id eventIdent, name string) *v1.Event {
+	e := id.ev
+	t := metav1.Time{Time: e.Time}
+	return &v1.Event{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Event"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.Namespace, CreationTimestamp: t, UID: derivedUID("event", e.Namespace, name)},
+		InvolvedObject: v1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: e.Namespace, Name: e.Pod, UID: id.uid,
+			FieldPath: id.fieldPath},
+		Reason: e.Reason, Message: e.Message, Type: e.Type,
+		Source:         v1.EventSource{Component: "berth", Host: a.o.Node},
+		FirstTimestamp: t, LastTimestamp: t, Count: 1,
+		ReportingController: "berth", ReportingInstance: a.o.Node,
+	}
+}
+
+// containerPath is the fieldPath of container c of p, as the kubelet
+// names it.
+func containerPath(p *v1.Pod, c string) string {
+	if c == "" {
+		return ""
+	}
+	if p != nil {
+		for _, ic := range p.Spec.InitContainers {
+			if ic.Name == c {
+				return "spec.initContainers{" + c + "}"
+			}
+		}
+	}
+	return "spec.containers{" + c + "}"
+}
+
+func (a *API) eventsResource() *resource {
+	return &resource{
+		name: "events", singular: "event", kind: "Event", shortNames: []string{"ev"}, namespaced: true,
+		verbs: readVerbs, apiVersion: "v1", listKind: "EventList", poll: eventsPoll,
+		zero: func() object { return &v1.Event{} },
+		snapshot: func(_ context.Context, ws memdb.WatchSet) ([]item, error) {
+			if a.o.Events == nil {
+				return nil, nil
+			}
+			pods := map[string]*model.Pod{}
+			list, err := a.o.Store.Pods(nil)
+			if err != nil {
+				return nil, err
+			}
+			for _, p := range list {
+				pods[p.Key] = p
+			}
+			var out []item
+			names := map[string]int{}
+			for _, e := range a.o.Events() {
+				id, src := eventIdent{ev: e}, hiddenSource
+				if p := pods[e.Namespace+"/"+e.Pod]; p != nil {
+					id.uid, src = p.Spec.UID, p.Source
+					id.fieldPath = containerPath(p.Spec, e.Container)
+				} else {
+					id.fieldPath = containerPath(nil, e.Container)
+				}
+				name := fmt.Sprintf("%s.%x", e.Pod, e.Time.UnixNano())
+				if n := names[name]; n > 0 {
+					names[name] = n + 1
+					name = fmt.Sprintf("%s.%d", name, n)
+				} else {
+					names[name] = 1
+				}
+				out = append(out, item{key: e.Namespace + "/" + name, obj: a.eventObject(id, name), ident: id, source: src})
+			}
+			return out, nil
+		},
+		fields: func(o runtime.Object) fields.Set {
+			e := o.(*v1.Event)
+			return fields.Set{"involvedObject.kind": e.InvolvedObject.Kind, "involvedObject.namespace": e.InvolvedObject.Namespace,
+				"involvedObject.name": e.InvolvedObject.Name, "involvedObject.uid": string(e.InvolvedObject.UID),
+				"involvedObject.apiVersion": e.InvolvedObject.APIVersion, "involvedObject.resourceVersion": e.InvolvedObject.ResourceVersion,
+				"involvedObject.fieldPath": e.InvolvedObject.FieldPath, "reason": e.Reason, "reportingComponent": e.ReportingController,
+				"source": e.Source.Component, "type": e.Type}
+		},
+		columns: eventColumns,
+		cells:   eventCells,
+	}
+}
+
+// eventColumns are kubectl's event columns.
+var eventColumns = []metav1.TableColumnDefinition{
+	{Name: "Last Seen", Type: "string", Description: "The time at which the most recent occurrence of this event was recorded."},
+	{Name: "Type", Type: "string", Description: "Type of this event (Normal, Warning), new types could be added in the future"},
+	{Name: "Reason", Type: "string", Description: "This should be a short, machine understandable string that gives the reason for the transition into the object's current status."},
+	{Name: "Object", Type: "string", Description: "The object that this event is about."},
+	{Name: "Subobject", Type: "string", Priority: 1, Description: "If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement."},
+	{Name: "Source", Type: "string", Priority: 1, Description: "The component reporting this event."},
+	{Name: "Message", Type: "string", Description: "A human-readable description of the status of this operation."},
+	{Name: "First Seen", Type: "string", Priority: 1, Description: "The time at which the event was first recorded."},
+	{Name: "Count", Type: "string", Priority: 1, Description: "The number of times this event has occurred."},
+	{Name: "Name", Type: "string", Format: "name", Priority: 1, Description: "Name must be unique within a namespace."},
+}
+
+// eventCells are the cells of kubectl's printEvent.
+func eventCells(o runtime.Object, now time.Time) ([]any, []metav1.TableRowCondition) {
+	e := o.(*v1.Event)
+	first := translateTimestampSince(e.FirstTimestamp, now)
+	last := translateTimestampSince(e.LastTimestamp, now)
+	if e.LastTimestamp.IsZero() {
+		last = first
+	}
+	count := e.Count
+	if count == 0 {
+		count = 1
+	}
+	target := strings.ToLower(e.InvolvedObject.Kind)
+	if e.InvolvedObject.Name != "" {
+		target += "/" + e.InvolvedObject.Name
+	}
+	source := e.Source.Component
+	if e.Source.Host != "" {
+		source += ", " + e.Source.Host
+	}
+	return []any{last, e.Type, e.Reason, target, e.InvolvedObject.FieldPath, source, strings.TrimSpace(e.Message),
+		first, int64(count), e.Name}, nil
+}

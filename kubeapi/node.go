@@ -1,0 +1,135 @@
+package kubeapi
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"time"
+
+	memdb "github.com/hashicorp/go-memdb"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// nodePoll is how often a watch of the node renders it again: its Ready
+// condition comes from checks that notify no one.
+const nodePoll = 10 * time.Second
+
+// node renders the one Node: Options.NodeObject's, or a Node with only a
+// name and an Unknown Ready condition until the agent has built it; its
+// uid is derived from its name when the rendering has none.
+func (a *API) node(ctx context.Context, ws memdb.WatchSet) (*v1.Node, error) {
+	pods, err := a.o.Store.Pods(ws)
+	if err != nil {
+		return nil, err
+	}
+	var n v1.Node
+	ok := false
+	if a.o.NodeObject != nil {
+		n, ok = a.o.NodeObject(ctx, len(pods))
+	}
+	if !ok {
+		n = v1.Node{ObjectMeta: metav1.ObjectMeta{Name: a.o.Node},
+			Status: v1.NodeStatus{Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionUnknown,
+				Reason: "BerthStarting", Message: "berth has not measured the node yet"}}}}
+	}
+	n.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Node"}
+	if n.Name == "" {
+		n.Name = a.o.Node
+	}
+	if n.UID == "" {
+		n.UID = derivedUID("node", n.Name)
+	}
+	return &n, nil
+}
+
+func (a *API) nodesResource() *resource {
+	return &resource{
+		name: "nodes", singular: "node", kind: "Node", shortNames: []string{"no"},
+		verbs: readVerbs, apiVersion: "v1", listKind: "NodeList", poll: nodePoll,
+		zero: func() object { return &v1.Node{} },
+		snapshot: func(ctx context.Context, ws memdb.WatchSet) ([]item, error) {
+			n, err := a.node(ctx, ws)
+			if err != nil {
+				return nil, err
+			}
+			return []item{{key: n.Name, obj: n}}, nil
+		},
+		fields: func(o runtime.Object) fields.Set {
+			return fields.Set{"spec.unschedulable": boolString(o.(*v1.Node).Spec.Unschedulable)}
+		},
+		columns: nodeColumns,
+		cells:   nodeCells,
+	}
+}
+
+var nodeColumns = []metav1.TableColumnDefinition{
+	{Name: "Name", Type: "string", Format: "name", Description: "Name must be unique within a namespace."},
+	{Name: "Status", Type: "string", Description: "The status of the node"},
+	{Name: "Roles", Type: "string", Description: "The roles of the node"},
+	{Name: "Age", Type: "string", Description: "CreationTimestamp is a timestamp representing the server time when this object was created."},
+	{Name: "Version", Type: "string", Description: "Kubelet Version reported by the node."},
+	{Name: "Internal-IP", Type: "string", Priority: 1, Description: "List of addresses reachable to the node."},
+	{Name: "External-IP", Type: "string", Priority: 1, Description: "List of addresses reachable to the node."},
+	{Name: "OS-Image", Type: "string", Priority: 1, Description: "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy))."},
+	{Name: "Kernel-Version", Type: "string", Priority: 1, Description: "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64)."},
+	{Name: "Container-Runtime", Type: "string", Priority: 1, Description: "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2)."},
+}
+
+// nodeCells are the cells of kubectl's printNode.
+func nodeCells(o runtime.Object, now time.Time) ([]any, []metav1.TableRowCondition) {
+	n := o.(*v1.Node)
+	var status []string
+	for _, c := range n.Status.Conditions {
+		if c.Type == v1.NodeReady {
+			if c.Status == v1.ConditionTrue {
+				status = append(status, "Ready")
+			} else {
+				status = append(status, "NotReady")
+			}
+		}
+	}
+	if len(status) == 0 {
+		status = []string{"Unknown"}
+	}
+	if n.Spec.Unschedulable {
+		status = append(status, "SchedulingDisabled")
+	}
+	var roles []string
+	for k, v := range n.Labels {
+		switch {
+		case strings.HasPrefix(k, "node-role.kubernetes.io/"):
+			if r := strings.TrimPrefix(k, "node-role.kubernetes.io/"); r != "" {
+				roles = append(roles, r)
+			}
+		case k == "kubernetes.io/role" && v != "":
+			roles = append(roles, v)
+		}
+	}
+	sort.Strings(roles)
+	role := strings.Join(roles, ",")
+	if role == "" {
+		role = "<none>"
+	}
+	orUnknown := func(s string) string {
+		if s == "" {
+			return "<unknown>"
+		}
+		return s
+	}
+	info := n.Status.NodeInfo
+	return []any{n.Name, strings.Join(status, ","), role, translateTimestampSince(n.CreationTimestamp, now), info.KubeletVersion,
+		nodeAddress(n, v1.NodeInternalIP), nodeAddress(n, v1.NodeExternalIP), orUnknown(info.OSImage), orUnknown(info.KernelVersion),
+		orUnknown(info.ContainerRuntimeVersion)}, nil
+}
+
+func nodeAddress(n *v1.Node, t v1.NodeAddressType) string {
+	for _, a := range n.Status.Addresses {
+		if a.Type == t {
+			return a.Address
+		}
+	}
+	return "<none>"
+}

@@ -1,0 +1,219 @@
+package kubeapi
+
+import (
+	"context"
+
+	"strings"
+	"sync"
+	"time"
+
+	memdb "github.com/hashicorp/go-memdb"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/berth-dev/berth/model"
+)
+
+// WithheldAnnotation ("true") on a Secret says its data values are not
+// served: only its keys are, with empty values.
+const WithheldAnnotation = "berth.io/data-withheld"
+
+// firstSeen remembers when the API first saw each object without a
+// creationTimestamp of its own, its served creationTimestamp.
+type firstSeen struct {
+	mu sync.Mutex
+	at map[string]time.Time
+}
+
+func (f *firstSeen) get(key string, now time.Time) time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.at == nil {
+		f.at = map[string]time.Time{}
+	}
+	if t, ok := f.at[key]; ok {
+		return t
+	}
+	f.at[key] = now.Truncate(time.Second)
+	return f.at[key]
+}
+
+// objectMeta completes meta of a stored object as the API serves it:
+// berth's annotations, a uid derived from kind and key when it has none,
+// and a creationTimestamp when berth first saw it.
+func (a *API) objectMeta(meta *metav1.ObjectMeta, o *model.Object, seen *firstSeen) {
+	meta.Annotations = cloneMap(meta.Annotations)
+	meta.Annotations[SourceAnnotation] = o.Source
+	meta.Annotations[OriginAnnotation] = o.Origin
+	if o.Error != "" {
+		meta.Annotations[RejectedAnnotation] = o.Error
+	}
+	if a.o.PushSource == "" || o.Source != a.o.PushSource {
+		meta.Annotations[ReadOnlyAnnotation] = "true"
+	}
+	if meta.UID == "" {
+		meta.UID = derivedUID(o.Kind, o.Key)
+	}
+	if meta.CreationTimestamp.IsZero() {
+		meta.CreationTimestamp = metav1.Time{Time: seen.get(o.Ref, a.o.Clock.Now())}
+	}
+}
+
+func cloneMap(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m)+4)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// objectsSnapshot lists the stored objects of kind rendered by render.
+func (a *API) objectsSnapshot(kind string, render func(*model.Object) object) func(context.Context, memdb.WatchSet) ([]item, error) {
+	return func(_ context.Context, ws memdb.WatchSet) ([]item, error) {
+		objs, err := a.o.Store.Objects(ws, kind)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]item, 0, len(objs))
+		for _, o := range objs {
+			out = append(out, item{key: o.Key, obj: render(o), ident: o, source: o.Source})
+		}
+		return out, nil
+	}
+}
+
+func (a *API) configMapsResource() *resource {
+	seen := &firstSeen{}
+	return &resource{
+		name: "configmaps", singular: "configmap", kind: "ConfigMap", shortNames: []string{"cm"}, namespaced: true,
+		verbs: readVerbs, apiVersion: "v1", listKind: "ConfigMapList",
+		zero: func() object { return &v1.ConfigMap{} },
+		snapshot: a.objectsSnapshot(model.KindConfigMap, func(o *model.Object) object {
+			cm := o.ConfigMap.DeepCopy()
+			cm.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}
+			a.objectMeta(&cm.ObjectMeta, o, seen)
+			return cm
+		}),
+		columns: []metav1.TableColumnDefinition{nameColumn,
+			{Name: "Data", Type: "integer", Description: "Data contains the configuration data."}, ageColumn},
+		cells: func(o runtime.Object, now time.Time) ([]any, []metav1.TableRowCondition) {
+			cm := o.(*v1.ConfigMap)
+			return []any{cm.Name, int64(len(cm.Data) + len(cm.BinaryData)), translateTimestampSince(cm.CreationTimestamp, now)}, nil
+		},
+	}
+}
+
+func (a *API) secretsResource() *resource {
+	seen := &firstSeen{}
+	return &resource{
+		name: "secrets", singular: "secret", kind: "Secret", namespaced: true,
+		verbs: readVerbs, apiVersion: "v1", listKind: "SecretList",
+		zero: func() object { return &v1.Secret{} },
+		snapshot: a.objectsSnapshot(model.KindSecret, func(o *model.Object) object {
+			s := &v1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}, ObjectMeta: *o.Secret.ObjectMeta.DeepCopy(),
+				Immutable: o.Secret.Immutable, Type: o.Secret.Type}
+			if s.Type == "" {
+				s.Type = v1.SecretTypeOpaque
+			}
+			s.Data = map[string][]byte{}
+			for k := range o.Secret.Data {
+				s.Data[k] = []byte{}
+			}
+			for k := range o.Secret.StringData {
+				s.Data[k] = []byte{}
+			}
+			a.objectMeta(&s.ObjectMeta, o, seen)
+			s.Annotations[WithheldAnnotation] = "true"
+			delete(s.Annotations, v1.LastAppliedConfigAnnotation) // it would carry the values
+			return s
+		}),
+		fields: func(o runtime.Object) fields.Set { return fields.Set{"type": string(o.(*v1.Secret).Type)} },
+		columns: []metav1.TableColumnDefinition{nameColumn,
+			{Name: "Type", Type: "string", Description: "Used to facilitate programmatic handling of secret data."},
+			{Name: "Data", Type: "integer", Description: "Data contains the secret data."}, ageColumn},
+		cells: func(o runtime.Object, now time.Time) ([]any, []metav1.TableRowCondition) {
+			s := o.(*v1.Secret)
+			return []any{s.Name, string(s.Type), int64(len(s.Data)), translateTimestampSince(s.CreationTimestamp, now)}, nil
+		},
+	}
+}
+
+func (a *API) claimsResource() *resource {
+	seen := &firstSeen{}
+	return &resource{
+		name: "persistentvolumeclaims", singular: "persistentvolumeclaim", kind: "PersistentVolumeClaim", shortNames: []string{"pvc"},
+		namespaced: true, verbs: readVerbs, apiVersion: "v1", listKind: "PersistentVolumeClaimList",
+		zero: func() object { return &v1.PersistentVolumeClaim{} },
+		snapshot: a.objectsSnapshot(model.KindPVC, func(o *model.Object) object {
+			c := o.PVC.DeepCopy()
+			c.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"}
+			a.objectMeta(&c.ObjectMeta, o, seen)
+			return c
+		}),
+		columns: []metav1.TableColumnDefinition{nameColumn,
+			{Name: "Status", Type: "string", Description: "Phase represents the current phase of PersistentVolumeClaim."},
+			{Name: "Volume", Type: "string", Description: "VolumeName is the binding reference to the PersistentVolume backing this claim."},
+			{Name: "Capacity", Type: "string", Description: "Capacity represents the actual resources of the underlying volume."},
+			{Name: "Access Modes", Type: "string", Description: "AccessModes contains the actual access modes the volume backing the PVC has."},
+			{Name: "StorageClass", Type: "string", Description: "StorageClassName is the name of the StorageClass required by the claim."},
+			{Name: "VolumeAttributesClass", Type: "string", Description: "The VolumeAttributesClass used by this claim."},
+			ageColumn,
+			{Name: "VolumeMode", Type: "string", Priority: 1, Description: "volumeMode defines what type of volume is required by the claim."}},
+		cells: claimCells,
+	}
+}
+
+var (
+	nameColumn = metav1.TableColumnDefinition{Name: "Name", Type: "string", Format: "name", Description: "Name must be unique within a namespace."}
+	ageColumn  = metav1.TableColumnDefinition{Name: "Age", Type: "string", Description: "CreationTimestamp is a timestamp representing the server time when this object was created."}
+)
+
+// claimCells are the cells of kubectl's printPersistentVolumeClaim.
+func claimCells(o runtime.Object, now time.Time) ([]any, []metav1.TableRowCondition) {
+	c := o.(*v1.PersistentVolumeClaim)
+	phase := string(c.Status.Phase)
+	if c.DeletionTimestamp != nil {
+		phase = "Terminating"
+	}
+	capacity, modes := "", ""
+	if c.Spec.VolumeName != "" {
+		modes = accessModes(c.Status.AccessModes)
+		if q, ok := c.Status.Capacity[v1.ResourceStorage]; ok {
+			capacity = q.String()
+		}
+	}
+	class := ""
+	if c.Spec.StorageClassName != nil {
+		class = *c.Spec.StorageClassName
+	} else if v, ok := c.Annotations[v1.BetaStorageClassAnnotation]; ok {
+		class = v
+	}
+	vac, mode := "<unset>", "<unset>"
+	if c.Spec.VolumeAttributesClassName != nil && *c.Spec.VolumeAttributesClassName != "" {
+		vac = *c.Spec.VolumeAttributesClassName
+	}
+	if c.Spec.VolumeMode != nil {
+		mode = string(*c.Spec.VolumeMode)
+	}
+	return []any{c.Name, phase, c.Spec.VolumeName, capacity, modes, class, vac, translateTimestampSince(c.CreationTimestamp, now), mode}, nil
+}
+
+// accessModes is kubectl's GetAccessModesAsString: RWO,ROX,RWX,RWOP.
+func accessModes(modes []v1.PersistentVolumeAccessMode) string {
+	has := map[v1.PersistentVolumeAccessMode]bool{}
+	for _, m := range modes {
+		has[m] = true
+	}
+	var out []string
+	for _, m := range []struct {
+		mode  v1.PersistentVolumeAccessMode
+		short string
+	}{{v1.ReadWriteOnce, "RWO"}, {v1.ReadOnlyMany, "ROX"}, {v1.ReadWriteMany, "RWX"}, {v1.ReadWriteOncePod, "RWOP"}} {
+		if has[m.mode] {
+			out = append(out, m.short)
+		}
+	}
+	return strings.Join(out, ",")
+}
