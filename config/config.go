@@ -209,10 +209,9 @@ var flagKeys = map[string]string{
 // Load reads defaults, the config file named by the "config" flag, BERTH_
 // environment variables and the changed flags of fs (which may be nil).
 func Load(fs *pflag.FlagSet) (*Config, error) {
-	v := viper.New()
+	v := viper.NewWithOptions(viper.EnvKeyReplacer(envKeys{}))
 	setDefaults(v)
 	v.SetEnvPrefix("BERTH")
-	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
 	v.AutomaticEnv()
 	var warns []string
 	if fs != nil {
@@ -236,6 +235,18 @@ func Load(fs *pflag.FlagSet) (*Config, error) {
 		c.Warnings = warns
 	}
 	return c, err
+}
+
+// envKeys names a key's BERTH_ variable ("." becomes "_"). BERTH_SERVER is
+// the client commands' server URL, not the server section: viper would see
+// every server.* key as hidden by it, so the agent never reads it.
+type envKeys struct{}
+
+func (envKeys) Replace(s string) string {
+	if s == "BERTH_SERVER" {
+		return ""
+	}
+	return strings.ReplaceAll(s, ".", "_")
 }
 
 type parser struct {
