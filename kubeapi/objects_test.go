@@ -109,7 +109,7 @@ func TestConfigMapsSecretsClaims(t *testing.T) {
 				StringData: map[string]string{"user": "root"}}},
 		{Kind: model.KindPVC, Key: "default/data", Source: "file", Origin: "a.yaml", Ref: model.ObjectRef(model.KindPVC, "default/data"),
 			PVC: &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "default"},
-				Spec: v1.PersistentVolumeClaimSpec{StorageClassName: &class, AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce}},
+				Spec:   v1.PersistentVolumeClaimSpec{StorageClassName: &class, AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce}},
 				Status: v1.PersistentVolumeClaimStatus{Phase: v1.ClaimBound}}},
 	}
 	if err := f.st.ApplySource("file", func(store.View) (store.SourceWrite, error) {

@@ -9,6 +9,7 @@ func (a *API) addReads() {
 		a.addResource("/api/v1", res)
 	}
 	a.handle("GET /api/v1/namespaces/{ns}/pods/{name}/status", AccessRead, a.serveGet(a.resource("pods")))
+	a.metricsRoutes()
 }
 
 // addResource serves res's collection (all namespaces, and one namespace
