@@ -80,6 +80,9 @@ func (f *etcdFlags) registry(ctx context.Context) (cluster.Registry, *clientv3.C
 	if err != nil {
 		return cluster.Registry{}, nil, err
 	}
+	if err := probeEtcd(ctx, c); err != nil {
+		return cluster.Registry{}, nil, err
+	}
 	cli, err := c.New(ctx)
 	if err != nil {
 		return cluster.Registry{}, nil, fmt.Errorf("etcd %s: %w", f.endpoints, err)
