@@ -213,6 +213,9 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Agent, err error) {
 		Visible: api.Visible, Events: recent.List, Clock: clk})
 	// The optional parts of the Kubernetes API (streams, writes) are added here.
 	kube.AddStreams(rt)
+	if push != nil {
+		kube.AddWrites(push)
+	}
 	server.RegisterKube(api, kube.Routes())
 	return a, nil
 }

@@ -1,0 +1,68 @@
+package kubeapi
+
+import (
+	"net/http"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Pusher is the push source as the write routes use it; every create,
+// replace, patch and delete goes through it, under its decoding,
+// validation and Pod Security level (sources.PushSource implements it).
+// kind is "Pod", "ConfigMap" or "Secret". Refusals carry their HTTP status
+// (HTTPStatus() int) and, for a 422, the manifest's field errors
+// (ManifestErrors() []manifest.ManifestError).
+type Pusher interface {
+	// Name is the source's name: the owner of what the API may change.
+	Name() string
+	// Manifest returns the persisted manifest of ns/name (404 if none).
+	Manifest(kind, ns, name string) ([]byte, error)
+	// Put validates data as exactly the object ns/name and persists it
+	// unless dryRun: a 409 when it exists and !replace, and when base is
+	// set and the persisted manifest is no longer base. It returns the
+	// decoded object and whether it was created.
+	Put(kind, ns, name string, data, base []byte, replace, dryRun bool) (runtime.Object, bool, error)
+	// Delete removes ns/name (404 if none); dryRun only checks.
+	Delete(kind, ns, name string, dryRun bool) error
+}
+
+// writeKind is one kind the write routes change.
+type writeKind struct {
+	resource, kind string
+	zero           func() runtime.Object
+}
+
+var writeKinds = []writeKind{
+	{resource: "pods", kind: "Pod", zero: func() runtime.Object { return &v1.Pod{} }},
+	{resource: "configmaps", kind: "ConfigMap", zero: func() runtime.Object { return &v1.ConfigMap{} }},
+	{resource: "secrets", kind: "Secret", zero: func() runtime.Object { return &v1.Secret{} }},
+}
+
+// writer serves the write routes of one API through p.
+type writer struct {
+	a *API
+	p Pusher
+
+	getOnce sync.Once
+	get     *http.ServeMux // the API's GET routes, to read an object as served
+}
+
+// AddWrites adds create (POST), replace (PUT), patch (PATCH) and delete
+// (DELETE) of pods, ConfigMaps and Secrets, all through p: only p's
+// objects may change; another source's answer 403 naming it. p becomes
+// Options.PushSource when that is unset.
+func (a *API) AddWrites(p Pusher) {
+	if a.o.PushSource == "" {
+		a.o.PushSource = p.Name()
+	}
+	w := &writer{a: a, p: p}
+	for _, k := range writeKinds {
+		coll := "/api/v1/namespaces/{ns}/" + k.resource
+		a.handle("POST "+coll, AccessWrite, w.create(k))
+		a.handle("PUT "+coll+"/{name}", AccessWrite, w.replace(k))
+		a.handle("PATCH "+coll+"/{name}", AccessWrite, w.patch(k))
+		a.handle("DELETE "+coll+"/{name}", AccessWrite, w.remove(k))
+	}
+}

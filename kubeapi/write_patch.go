@@ -1,0 +1,84 @@
+package kubeapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+)
+
+// Patch types of the Content-Type of a PATCH.
+const (
+	patchJSON      = "application/json-patch+json"
+	patchMerge     = "application/merge-patch+json"
+	patchStrategic = "application/strategic-merge-patch+json"
+	patchApplyYAML = "application/apply-patch+yaml"
+	patchApplyCBOR = "application/apply-patch+cbor"
+)
+
+// readPatch reads a PATCH's body and type; server-side apply is a 415
+// saying what to use instead.
+func readPatch(r *http.Request) (typ string, patch []byte, err error) {
+	typ, _, _ = mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch typ {
+	case patchJSON, patchMerge, patchStrategic:
+	case patchApplyYAML, patchApplyCBOR:
+		return "", nil, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure,
+			Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
+			Message: "server-side apply is not served by berth: use client-side `kubectl apply` (without --server-side), `kubectl patch` or `kubectl replace`"}}
+	default:
+		return "", nil, unsupportedMedia(typ, patchJSON+", "+patchMerge+", "+patchStrategic)
+	}
+	if patch, err = io.ReadAll(r.Body); err != nil {
+		return "", nil, bodyError(err)
+	}
+	return typ, patch, nil
+}
+
+// applyPatch applies patch of typ to cur, the JSON of an object of kind k,
+// and returns the patched JSON; a patch that does not apply is a 422, one
+// that cannot be parsed a 400, as in the apiserver.
+func applyPatch(k writeKind, name, typ string, cur, patch []byte) ([]byte, error) {
+	switch typ {
+	case patchStrategic:
+		var probe map[string]any
+		if err := json.Unmarshal(patch, &probe); err != nil {
+			return nil, badRequest("the strategic merge patch is not a JSON object: " + err.Error())
+		}
+		out, err := strategicpatch.StrategicMergePatch(cur, patch, k.zero())
+		if err != nil {
+			return nil, patchFailed(k, name, err)
+		}
+		return out, nil
+	case patchMerge:
+		p, err := decodeAny(patch)
+		if err != nil {
+			return nil, badRequest("the merge patch is not JSON")
+		}
+		doc, err := decodeMap(cur)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(mergePatch(doc, p))
+	default:
+		doc, err := decodeAny(cur)
+		if err != nil {
+			return nil, err
+		}
+		out, err := jsonPatch(doc, patch)
+		if err != nil {
+			return nil, patchFailed(k, name, err)
+		}
+		return json.Marshal(out)
+	}
+}
+
+func patchFailed(k writeKind, name string, err error) error {
+	return statusErr(http.StatusUnprocessableEntity, metav1.StatusReasonInvalid, k, name,
+		fmt.Sprintf("the patch of %s %q does not apply: %v", k.resource, name, err))
+}
