@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/httpstream/wsstream"
 	remotecommandconsts "k8s.io/apimachinery/pkg/util/remotecommand"
+	"k8s.io/klog/v2"
 )
 
 // The WebSocket channels of an exec, by channel number.
@@ -37,6 +38,9 @@ func openWebSocketExec(w http.ResponseWriter, r *http.Request, q execQuery) *exe
 		remotecommandconsts.StreamProtocolV5Name:        bin,
 	})
 	conn.SetIdleTimeout(streamIdleTimeout)
+	// wsstream logs every client's close as an error through the request's
+	// logger: a discarding one keeps that out of berth's log.
+	r = r.WithContext(klog.NewContext(r.Context(), klog.Logger{}))
 	proto, rwc, err := conn.Open(hijackWriter{w}, r)
 	if err != nil {
 		return nil

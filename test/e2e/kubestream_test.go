@@ -1,0 +1,343 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/httpstream"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/portforward"
+	"k8s.io/client-go/tools/remotecommand"
+	"k8s.io/client-go/transport/spdy"
+	"k8s.io/client-go/util/exec"
+)
+
+// streamsYAML is pod "streams": web serving on 8080, side sleeping (the
+// default container), once exiting 3 after 2 s and restarted.
+func streamsYAML() string {
+	ctr := func(name string, args ...string) string {
+		return fmt.Sprintf("    - name: %s\n      image: %q\n      args: [%s]\n      env: [{name: WHO, value: %s}]\n",
+			name, testImage, `"`+strings.Join(args, `", "`)+`"`, name)
+	}
+	return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: streams\n  annotations:\n    kubectl.kubernetes.io/default-container: side\n" +
+		"spec:\n  terminationGracePeriodSeconds: 2\n  containers:\n" +
+		ctr("web", "serve") + "      ports: [{containerPort: 8080}]\n" + ctr("side", "sleep") + ctr("once", "exit", "3", "2s")
+}
+
+// startStreams starts a berth with a token and pod streams, and returns
+// its client config once berth reports web and side running and once
+// restarted.
+func startStreams(t *testing.T) (*execEnv, *rest.Config) {
+	t.Helper()
+	b, tokenFile := startBerthWithToken(t)
+	writeFile(t, b.Pods, "streams.yaml", streamsYAML())
+	e := &execEnv{b: b, tokenFile: tokenFile}
+	waitFor(t, waitLong, "berth reports streams running with once restarted", func() (bool, string) {
+		var p v1.Pod
+		if err := e.getJSON("/pods/default/streams", &p); err != nil {
+			return false, err.Error()
+		}
+		ok := p.Status.PodIP != ""
+		for _, cs := range p.Status.ContainerStatuses {
+			switch cs.Name {
+			case "web", "side":
+				ok = ok && cs.State.Running != nil
+			case "once":
+				ok = ok && cs.RestartCount >= 1
+			}
+		}
+		return ok, fmt.Sprintf("ip %q %+v", p.Status.PodIP, p.Status.ContainerStatuses)
+	})
+	tok, err := os.ReadFile(tokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, &rest.Config{Host: b.URL(""), BearerToken: strings.TrimSpace(string(tok))}
+}
+
+// TestKubeStreams runs pods/log, pods/exec and pods/portforward through
+// client-go against a real berth and engine.
+func TestKubeStreams(t *testing.T) {
+	e, cfg := startStreams(t)
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	t.Run("logs", func(t *testing.T) { kubeLogs(t, cs) })
+	t.Run("exec", func(t *testing.T) { kubeExec(t, cfg) })
+	t.Run("portforward", func(t *testing.T) { kubePortForward(t, cfg) })
+	t.Run("anonymous", func(t *testing.T) {
+		for _, sub := range []string{"exec?command=true&stdout=true", "portforward", "log"} {
+			resp, err := http.Get(e.b.URL("/api/v1/namespaces/default/pods/streams/" + sub))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(string(b), `"kind":"Status"`) {
+				t.Errorf("%s without a token: %d %s", sub, resp.StatusCode, b)
+			}
+		}
+	})
+}
+
+func kubeLogs(t *testing.T, cs *kubernetes.Clientset) {
+	ctx := context.Background()
+	logs := func(o v1.PodLogOptions) (string, error) {
+		rc, err := cs.CoreV1().Pods("default").GetLogs("streams", &o).Stream(ctx)
+		if err != nil {
+			return "", err
+		}
+		defer rc.Close()
+		b, err := io.ReadAll(rc)
+		return string(b), err
+	}
+	for _, tc := range []struct {
+		o    v1.PodLogOptions
+		want string
+	}{
+		{v1.PodLogOptions{}, "testapp sleep starting\ntestapp sleep stderr\n"},
+		{v1.PodLogOptions{Container: "once", Previous: true}, "testapp exit starting\ntestapp exit stderr\n"},
+	} {
+		got, err := logs(tc.o)
+		if err != nil || got != tc.want {
+			t.Errorf("logs %+v: %q, %v; want %q", tc.o, got, err, tc.want)
+		}
+	}
+	// The engine orders a line of stdout and one of stderr written at once
+	// either way.
+	if got, err := logs(v1.PodLogOptions{Container: "web", TailLines: ptrTo(int64(1))}); err != nil || (got != "testapp serve starting\n" && got != "testapp serve stderr\n") {
+		t.Errorf("logs --tail 1 of web: %q, %v", got, err)
+	}
+	if got, err := logs(v1.PodLogOptions{Container: "side", Previous: true}); err == nil || err.Error() != `previous terminated container "side" in pod "streams" not found` {
+		t.Errorf("logs -p of a container never restarted: %q, %v", got, err)
+	}
+	if got, err := logs(v1.PodLogOptions{Timestamps: true}); err != nil || !strings.HasSuffix(strings.SplitN(got, "\n", 2)[0], "Z testapp sleep starting") {
+		t.Errorf("logs --timestamps: %q, %v", got, err)
+	}
+
+	// -f on once ends when the container stops (it exits 2 s after start).
+	start := time.Now()
+	fctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	rc, err := cs.CoreV1().Pods("default").GetLogs("streams", &v1.PodLogOptions{Container: "once", Follow: true}).Stream(fctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(rc)
+	rc.Close()
+	if err != nil || !strings.Contains(string(b), "testapp exit starting\n") || time.Since(start) > 10*time.Second {
+		t.Errorf("logs -f of once: %q, %v after %v", b, err, time.Since(start))
+	}
+	// -f on side goes on until the client goes.
+	fctx2, cancel2 := context.WithCancel(ctx)
+	rc, err = cs.CoreV1().Pods("default").GetLogs("streams", &v1.PodLogOptions{Follow: true}).Stream(fctx2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := make([]byte, len("testapp sleep starting\n"))
+	if _, err := io.ReadFull(rc, first); err != nil || string(first) != "testapp sleep starting\n" {
+		t.Errorf("logs -f of side: %q, %v", first, err)
+	}
+	cancel2()
+	if _, err := io.ReadAll(rc); err == nil {
+		t.Errorf("logs -f of side: stream still read after the client went")
+	}
+	rc.Close()
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// kubeExecutors are the ways kubectl 1.37 reaches pods/exec of container
+// ctr of pod streams.
+func kubeExecutors(t *testing.T, cfg *rest.Config, ctr string, cmd []string, stdin, tty bool) map[string]remotecommand.Executor {
+	t.Helper()
+	q := url.Values{"command": cmd, "container": {ctr}, "stdout": {"true"}, "stderr": {fmt.Sprint(!tty)}, "stdin": {fmt.Sprint(stdin)}, "tty": {fmt.Sprint(tty)}}
+	u, _ := url.Parse(cfg.Host + "/api/v1/namespaces/default/pods/streams/exec?" + q.Encode())
+	ws, err := remotecommand.NewWebSocketExecutor(cfg, "GET", u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := remotecommand.NewSPDYExecutor(cfg, "POST", u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb, err := remotecommand.NewFallbackExecutor(ws, sp, func(err error) bool {
+		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]remotecommand.Executor{"websocket": ws, "spdy": sp, "fallback": fb}
+}
+
+func kubeExec(t *testing.T, cfg *rest.Config) {
+	ctx := context.Background()
+	run := func(ex remotecommand.Executor, o remotecommand.StreamOptions) (string, string, int, error) {
+		var out, errOut bytes.Buffer
+		o.Stdout = &out
+		if !o.Tty {
+			o.Stderr = &errOut
+		}
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		err := ex.StreamWithContext(ctx, o)
+		var ce exec.CodeExitError
+		if errors.As(err, &ce) {
+			return out.String(), errOut.String(), ce.Code, nil
+		}
+		return out.String(), errOut.String(), 0, err
+	}
+	for name, ex := range kubeExecutors(t, cfg, "web", []string{"/testapp", "getenv", "WHO"}, false, false) {
+		if out, errOut, code, err := run(ex, remotecommand.StreamOptions{}); out != "web\n" || errOut != "" || code != 0 || err != nil {
+			t.Errorf("%s getenv: %q %q %d %v", name, out, errOut, code, err)
+		}
+	}
+	for name, ex := range kubeExecutors(t, cfg, "side", []string{"/testapp", "exit", "3"}, false, false) {
+		if out, errOut, code, err := run(ex, remotecommand.StreamOptions{}); out != "testapp exit starting\n" || errOut != "testapp exit stderr\n" || code != 3 || err != nil {
+			t.Errorf("%s exit 3: %q %q %d %v", name, out, errOut, code, err)
+		}
+	}
+	in := strings.Repeat("berth streams\n", 1<<16)
+	for name, ex := range kubeExecutors(t, cfg, "side", []string{"/testapp", "cat"}, true, false) {
+		out, errOut, code, err := run(ex, remotecommand.StreamOptions{Stdin: strings.NewReader(in)})
+		if out != in || errOut != fmt.Sprintf("cat: %d bytes\n", len(in)) || code != 0 || err != nil {
+			t.Errorf("%s cat of %d bytes: %d bytes out (equal %t), %q %d %v", name, len(in), len(out), out == in, errOut, code, err)
+		}
+	}
+	for name, ex := range kubeExecutors(t, cfg, "side", []string{"/testapp", "isatty"}, true, true) {
+		// stdin stays open until the command is done, as kubectl's terminal.
+		stdinR, stdinW := io.Pipe()
+		out, _, code, err := run(ex, remotecommand.StreamOptions{Stdin: stdinR, Tty: true})
+		stdinW.Close()
+		if out != "stdin=true stdout=true stderr=true\r\n" || code != 0 || err != nil {
+			t.Errorf("%s isatty with a TTY: %q %d %v", name, out, code, err)
+		}
+	}
+	for name, ex := range kubeExecutors(t, cfg, "side", []string{"/testapp", "size"}, true, true) {
+		q := make(chan remotecommand.TerminalSize, 2)
+		q <- remotecommand.TerminalSize{Width: 80, Height: 24}
+		q <- remotecommand.TerminalSize{Width: 132, Height: 43}
+		stdinR, stdinW := io.Pipe()
+		out := &syncBuffer{}
+		errc := make(chan error, 1)
+		go func() {
+			errc <- ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: stdinR, Stdout: out, Tty: true, TerminalSizeQueue: chanQueue(q)})
+		}()
+		waitFor(t, 20*time.Second, name+": size 132x43 printed", func() (bool, string) {
+			return strings.Contains(out.String(), "size 132x43"), out.String()
+		})
+		_, _ = stdinW.Write([]byte("q\r"))
+		if err := <-errc; err != nil {
+			t.Errorf("%s size: %v (output %q)", name, err, out.String())
+		}
+		stdinW.Close()
+	}
+}
+
+type chanQueue chan remotecommand.TerminalSize
+
+func (q chanQueue) Next() *remotecommand.TerminalSize {
+	sz, ok := <-q
+	if !ok {
+		return nil
+	}
+	return &sz
+}
+
+func kubePortForward(t *testing.T, cfg *rest.Config) {
+	u, _ := url.Parse(cfg.Host + "/api/v1/namespaces/default/pods/streams/portforward")
+	tr, up, err := spdy.RoundTripperFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := spdy.NewDialer(up, &http.Client{Transport: tr}, "POST", u)
+	ws, err := portforward.NewSPDYOverWebsocketDialer(u, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb := portforward.NewFallbackDialer(ws, sp, func(err error) bool {
+		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
+	})
+	for name, d := range map[string]httpstream.Dialer{"tunnel": ws, "spdy": sp, "fallback": fb} {
+		forwardTo := func(remote int) (int, chan struct{}, <-chan error) {
+			stop, ready := make(chan struct{}), make(chan struct{})
+			pf, err := portforward.NewOnAddresses(d, []string{"127.0.0.1"}, []string{fmt.Sprintf("0:%d", remote)}, stop, ready, io.Discard, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- pf.ForwardPorts() }()
+			select {
+			case <-ready:
+			case err := <-done:
+				t.Fatalf("%s: forward: %v", name, err)
+			}
+			ports, err := pf.GetPorts()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return int(ports[0].Local), stop, done
+		}
+		local, stop, _ := forwardTo(8080)
+		for i := range 3 {
+			c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
+			resp, err := c.Get(fmt.Sprintf("http://127.0.0.1:%d/env?name=WHO", local))
+			if err != nil {
+				t.Fatalf("%s: request %d: %v", name, i, err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if string(b) != "web" {
+				t.Errorf("%s: request %d: %d %q", name, i, resp.StatusCode, b)
+			}
+		}
+		close(stop)
+
+		local, stop, done := forwardTo(9999)
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", local))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = c.Write([]byte("GET / HTTP/1.0\r\n\r\n"))
+		b, _ := io.ReadAll(c)
+		c.Close()
+		select {
+		case err := <-done:
+			if len(b) != 0 || !errors.Is(err, portforward.ErrLostConnectionToPod) {
+				t.Errorf("%s: port 9999: read %q, forward ended with %v", name, b, err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Errorf("%s: port 9999: the forward did not report the refused connection", name)
+		}
+		close(stop)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
