@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -86,6 +87,9 @@ type Config struct {
 	TokenFile     string
 	TLSCertFile   string
 	TLSKeyFile    string
+	// NodeLogsDir is the directory served at /logs/ (admin only), as the
+	// kubelet serves /var/log; empty serves nothing.
+	NodeLogsDir string
 
 	CadvisorEnabled      bool
 	CadvisorHousekeeping time.Duration
@@ -184,6 +188,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("server.token_file", "")
 	v.SetDefault("server.tls.cert_file", "")
 	v.SetDefault("server.tls.key_file", "")
+	v.SetDefault("server.node_logs_dir", "/var/log")
 	v.SetDefault("cadvisor.enabled", true)
 	v.SetDefault("cadvisor.housekeeping", "10s")
 	v.SetDefault("log.level", "info")
@@ -383,6 +388,7 @@ func fromViper(v *viper.Viper) (*Config, error) {
 		TokenFile:             v.GetString("server.token_file"),
 		TLSCertFile:           v.GetString("server.tls.cert_file"),
 		TLSKeyFile:            v.GetString("server.tls.key_file"),
+		NodeLogsDir:           v.GetString("server.node_logs_dir"),
 		CadvisorEnabled:       p.boolean("cadvisor.enabled"),
 		CadvisorHousekeeping:  p.duration("cadvisor.housekeeping", time.Second),
 		LogLevel:              p.oneOf("log.level", "debug", "info", "warn", "error"),
@@ -435,6 +441,9 @@ func fromViper(v *viper.Viper) (*Config, error) {
 	}
 	if c.ServerAddress != "" && net.ParseIP(c.ServerAddress) == nil && c.ServerAddress != "localhost" {
 		p.errs = append(p.errs, fmt.Sprintf("server.address: %q is not an IP address", c.ServerAddress))
+	}
+	if c.NodeLogsDir != "" && !filepath.IsAbs(c.NodeLogsDir) {
+		p.errs = append(p.errs, fmt.Sprintf("server.node_logs_dir: %q is not an absolute path", c.NodeLogsDir))
 	}
 	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
 		p.errs = append(p.errs, "server.tls: cert_file and key_file must be set together")
