@@ -61,6 +61,7 @@ type Agent struct {
 	node       controller.NodeInfo
 	stats      stats.Provider
 	api        *server.Server
+	kubeNode   kubeNode // the Kubernetes API's node object, set by Run
 
 	// stopProbes ends the probe workers, which live beyond any one
 	// reconcile; Run calls it on its way out.
@@ -210,7 +211,8 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Agent, err error) {
 		server.RegisterPush(api, push.Name(), push.Routes())
 	}
 	kube := kubeapi.New(kubeapi.Options{Store: st, Node: cfg.NodeName, Version: config.Version,
-		Visible: api.Visible, Events: recent.List, Clock: clk})
+		Visible: api.Visible, Events: recent.List, Clock: clk, PushSource: pushName(push),
+		NodeObject: a.kubeNode.object, Usage: kubeUsage{p: a.stats, window: cfg.CadvisorHousekeeping}})
 	// The optional parts of the Kubernetes API (streams, writes) are added here.
 	kube.AddStreams(rt)
 	if push != nil {
@@ -338,6 +340,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	} else {
 		log.Info("node capacity from /proc (no cAdvisor machine info)", "err", err)
 	}
+	a.kubeNode.set(a, host)
 	if a.etcd != nil {
 		cm := newClusterMember(a, a.etcd, a.clock, host, log)
 		log.Info("registering the node in etcd", "etcd", describeEtcd(cfg), "node_key", cfg.EtcdNodesPrefix+cfg.NodeName,

@@ -36,15 +36,7 @@ type clusterMember struct {
 func newClusterMember(a *Agent, cli *clientv3.Client, clk clock.Clock, host cluster.HostInfo, log *slog.Logger) *clusterMember {
 	cfg := a.cfg
 	lease := cluster.NewLease(cli, cfg.EtcdLeaseTTL, clk, a.metrics, log)
-	checks := []cluster.Check{
-		{Reason: "DockerUnreachable", Err: func(ctx context.Context) error {
-			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			defer cancel()
-			return a.dockerReady(ctx)
-		}},
-		{Reason: "SourcesNotSynced", Err: server.SourcesSynced(a.st)},
-	}
-	reporter := cluster.NewNodeReporter(host, checks, clk)
+	reporter := cluster.NewNodeReporter(host, nodeChecks(a), clk)
 	pub := cluster.NewPublisher(cluster.PublisherConfig{
 		NodeKey:        cfg.EtcdNodesPrefix + cfg.NodeName,
 		StatusPrefix:   cfg.EtcdStatusPrefix,
@@ -55,6 +47,19 @@ func newClusterMember(a *Agent, cli *clientv3.Client, clk clock.Clock, host clus
 		Log:            log,
 	}, cli, lease, a.st, reporter.Node, server.PodStatus)
 	return &clusterMember{lease: lease, publisher: pub}
+}
+
+// nodeChecks are the node's Ready condition: the engine answers and has
+// been listed, every source synced.
+func nodeChecks(a *Agent) []cluster.Check {
+	return []cluster.Check{
+		{Reason: "DockerUnreachable", Err: func(ctx context.Context) error {
+			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			defer cancel()
+			return a.dockerReady(ctx)
+		}},
+		{Reason: "SourcesNotSynced", Err: server.SourcesSynced(a.st)},
+	}
 }
 
 // hostInfo is what the node object reports of this host; the Docker
