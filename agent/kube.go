@@ -15,7 +15,9 @@ import (
 
 // kubeNode is the node object of the Kubernetes API: empty until Run has
 // measured the host (machine info needs cAdvisor started).
-type kubeNode struct{ r atomic.Pointer[cluster.NodeReporter] }
+type kubeNode struct {
+	r atomic.Pointer[cluster.NodeReporter]
+}
 
 // set renders the node of host from now on, Ready from the node checks.
 func (k *kubeNode) set(a *Agent, host cluster.HostInfo) {
