@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/berth-dev/berth/cluster"
 )
@@ -54,7 +55,7 @@ func printNodes(w io.Writer, nodes []v1.Node, output string, now time.Time) erro
 	for i := range nodes {
 		n := &nodes[i]
 		row := []string{n.Name, nodeStatus(n), n.Annotations[cluster.PodsAnnotation], n.Status.NodeInfo.KubeletVersion,
-			age(now.Sub(n.CreationTimestamp.Time))}
+			nodeAge(n.CreationTimestamp, now)}
 		if output == "wide" {
 			ip := "<none>"
 			for _, a := range n.Status.Addresses {
@@ -80,4 +81,13 @@ func nodeStatus(n *v1.Node) string {
 		}
 	}
 	return "Unknown"
+}
+
+// nodeAge is kubectl's AGE: "<unknown>" for a node key without a creation
+// time (written by something other than berth).
+func nodeAge(t metav1.Time, now time.Time) string {
+	if t.IsZero() {
+		return "<unknown>"
+	}
+	return duration.HumanDuration(now.Sub(t.Time))
 }
