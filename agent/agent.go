@@ -218,6 +218,10 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Agent, err error) {
 	if push != nil {
 		kube.AddWrites(push)
 	}
+	if cfg.NodeLogsDir != "" {
+		kube.AddNodeLogs(cfg.NodeLogsDir)
+		server.RegisterNodeLogs(api, kubeapi.NodeLogs(cfg.NodeLogsDir))
+	}
 	server.RegisterKube(api, kube.Routes())
 	return a, nil
 }
