@@ -125,6 +125,7 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Agent, err error) {
 	recent := events.NewBuffer(1000)
 	recorder := events.Multi{recent}
 	if len(cfg.EtcdEndpoints) > 0 {
+		m.RegisterEtcd()
 		ec := cfg.EtcdClient()
 		ec.Observer = m
 		cli, err := ec.New(context.Background())

@@ -19,7 +19,7 @@ type etcdSeries struct {
 	leaseRenewals *prometheus.CounterVec
 }
 
-func newEtcdSeries(r prometheus.Registerer) etcdSeries {
+func newEtcdSeries() etcdSeries {
 	s := etcdSeries{
 		requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "berth_etcd_request_duration_seconds", Help: "etcd requests (and stream openings: watch, lease keep-alive) by operation.",
@@ -41,8 +41,14 @@ func newEtcdSeries(r prometheus.Registerer) etcdSeries {
 	}
 	s.leaseRenewals.WithLabelValues("success")
 	s.leaseRenewals.WithLabelValues("failure")
-	r.MustRegister(s.requests, s.errors, s.statusWrites, s.leaseRenewals)
 	return s
+}
+
+// RegisterEtcd exports the berth_etcd_* series; an agent with etcd
+// configured calls it once, so a node without etcd shows none of them
+// (they would stay at zero). The observers count either way.
+func (m *Metrics) RegisterEtcd() {
+	m.Registry.MustRegister(m.etcd.requests, m.etcd.errors, m.etcd.statusWrites, m.etcd.leaseRenewals)
 }
 
 // EtcdRequest implements etcdclient.Observer.

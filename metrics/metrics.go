@@ -96,7 +96,7 @@ func New() *Metrics {
 		m.sourceUpdates, m.sourceErrors, m.sourceLastSync, m.manifestErrors,
 		m.dockerEvents, m.streamRestarts, m.probeResults,
 	)
-	m.etcd = newEtcdSeries(r)
+	m.etcd = newEtcdSeries()
 	m.gc = newGCSeries(r)
 	m.ProbeRegistry = prometheus.NewRegistry()
 	m.probes = newProbeSeries(m.ProbeRegistry)
