@@ -1,17 +1,22 @@
 // Package docs checks the reference in docs/ against the code: every
-// config key Load reads, every route the agent's API mounts and every metric
-// its registries describe has a row in its docs/ table, and no row names
-// one that is gone.
+// config key Load reads, every route the agent's API mounts, every metric
+// its registries describe and every label or annotation the code names has
+// a row in its docs/ table, and no row names one that is gone.
 package docs
 
 import (
 	"bufio"
 	"context"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -19,12 +24,19 @@ import (
 
 	"github.com/berth-dev/berth/agent"
 	"github.com/berth-dev/berth/config"
+	"github.com/berth-dev/berth/internal/layering"
 	"github.com/berth-dev/berth/internal/testutil"
 	"github.com/berth-dev/berth/server"
 )
 
 func TestConfigKeysAreDocumented(t *testing.T) {
 	compare(t, "docs/config.md", "", config.Keys())
+}
+
+// Labels and annotations are the string constants of the code (tests and
+// tools aside) that name one: io.berth.* or berth.io/*.
+func TestLabelsAreDocumented(t *testing.T) {
+	compare(t, "docs/labels.md", "", labelNames(t))
 }
 
 // Routes and metrics come from one agent built with every optional part;
@@ -81,6 +93,55 @@ func fullAgent(t *testing.T) *agent.Agent {
 	}
 	t.Cleanup(a.Close)
 	return a
+}
+
+var labelName = regexp.MustCompile(`^(io\.berth(\.[a-z0-9-]+)+|berth\.io/[a-z0-9.-]+)$`)
+
+// labelNames returns the label and annotation names among the string
+// literals of berth's non-test Go files, tests, tools and nested modules
+// aside.
+func labelNames(t *testing.T) []string {
+	t.Helper()
+	root := testutil.ModuleRoot(t)
+	var names []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		if d.IsDir() {
+			if rel != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || layering.Tool(filepath.ToSlash(rel)) ||
+				exists(filepath.Join(path, "go.mod"))) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				if s, err := strconv.Unquote(lit.Value); err == nil && labelName.MatchString(s) && !slices.Contains(names, s) {
+					names = append(names, s)
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 var fqName = regexp.MustCompile(`fqName: "([^"]+)"`)
