@@ -196,14 +196,18 @@ func setDefaults(v *viper.Viper) {
 }
 
 // BindFlags adds the command-line flags that override the most used keys.
+// Each shows its key's built-in default in --help; only a flag given on the
+// command line overrides the file and the environment (Load).
 func BindFlags(fs *pflag.FlagSet) {
+	d := viper.New()
+	setDefaults(d)
 	fs.String("config", "", "configuration file (YAML, JSON or TOML)")
-	fs.String("node-name", "", "node name (config node_name)")
-	fs.String("root-dir", "", "state directory (config root_dir)")
-	fs.String("pods", "", "file or directory of pod manifests (config sources.file.path)")
-	fs.String("address", "", "API listen address (config server.address)")
-	fs.Int("port", 0, "API port (config server.port)")
-	fs.String("log-level", "", "debug, info, warn or error (config log.level)")
+	fs.String("node-name", d.GetString("node_name"), "node name (config node_name)")
+	fs.String("root-dir", d.GetString("root_dir"), "state directory (config root_dir)")
+	fs.String("pods", d.GetString("sources.file.path"), "file or directory of pod manifests (config sources.file.path)")
+	fs.String("address", d.GetString("server.address"), "API listen address (config server.address)")
+	fs.Int("port", d.GetInt("server.port"), "API port (config server.port)")
+	fs.String("log-level", d.GetString("log.level"), "debug, info, warn or error (config log.level)")
 }
 
 var flagKeys = map[string]string{
