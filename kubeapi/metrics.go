@@ -46,6 +46,20 @@ type NodeMetrics struct {
 	Usage             v1.ResourceList `json:"usage"`
 }
 
+// PodMetricsList and NodeMetricsList are the lists, by their JSON.
+type (
+	PodMetricsList struct {
+		metav1.TypeMeta `json:",inline"`
+		metav1.ListMeta `json:"metadata,omitempty"`
+		Items           []PodMetrics `json:"items"`
+	}
+	NodeMetricsList struct {
+		metav1.TypeMeta `json:",inline"`
+		metav1.ListMeta `json:"metadata,omitempty"`
+		Items           []NodeMetrics `json:"items"`
+	}
+)
+
 // DeepCopyObject implements runtime.Object.
 func (m *PodMetrics) DeepCopyObject() runtime.Object {
 	out := *m
