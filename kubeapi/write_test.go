@@ -2,6 +2,7 @@ package kubeapi
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,10 +15,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/berth-dev/berth/informer"
+	"github.com/berth-dev/berth/manifest"
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/sources"
 	"github.com/berth-dev/berth/store"
@@ -37,12 +40,18 @@ type writeFixture struct {
 
 func newWriteFixture(t *testing.T) *writeFixture {
 	t.Helper()
+	return newWriteFixtureWith(t, manifest.Options{})
+}
+
+// newWriteFixtureWith is newWriteFixture with the push source's options.
+func newWriteFixtureWith(t *testing.T, opts manifest.Options) *writeFixture {
+	t.Helper()
 	st, err := store.New(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := &writeFixture{st: st, dir: filepath.Join(t.TempDir(), "push")}
-	f.push = sources.NewPushSource("push", f.dir, sources.Options{})
+	f.push = sources.NewPushSource("push", f.dir, sources.Options{Options: opts})
 	inf := informer.NewSourceInformer(st, nil, nil, nil)
 	for _, s := range []string{"push", "file"} {
 		if err := inf.Register(s); err != nil {
@@ -387,4 +396,85 @@ func TestWriteObjects(t *testing.T) {
 	if err := secrets.Delete(bg, "nope", metav1.DeleteOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("delete of a missing secret: %v", err)
 	}
+}
+
+// TestWritePodSecurity: the push source's Pod Security level applies to
+// the API's writes as to its own routes: a host-network pod under
+// baseline is a 422 naming the field, and nothing is persisted.
+func TestWritePodSecurity(t *testing.T) {
+	f := newWriteFixtureWith(t, manifest.Options{Level: model.LevelBaseline})
+	p := testPod("web", "img:1")
+	p.Spec.HostNetwork = true
+	_, err := f.cs.CoreV1().Pods("default").Create(bg, p, metav1.CreateOptions{})
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.hostNetwork") {
+		t.Fatalf("host network under baseline: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, "default_web.yaml")); !os.IsNotExist(err) {
+		t.Fatalf("refused pod persisted: %v", err)
+	}
+}
+
+// TestWriteApplyTwice: kubectl's client-side apply, as it computes it
+// (three-way strategic merge from the last-applied annotation, the new
+// manifest and the object as GET serves it): created, then configured with
+// the change in the store, a removed label gone and the served
+// annotations never persisted.
+func TestWriteApplyTwice(t *testing.T) {
+	f := newWriteFixture(t)
+	pods := f.cs.CoreV1().Pods("default")
+	const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+	manifestJSON := func(image string, labels string) []byte {
+		return []byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web","namespace":"default","labels":` + labels +
+			`},"spec":{"containers":[{"name":"app","image":"` + image + `"}]}}`)
+	}
+	first := manifestJSON("img:1", `{"app":"web","old":"yes"}`)
+	p := testPod("web", "img:1")
+	p.Labels["old"] = "yes"
+	p.Annotations = map[string]string{lastApplied: string(first)}
+	if _, err := pods.Create(bg, p, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("apply 1 (create): %v", err)
+	}
+	live, err := pods.Get(bg, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	liveJSON, _ := json.Marshal(live)
+	second := manifestJSON("img:2", `{"app":"web"}`)
+	modified := mustSetAnnotation(t, second, lastApplied, string(second))
+	patch, err := strategicpatch.CreateThreeWayMergePatch(first, modified, liveJSON, mustLookup(t), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pods.Patch(bg, "web", types.StrategicMergePatchType, patch, metav1.PatchOptions{FieldValidation: "Strict"}); err != nil {
+		t.Fatalf("apply 2 (patch %s): %v", patch, err)
+	}
+	sp, _ := f.st.Pod(nil, "default/web")
+	if sp.Spec.Spec.Containers[0].Image != "img:2" || sp.Spec.Labels["old"] != "" || sp.Spec.Annotations[lastApplied] != string(second) {
+		t.Fatalf("after apply 2: image %s labels %v annotations %v", sp.Spec.Spec.Containers[0].Image, sp.Spec.Labels, sp.Spec.Annotations)
+	}
+	for k := range sp.Spec.Annotations {
+		if strings.HasPrefix(k, "berth.io/") {
+			t.Errorf("served annotation %s persisted", k)
+		}
+	}
+}
+
+func mustSetAnnotation(t *testing.T, obj []byte, k, v string) []byte {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(obj, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["metadata"].(map[string]any)["annotations"] = map[string]any{k: v}
+	out, _ := json.Marshal(m)
+	return out
+}
+
+func mustLookup(t *testing.T) strategicpatch.LookupPatchMeta {
+	t.Helper()
+	meta, err := strategicpatch.NewPatchMetaFromStruct(&v1.Pod{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return meta
 }
