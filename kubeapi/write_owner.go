@@ -16,8 +16,6 @@ import (
 type stored struct {
 	source, origin string
 	uid            types.UID
-	pod            *model.Pod
-	obj            *model.Object
 }
 
 // lookup returns the store's record of the kind's ns/name, or nil.
@@ -28,13 +26,13 @@ func (w *writer) lookup(k writeKind, ns, name string) (*stored, error) {
 		if err != nil || p == nil {
 			return nil, err
 		}
-		return &stored{source: p.Source, origin: p.Origin, uid: p.Spec.UID, pod: p}, nil
+		return &stored{source: p.Source, origin: p.Origin, uid: p.Spec.UID}, nil
 	}
 	o, err := w.a.o.Store.Object(nil, k.kind, key)
 	if err != nil || o == nil {
 		return nil, err
 	}
-	s := &stored{source: o.Source, origin: o.Origin, obj: o}
+	s := &stored{source: o.Source, origin: o.Origin}
 	switch {
 	case o.ConfigMap != nil:
 		s.uid = o.ConfigMap.UID

@@ -16,7 +16,8 @@ import (
 
 // PushError is a refused push. Code is its HTTP status: 400 (not one object
 // of the kind, or not the named one), 404 (absent), 409 (exists, or changed
-// since the base), 422 (did not validate: Errors), 500 (persisting).
+// since the base), 413 (larger than MaxPushBytes), 422 (did not validate:
+// Errors), 500 (persisting).
 type PushError struct {
 	Code   int
 	Msg    string
@@ -90,6 +91,9 @@ func (s *PushSource) Put(kind, ns, name string, data, base []byte, replace, dryR
 	k, err := kindOf(kind, ns, name)
 	if err != nil {
 		return nil, false, err
+	}
+	if len(data) > MaxPushBytes {
+		return nil, false, pushErr(http.StatusRequestEntityTooLarge, "%s %s/%s: the manifest is larger than %d MiB", k.word, ns, name, MaxPushBytes>>20)
 	}
 	obj, err := s.decodeOne(k, "/"+k.path+"/"+ns+"/"+name, ns, name, data)
 	if err != nil {

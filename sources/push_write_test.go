@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -72,5 +73,14 @@ func TestPushPutDeleteProgrammatic(t *testing.T) {
 	}
 	if _, _, err := s.Put("Pod", "default", "web", web, []byte("x"), true, false); pushCode(err) != http.StatusNotFound {
 		t.Fatalf("base of an absent pod: %v", err)
+	}
+}
+
+// TestPushPutTooLarge: the programmatic Put keeps the routes' size limit.
+func TestPushPutTooLarge(t *testing.T) {
+	s := NewPushSource("push", filepath.Join(t.TempDir(), "push"), Options{})
+	big := []byte(nsPod("default", "web", "img:1") + "# " + strings.Repeat("x", MaxPushBytes) + "\n")
+	if _, _, err := s.Put("Pod", "default", "web", big, nil, false, false); pushCode(err) != http.StatusRequestEntityTooLarge {
+		t.Fatalf("large manifest: %v", err)
 	}
 }
