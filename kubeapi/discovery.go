@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 )
 
@@ -52,7 +53,7 @@ func (a *API) versionInfo() version.Info {
 }
 
 // discoveryRoutes adds /version, /api, /api/v1, /apis and the
-// metrics.k8s.io group's discovery. Served plainly as JSON: client-go asks
+// discovery of the other groups (coordination.k8s.io, metrics.k8s.io). Served plainly as JSON: client-go asks
 // for the aggregated discovery first and falls back to these.
 func (a *API) discoveryRoutes() {
 	a.handle("GET /version", AccessRead, func(w http.ResponseWriter, r *http.Request) {
@@ -65,21 +66,28 @@ func (a *API) discoveryRoutes() {
 	a.handle("GET /api/v1", AccessRead, func(w http.ResponseWriter, r *http.Request) {
 		writeObject(w, http.StatusOK, a.resourceList("v1"))
 	})
-	group := metav1.APIGroup{TypeMeta: metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}, Name: "metrics.k8s.io",
-		Versions:         []metav1.GroupVersionForDiscovery{{GroupVersion: MetricsGroupVersion, Version: "v1beta1"}},
-		PreferredVersion: metav1.GroupVersionForDiscovery{GroupVersion: MetricsGroupVersion, Version: "v1beta1"}}
+	var groups []metav1.APIGroup
+	for _, gvs := range servedGroups {
+		gv, _ := schema.ParseGroupVersion(gvs)
+		g := metav1.APIGroup{Name: gv.Group,
+			Versions:         []metav1.GroupVersionForDiscovery{{GroupVersion: gvs, Version: gv.Version}},
+			PreferredVersion: metav1.GroupVersionForDiscovery{GroupVersion: gvs, Version: gv.Version}}
+		groups = append(groups, g)
+		g.TypeMeta = metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}
+		a.handle("GET /apis/"+gv.Group, AccessRead, func(w http.ResponseWriter, r *http.Request) {
+			writeObject(w, http.StatusOK, g)
+		})
+		a.handle("GET /apis/"+gvs, AccessRead, func(w http.ResponseWriter, r *http.Request) {
+			writeObject(w, http.StatusOK, a.resourceList(gvs))
+		})
+	}
 	a.handle("GET /apis", AccessRead, func(w http.ResponseWriter, r *http.Request) {
-		g := group
-		g.TypeMeta = metav1.TypeMeta{}
-		writeObject(w, http.StatusOK, metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}, Groups: []metav1.APIGroup{g}})
-	})
-	a.handle("GET /apis/metrics.k8s.io", AccessRead, func(w http.ResponseWriter, r *http.Request) {
-		writeObject(w, http.StatusOK, group)
-	})
-	a.handle("GET /apis/"+MetricsGroupVersion, AccessRead, func(w http.ResponseWriter, r *http.Request) {
-		writeObject(w, http.StatusOK, a.resourceList(MetricsGroupVersion))
+		writeObject(w, http.StatusOK, metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}, Groups: groups})
 	})
 }
+
+// servedGroups are the group versions served beside the core v1.
+var servedGroups = []string{LeaseGroupVersion, MetricsGroupVersion}
 
 // resourceList is the APIResourceList of groupVersion: its resources and
 // the subresources some route serves, each with the verbs of the routes
@@ -97,7 +105,7 @@ func (a *API) resourceList(groupVersion string) metav1.APIResourceList {
 		}
 		ar := metav1.APIResource{Name: res.name, SingularName: res.singular, Namespaced: res.namespaced, Kind: res.kind,
 			ShortNames: res.shortNames, Verbs: a.verbsOf(prefix, res.name, res.namespaced, "")}
-		if res.name == "pods" {
+		if res.name == "pods" && groupVersion == "v1" {
 			ar.Categories = []string{"all"}
 		}
 		out.APIResources = append(out.APIResources, ar)

@@ -31,7 +31,7 @@ func TestDiscovery(t *testing.T) {
 	for _, g := range groups {
 		names = append(names, g.Name)
 	}
-	if !slices.Equal(names, []string{"", "metrics.k8s.io"}) {
+	if !slices.Equal(names, []string{"", "coordination.k8s.io", "metrics.k8s.io"}) {
 		t.Fatalf("groups %q", names)
 	}
 	found := map[string]string{}
@@ -71,10 +71,14 @@ func TestDiscovery(t *testing.T) {
 			t.Fatal("nodes namespaced")
 		}
 	}
-	// An unserved group is a 404 Status, which kubectl describe node
-	// tolerates for its lease.
-	_, err = f.cs.CoordinationV1().Leases("kube-node-lease").Get(t.Context(), "node1", metav1.GetOptions{})
+	// The node's lease, which kubectl describe node shows.
+	l, err := f.cs.CoordinationV1().Leases("kube-node-lease").Get(t.Context(), "node1", metav1.GetOptions{})
+	if err != nil || *l.Spec.HolderIdentity != "node1" || l.Spec.RenewTime == nil {
+		t.Fatalf("lease: %+v %v", l, err)
+	}
+	// An unserved group is a 404 Status.
+	_, err = f.cs.AppsV1().Deployments("default").Get(t.Context(), "x", metav1.GetOptions{})
 	if !apierrors.IsNotFound(err) {
-		t.Fatalf("lease: %v", err)
+		t.Fatalf("deployment: %v", err)
 	}
 }

@@ -42,6 +42,15 @@ func (a *API) node(ctx context.Context, ws memdb.WatchSet) (*v1.Node, error) {
 	if n.UID == "" {
 		n.UID = derivedUID("node", n.Name)
 	}
+	// The kubelet posts its status every 10 s; a berth that renders the
+	// node is posting it now.
+	beat := metav1.Time{Time: a.o.Clock.Now().Truncate(nodePoll)}
+	n.Status.Conditions = append([]v1.NodeCondition(nil), n.Status.Conditions...)
+	for i := range n.Status.Conditions {
+		if n.Status.Conditions[i].LastHeartbeatTime.IsZero() {
+			n.Status.Conditions[i].LastHeartbeatTime = beat
+		}
+	}
 	return &n, nil
 }
 

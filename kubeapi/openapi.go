@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -18,6 +19,7 @@ import (
 // (api/v1, apis/<group>/<version>).
 var openAPIGroups = []struct{ path, groupVersion string }{
 	{"api/v1", "v1"},
+	{"apis/" + LeaseGroupVersion, LeaseGroupVersion},
 	{"apis/" + MetricsGroupVersion, MetricsGroupVersion},
 }
 
@@ -25,7 +27,7 @@ var openAPIGroups = []struct{ path, groupVersion string }{
 var listTypes = map[string]any{
 	"PodList": v1.PodList{}, "EventList": v1.EventList{}, "NodeList": v1.NodeList{}, "ConfigMapList": v1.ConfigMapList{},
 	"SecretList": v1.SecretList{}, "PersistentVolumeClaimList": v1.PersistentVolumeClaimList{},
-	"PodMetricsList": PodMetricsList{}, "NodeMetricsList": NodeMetricsList{},
+	"LeaseList": coordinationv1.LeaseList{}, "PodMetricsList": PodMetricsList{}, "NodeMetricsList": NodeMetricsList{},
 }
 
 // openAPI holds the documents, built once at the first request, when every

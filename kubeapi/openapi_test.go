@@ -47,7 +47,7 @@ func TestOpenAPIV3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(gvs) != 2 {
+	if len(gvs) != 3 {
 		t.Fatalf("group versions %v", gvs)
 	}
 	doc, err := root.GVSpec(schema.GroupVersion{Version: "v1"})

@@ -10,6 +10,7 @@ func (a *API) addReads() {
 	}
 	a.handle("GET /api/v1/namespaces/{ns}/pods/{name}/status", AccessRead, a.serveGet(a.resource("pods")))
 	a.metricsRoutes()
+	a.addResource("/apis/"+LeaseGroupVersion, a.leasesResource())
 	a.openAPIRoutes()
 }
 
