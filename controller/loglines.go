@@ -20,10 +20,11 @@ type lifeLog struct {
 	mu       sync.Mutex
 	backOffs map[string]string    // "podUID/container" -> instance logged
 	deleting map[string]time.Time // pod key -> when its deletion began
+	wasReady map[string]bool      // pod UIDs ready once
 }
 
 func newLifeLog(log *slog.Logger) *lifeLog {
-	return &lifeLog{log: log, backOffs: map[string]string{}, deleting: map[string]time.Time{}}
+	return &lifeLog{log: log, backOffs: map[string]string{}, deleting: map[string]time.Time{}, wasReady: map[string]bool{}}
 }
 
 // backOff logs b of pod key (incarnation uid) unless its instance was.
@@ -91,6 +92,7 @@ func (l *lifeLog) declared(key string) {
 func (l *lifeLog) forget(uid string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	delete(l.wasReady, uid)
 	for k := range l.backOffs {
 		if strings.HasPrefix(k, uid+"/") {
 			delete(l.backOffs, k)
@@ -100,9 +102,10 @@ func (l *lifeLog) forget(uid string) {
 
 // status logs what changed from before to after in the status of pod key:
 // each container instance that exited since, and the pod becoming ready or
-// no longer ready. A first status (before has no container) logs no exit:
-// those happened before this berth saw the pod.
-func (l *lifeLog) status(key string, before, after *v1.PodStatus, seenAt, now time.Time) {
+// no longer ready; the first readiness of incarnation uid with how long it
+// took since the pod was seen. A first status (before has no container)
+// logs no exit: those happened before this berth saw the pod.
+func (l *lifeLog) status(key, uid string, before, after *v1.PodStatus, seenAt, now time.Time) {
 	if len(before.ContainerStatuses)+len(before.InitContainerStatuses) > 0 {
 		old := map[string]bool{}
 		for _, cs := range allStatuses(before) {
@@ -122,7 +125,15 @@ func (l *lifeLog) status(key string, before, after *v1.PodStatus, seenAt, now ti
 	was, is := podReady(before), podReady(after)
 	switch {
 	case is && !was:
-		l.log.Info("pod ready", "pod", key, "sinceSeen", now.Sub(seenAt).Round(time.Millisecond))
+		l.mu.Lock()
+		again := l.wasReady[uid]
+		l.wasReady[uid] = true
+		l.mu.Unlock()
+		if again {
+			l.log.Info("pod ready", "pod", key)
+		} else {
+			l.log.Info("pod ready", "pod", key, "took", now.Sub(seenAt).Round(time.Millisecond))
+		}
 	case was && !is:
 		l.log.Info("pod no longer ready", "pod", key, "reason", readyReason(after))
 	}

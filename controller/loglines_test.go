@@ -45,8 +45,9 @@ func TestPodLifeIsLoggedOnce(t *testing.T) {
 		}
 	}
 	h.put(testPod("web", ctr("a", "app:1")))
+	h.clock.Step(1500 * time.Millisecond)
 	h.settle(key)
-	want(`msg="pod ready" pod=default/web`, 1)
+	want(`msg="pod ready" pod=default/web took=1.5s$`, 1)
 
 	crash := func() {
 		a := h.running(key)["a"]
@@ -66,8 +67,8 @@ func TestPodLifeIsLoggedOnce(t *testing.T) {
 	want(`back-off restarting`, 1)
 	h.clock.Step(5 * time.Second)
 	h.settle(key)
-	want(`msg="pod ready"`, 2)
-	crash() // waits 20s
+	want(`msg="pod ready" pod=default/web$`, 1) // again: no took
+	crash()                                     // waits 20s
 	want(`msg="back-off restarting failed container" pod=default/web container=a delay=20s`, 1)
 	h.clock.Step(20 * time.Second)
 	h.settle(key)

@@ -76,7 +76,7 @@ func (c *Controller) writeStatus(p *model.Pod, st *podState, byName map[string][
 		return changed
 	})
 	if changed {
-		c.life.status(p.Key, &was, &is, p.SeenAt, now)
+		c.life.status(p.Key, string(p.Spec.UID), &was, &is, p.SeenAt, now)
 	}
 	if observed {
 		c.cfg.Metrics.PodStarted(now.Sub(p.SeenAt))
