@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -477,4 +478,28 @@ func mustLookup(t *testing.T) strategicpatch.LookupPatchMeta {
 		t.Fatal(err)
 	}
 	return meta
+}
+
+// TestWriteNotAdmittedWarns: a valid pod that admission refuses (its host
+// port is another pod's) is persisted, as a manifest file would be, and
+// answered at once with a warning naming the refusal.
+func TestWriteNotAdmittedWarns(t *testing.T) {
+	f := newWriteFixture(t)
+	pod := func(name string) string {
+		return `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"` + name + `"},"spec":{"containers":[{"name":"app","image":"img:1",` +
+			`"ports":[{"containerPort":80,"hostPort":` + "18080" + `}]}]}}`
+	}
+	coll := "/api/v1/namespaces/default/pods"
+	if code, _, body := f.do(t, "POST", coll, "application/json", pod("first")); code != http.StatusCreated {
+		t.Fatalf("first: %d %s", code, body)
+	}
+	start := time.Now()
+	code, hdr, body := f.do(t, "POST", coll, "application/json", pod("second"))
+	if code != http.StatusCreated || len(hdr.Values("Warning")) != 1 || !strings.Contains(hdr.Get("Warning"), "not admitted") ||
+		!strings.Contains(hdr.Get("Warning"), "18080") {
+		t.Fatalf("second: %d %v %s", code, hdr.Values("Warning"), body)
+	}
+	if d := time.Since(start); d >= settleTimeout {
+		t.Errorf("the refusal was answered after %v, the settle timeout", d)
+	}
 }
