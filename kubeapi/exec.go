@@ -27,8 +27,9 @@ type execQuery struct {
 }
 
 // parseExecQuery reads the query as the kubelet does: with a TTY, stderr
-// is merged into stdout and never a stream of its own.
-func parseExecQuery(r *http.Request) (execQuery, error) {
+// is merged into stdout and never a stream of its own. Attach (!command)
+// takes no command.
+func parseExecQuery(r *http.Request, command bool) (execQuery, error) {
 	q := execQuery{command: r.URL.Query()["command"], container: r.URL.Query().Get("container")}
 	var err error
 	for name, dst := range map[string]*bool{"stdin": &q.stdin, "stdout": &q.stdout, "stderr": &q.stderr, "tty": &q.tty} {
@@ -36,7 +37,7 @@ func parseExecQuery(r *http.Request) (execQuery, error) {
 			return q, err
 		}
 	}
-	if len(q.command) == 0 || q.command[0] == "" {
+	if command && (len(q.command) == 0 || q.command[0] == "") {
 		return q, apierrors.NewBadRequest("you must specify at least one command for the container")
 	}
 	if q.tty {
@@ -59,18 +60,29 @@ type execSession struct {
 	writeStatus func(*apierrors.StatusError) error
 	// close ends the connection, unblocking every read of the streams.
 	close func() error
+	// gone is closed when the client closed the connection.
+	gone <-chan struct{}
 }
 
 // serveExec answers pods/{name}/exec: it negotiates the streams (WebSocket
 // first, as kubectl tries it, or SPDY) and runs the command in the
 // container's running instance.
 func (s *streams) serveExec(w http.ResponseWriter, r *http.Request) {
+	s.serveSession(w, r, true, func(ctx context.Context, id string, q execQuery, sess *execSession) {
+		code, err := s.rt.ExecStream(ctx, id, sess.options(ctx, q))
+		_ = sess.writeStatus(execStatus(code, err))
+	})
+}
+
+// serveSession checks the request, negotiates the streams and calls run
+// with them; a client that goes cancels run's context.
+func (s *streams) serveSession(w http.ResponseWriter, r *http.Request, command bool, run func(context.Context, string, execQuery, *execSession)) {
 	p, err := s.pod(r)
 	if err != nil {
 		WriteError(w, err)
 		return
 	}
-	q, err := parseExecQuery(r)
+	q, err := parseExecQuery(r, command)
 	if err != nil {
 		WriteError(w, err)
 		return
@@ -99,7 +111,18 @@ func (s *streams) serveExec(w http.ResponseWriter, r *http.Request) {
 		return // the negotiation answered the client
 	}
 	defer sess.close()
-	runExec(r.Context(), s.rt, id, q, sess)
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	go func() {
+		// A client that goes ends the session, as kubectl's Ctrl-C hangs
+		// up a shell.
+		select {
+		case <-sess.gone:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	run(ctx, id, q, sess)
 }
 
 // runningInstance returns the ID of the running instance of container name.
@@ -118,12 +141,9 @@ func (s *streams) runningInstance(p *model.Pod, name string) (string, error) {
 	return inst[0].ID, nil
 }
 
-// runExec runs the command on sess's streams and reports its outcome as
-// the kubelet does: Success, NonZeroExitCode with the code as a cause, or
-// an InternalError.
-func runExec(ctx context.Context, rt Streams, id string, q execQuery, sess *execSession) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+// options are the session's streams as q asks for them; resizes are
+// decoded until ctx ends.
+func (sess *execSession) options(ctx context.Context, q execQuery) runtime.ExecOptions {
 	o := runtime.ExecOptions{Cmd: q.command, TTY: q.tty}
 	if q.stdin {
 		o.Stdin = sess.stdin
@@ -139,8 +159,7 @@ func runExec(ctx context.Context, rt Streams, id string, q execQuery, sess *exec
 		o.Resize = ch
 		go decodeResizes(ctx, sess.resize, ch)
 	}
-	code, err := rt.ExecStream(ctx, id, o)
-	_ = sess.writeStatus(execStatus(code, err))
+	return o
 }
 
 // execStatus is the kubelet's status of an exec that ended with code/err.

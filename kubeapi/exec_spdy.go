@@ -55,7 +55,12 @@ func openSPDYExec(w http.ResponseWriter, r *http.Request, q execQuery) *execSess
 			want++
 		}
 	}
-	sess := &execSession{close: conn.Close}
+	gone := make(chan struct{})
+	go func() {
+		<-conn.CloseChan()
+		close(gone)
+	}()
+	sess := &execSession{close: conn.Close, gone: gone}
 	replied := make(chan struct{}, want+4)
 	expired := time.NewTimer(streamCreationTimeout)
 	defer expired.Stop()

@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/client-go/util/exec"
+
+	"github.com/berth-dev/berth/runtime"
 )
 
 // execURL is the pods/exec URL of pod web's container app running cmd.
@@ -218,5 +220,81 @@ func TestExecRefusals(t *testing.T) {
 	code, body := f.get(t, "/api/v1/namespaces/default/pods/web/exec?command=echo&stdout=true", "")
 	if code != http.StatusBadRequest || !strings.Contains(body, "Upgrade request required") {
 		t.Errorf("plain GET: %d %s", code, body)
+	}
+}
+
+// watchedExec reports each ExecStream's end.
+type watchedExec struct {
+	Streams
+	started  chan struct{}
+	returned chan error
+}
+
+func (w *watchedExec) ExecStream(ctx context.Context, id string, o runtime.ExecOptions) (int, error) {
+	w.started <- struct{}{}
+	code, err := w.Streams.ExecStream(ctx, id, o)
+	w.returned <- err
+	return code, err
+}
+
+// A client that goes (kubectl killed, Ctrl-C) ends the command's session.
+func TestExecClientGone(t *testing.T) {
+	w := &watchedExec{started: make(chan struct{}, 1), returned: make(chan error, 1)}
+	f := newStreamFixture(t, w)
+	w.Streams = f.rt
+	f.runningApp(t)
+	for _, tty := range []bool{false, true} {
+		for name, ex := range f.executors(t, f.execURL("web", []string{"block"}, true, tty)) {
+			ctx, cancel := context.WithCancel(context.Background())
+			stdinR, stdinW := io.Pipe()
+			errc := make(chan error, 1)
+			go func() {
+				errc <- ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: stdinR, Stdout: io.Discard, Stderr: io.Discard, Tty: tty})
+			}()
+			select {
+			case <-w.started:
+			case err := <-errc:
+				t.Fatalf("%s tty=%t: %v before the command started", name, tty, err)
+			}
+			cancel()
+			select {
+			case err := <-w.returned:
+				if !errors.Is(err, context.Canceled) {
+					t.Errorf("%s tty=%t: ExecStream ended with %v", name, tty, err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s tty=%t: the command runs on after the client went", name, tty)
+			}
+			<-errc
+			stdinW.Close()
+		}
+	}
+}
+
+// attachURL is the pods/attach URL of pod web's container app.
+func (f *streamFixture) attachURL(pod string) *url.URL {
+	u := f.execURL(pod, nil, true, false)
+	u.Path = strings.TrimSuffix(u.Path, "/exec") + "/attach"
+	return u
+}
+
+// Attach carries the main process's streams; its end is Success.
+func TestAttach(t *testing.T) {
+	f := newStreamFixture(t, nil)
+	f.runningApp(t)
+	for name, ex := range f.executors(t, f.attachURL("web")) {
+		var out bytes.Buffer
+		err := ex.StreamWithContext(context.Background(), remotecommand.StreamOptions{Stdin: strings.NewReader("hello\nworld\n"), Stdout: &out, Stderr: io.Discard})
+		if err != nil || out.String() != "hello\nworld\n" {
+			t.Errorf("%s: %q, %v", name, out.String(), err)
+		}
+	}
+	f.pod(t, "stopped", "10.0.0.3", nil, "app")
+	f.instance(t, "stopped", "app", 0, false, "")
+	for name, ex := range f.executors(t, f.attachURL("stopped")) {
+		err := ex.StreamWithContext(context.Background(), remotecommand.StreamOptions{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard})
+		if err == nil || !strings.Contains(err.Error(), `container "app" in pod "stopped" is not running`) {
+			t.Errorf("%s: attach to a stopped container: %v", name, err)
+		}
 	}
 }

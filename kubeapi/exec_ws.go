@@ -1,6 +1,7 @@
 package kubeapi
 
 import (
+	"io"
 	"net/http"
 
 	"k8s.io/apimachinery/pkg/util/httpstream/wsstream"
@@ -55,10 +56,22 @@ func openWebSocketExec(w http.ResponseWriter, r *http.Request, q execQuery) *exe
 	default:
 		_, _ = rwc[wsError].Write(nil)
 	}
-	sess := &execSession{stdin: rwc[wsStdin], stdout: rwc[wsStdout], stderr: rwc[wsStderr], close: conn.Close}
+	gone := make(chan struct{})
+	sess := &execSession{stdin: rwc[wsStdin], stdout: rwc[wsStdout], stderr: rwc[wsStderr], close: conn.Close, gone: gone}
+	// The resize channel ends only with the connection: reading it to its
+	// end tells when the client went.
+	resize := io.Writer(io.Discard)
 	if q.tty {
-		sess.resize = rwc[wsResize]
+		pr, pw := io.Pipe()
+		sess.resize, resize = pr, pw
 	}
+	go func() {
+		_, err := io.Copy(resize, rwc[wsResize])
+		if pw, ok := resize.(*io.PipeWriter); ok {
+			_ = pw.CloseWithError(err)
+		}
+		close(gone)
+	}()
 	switch proto {
 	case remotecommandconsts.StreamProtocolV5Name, "v4." + wsstream.ChannelWebSocketProtocol, "v4." + wsstream.Base64ChannelWebSocketProtocol:
 		sess.writeStatus = statusWriterV4(rwc[wsError])

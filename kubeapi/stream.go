@@ -35,14 +35,18 @@ const streamIdleTimeout = 4 * time.Hour
 // streams of an exec (the kubelet's default).
 const streamCreationTimeout = 30 * time.Second
 
-// AddStreams adds pods/log (AccessRead), pods/exec and pods/portforward
-// (AccessExec) running on rt. Call it once, before Routes.
+// AddStreams adds pods/log (AccessRead), pods/exec, pods/portforward and,
+// when rt is an Attacher, pods/attach (AccessExec) running on rt. Call it
+// once, before Routes.
 func (a *API) AddStreams(rt Streams) {
 	s := &streams{o: a.o, rt: rt, dial: (&net.Dialer{Timeout: 5 * time.Second}).DialContext}
 	a.handle("GET /api/v1/namespaces/{ns}/pods/{name}/log", AccessRead, s.serveLog)
 	for _, m := range []string{http.MethodGet, http.MethodPost} {
 		a.handle(m+" /api/v1/namespaces/{ns}/pods/{name}/exec", AccessExec, s.serveExec)
 		a.handle(m+" /api/v1/namespaces/{ns}/pods/{name}/portforward", AccessExec, s.servePortForward)
+		if at, ok := rt.(Attacher); ok {
+			a.handle(m+" /api/v1/namespaces/{ns}/pods/{name}/attach", AccessExec, s.serveAttach(at))
+		}
 	}
 }
 

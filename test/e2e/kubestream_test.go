@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -26,7 +27,8 @@ import (
 )
 
 // streamsYAML is pod "streams": web serving on 8080, side sleeping (the
-// default container), once exiting 3 after 2 s and restarted.
+// default container), once exiting 3 after 2 s and restarted, cat copying
+// its open stdin, term printing its terminal's size.
 func streamsYAML() string {
 	ctr := func(name string, args ...string) string {
 		return fmt.Sprintf("    - name: %s\n      image: %q\n      args: [%s]\n      env: [{name: WHO, value: %s}]\n",
@@ -34,7 +36,8 @@ func streamsYAML() string {
 	}
 	return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: streams\n  annotations:\n    kubectl.kubernetes.io/default-container: side\n" +
 		"spec:\n  terminationGracePeriodSeconds: 2\n  containers:\n" +
-		ctr("web", "serve") + "      ports: [{containerPort: 8080}]\n" + ctr("side", "sleep") + ctr("once", "exit", "3", "2s")
+		ctr("web", "serve") + "      ports: [{containerPort: 8080}]\n" + ctr("side", "sleep") + ctr("once", "exit", "3", "2s") +
+		ctr("cat", "cat") + "      stdin: true\n" + ctr("term", "size") + "      stdin: true\n      tty: true\n"
 }
 
 // startStreams starts a berth with a token and pod streams, and returns
@@ -53,7 +56,7 @@ func startStreams(t *testing.T) (*execEnv, *rest.Config) {
 		ok := p.Status.PodIP != ""
 		for _, cs := range p.Status.ContainerStatuses {
 			switch cs.Name {
-			case "web", "side":
+			case "web", "side", "cat", "term":
 				ok = ok && cs.State.Running != nil
 			case "once":
 				ok = ok && cs.RestartCount >= 1
@@ -76,6 +79,7 @@ func TestKubeStreams(t *testing.T) {
 	t.Run("logs", func(t *testing.T) { kubeLogs(t, cs) })
 	t.Run("exec", func(t *testing.T) { kubeExec(t, cfg) })
 	t.Run("portforward", func(t *testing.T) { kubePortForward(t, cfg) })
+	t.Run("attach", func(t *testing.T) { kubeAttach(t, cfg) })
 	t.Run("anonymous", func(t *testing.T) {
 		for _, sub := range []string{"exec?command=true&stdout=true", "portforward", "log"} {
 			resp, err := http.Get(e.b.URL("/api/v1/namespaces/default/pods/streams/" + sub))
@@ -109,20 +113,20 @@ func kubeLogs(t *testing.T, cs *kubernetes.Clientset) {
 		{v1.PodLogOptions{}, "testapp sleep starting\ntestapp sleep stderr\n"},
 		{v1.PodLogOptions{Container: "once", Previous: true}, "testapp exit starting\ntestapp exit stderr\n"},
 	} {
+		// The engine orders a line of stdout and one of stderr written at
+		// once either way.
 		got, err := logs(tc.o)
-		if err != nil || got != tc.want {
+		if err != nil || sortedLines(got) != sortedLines(tc.want) {
 			t.Errorf("logs %+v: %q, %v; want %q", tc.o, got, err, tc.want)
 		}
 	}
-	// The engine orders a line of stdout and one of stderr written at once
-	// either way.
 	if got, err := logs(v1.PodLogOptions{Container: "web", TailLines: ptrTo(int64(1))}); err != nil || (got != "testapp serve starting\n" && got != "testapp serve stderr\n") {
 		t.Errorf("logs --tail 1 of web: %q, %v", got, err)
 	}
 	if got, err := logs(v1.PodLogOptions{Container: "side", Previous: true}); err == nil || err.Error() != `previous terminated container "side" in pod "streams" not found` {
 		t.Errorf("logs -p of a container never restarted: %q, %v", got, err)
 	}
-	if got, err := logs(v1.PodLogOptions{Timestamps: true}); err != nil || !strings.HasSuffix(strings.SplitN(got, "\n", 2)[0], "Z testapp sleep starting") {
+	if got, err := logs(v1.PodLogOptions{Timestamps: true}); err != nil || !strings.Contains(got, "Z testapp sleep starting\n") || !strings.HasPrefix(got, time.Now().UTC().Format("2006-01-02T")) {
 		t.Errorf("logs --timestamps: %q, %v", got, err)
 	}
 
@@ -145,8 +149,8 @@ func kubeLogs(t *testing.T, cs *kubernetes.Clientset) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := make([]byte, len("testapp sleep starting\n"))
-	if _, err := io.ReadFull(rc, first); err != nil || string(first) != "testapp sleep starting\n" {
+	first := make([]byte, len("testapp sleep starting\ntestapp sleep stderr\n"))
+	if _, err := io.ReadFull(rc, first); err != nil || sortedLines(string(first)) != sortedLines("testapp sleep starting\ntestapp sleep stderr\n") {
 		t.Errorf("logs -f of side: %q, %v", first, err)
 	}
 	cancel2()
@@ -159,11 +163,15 @@ func kubeLogs(t *testing.T, cs *kubernetes.Clientset) {
 func ptrTo[T any](v T) *T { return &v }
 
 // kubeExecutors are the ways kubectl 1.37 reaches pods/exec of container
-// ctr of pod streams.
+// ctr of pod streams running cmd, or pods/attach with a nil cmd.
 func kubeExecutors(t *testing.T, cfg *rest.Config, ctr string, cmd []string, stdin, tty bool) map[string]remotecommand.Executor {
 	t.Helper()
 	q := url.Values{"command": cmd, "container": {ctr}, "stdout": {"true"}, "stderr": {fmt.Sprint(!tty)}, "stdin": {fmt.Sprint(stdin)}, "tty": {fmt.Sprint(tty)}}
-	u, _ := url.Parse(cfg.Host + "/api/v1/namespaces/default/pods/streams/exec?" + q.Encode())
+	sub := "exec"
+	if cmd == nil {
+		sub = "attach"
+	}
+	u, _ := url.Parse(cfg.Host + "/api/v1/namespaces/default/pods/streams/" + sub + "?" + q.Encode())
 	ws, err := remotecommand.NewWebSocketExecutor(cfg, "GET", u.String())
 	if err != nil {
 		t.Fatal(err)
@@ -340,4 +348,54 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// kubeAttach attaches to cat (its stdin comes back) and term (a TTY that
+// takes the client's size); leaving ends the session.
+func kubeAttach(t *testing.T, cfg *rest.Config) {
+	for name, ex := range kubeExecutors(t, cfg, "cat", nil, true, false) {
+		ctx, cancel := context.WithCancel(context.Background())
+		stdinR, stdinW := io.Pipe()
+		out := &syncBuffer{}
+		errc := make(chan error, 1)
+		go func() {
+			errc <- ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: stdinR, Stdout: out, Stderr: io.Discard})
+		}()
+		line := "attached by " + name + "\n"
+		_, _ = stdinW.Write([]byte(line))
+		waitFor(t, 20*time.Second, name+": cat echoes the attached stdin", func() (bool, string) {
+			return strings.Contains(out.String(), line), out.String()
+		})
+		cancel()
+		<-errc
+		stdinW.Close()
+	}
+	width := uint16(90)
+	for name, ex := range kubeExecutors(t, cfg, "term", nil, true, true) {
+		// A new size each time: the same one would not signal the process.
+		width++
+		want := fmt.Sprintf("size %dx33", width)
+		ctx, cancel := context.WithCancel(context.Background())
+		q := make(chan remotecommand.TerminalSize, 1)
+		q <- remotecommand.TerminalSize{Width: width, Height: 33}
+		stdinR, stdinW := io.Pipe()
+		out := &syncBuffer{}
+		errc := make(chan error, 1)
+		go func() {
+			errc <- ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: stdinR, Stdout: out, Tty: true, TerminalSizeQueue: chanQueue(q)})
+		}()
+		waitFor(t, 20*time.Second, name+": term prints the attached terminal's size", func() (bool, string) {
+			return strings.Contains(out.String(), want), out.String()
+		})
+		cancel()
+		<-errc
+		stdinW.Close()
+	}
+}
+
+// sortedLines is s's lines in sorted order.
+func sortedLines(s string) string {
+	lines := strings.SplitAfter(s, "\n")
+	sort.Strings(lines)
+	return strings.Join(lines, "")
 }
