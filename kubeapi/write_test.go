@@ -503,3 +503,31 @@ func TestWriteNotAdmittedWarns(t *testing.T) {
 		t.Errorf("the refusal was answered after %v, the settle timeout", d)
 	}
 }
+
+// TestWriteBodies: a YAML body and generateName (kubectl create's
+// --generate-name, client-go users) are taken; a body naming another
+// namespace, another name or kind is a 400, protobuf from client-go
+// decodes (TestWriteLifecycle), other media types are a 415.
+func TestWriteBodies(t *testing.T) {
+	f := newWriteFixture(t)
+	coll := "/api/v1/namespaces/default/pods"
+	yamlPod := "apiVersion: v1\nkind: Pod\nmetadata:\n  generateName: gen-\nspec:\n  containers:\n  - name: app\n    image: img:1\n"
+	code, _, body := f.do(t, "POST", coll, "application/yaml", yamlPod)
+	var got v1.Pod
+	if code != http.StatusCreated || json.Unmarshal([]byte(body), &got) != nil || !strings.HasPrefix(got.Name, "gen-") || len(got.Name) != len("gen-")+5 {
+		t.Fatalf("generateName: %d %s", code, body)
+	}
+	for _, tc := range []struct{ method, path, ctype, body string }{
+		{"POST", coll, "application/json", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","namespace":"other"},"spec":{"containers":[{"name":"app","image":"i"}]}}`},
+		{"POST", coll, "application/json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}`},
+		{"PUT", coll + "/" + got.Name, "application/json", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"b"},"spec":{"containers":[{"name":"app","image":"i"}]}}`},
+		{"POST", coll, "application/json", `[1]`},
+	} {
+		if code, _, body := f.do(t, tc.method, tc.path, tc.ctype, tc.body); code != http.StatusBadRequest || !strings.Contains(body, `"kind":"Status"`) {
+			t.Errorf("%s %s: %d %s, want 400", tc.method, tc.body, code, body)
+		}
+	}
+	if code, _, body := f.do(t, "POST", coll, "text/plain", "x"); code != http.StatusUnsupportedMediaType {
+		t.Errorf("text/plain: %d %s", code, body)
+	}
+}
