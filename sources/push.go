@@ -36,6 +36,9 @@ var pushRetry = 5 * time.Second
 // body declares one ConfigMap or Secret and whose answer lists its keys,
 // never its values.
 //
+// Manifest, Put and Delete are the same operations for other front ends
+// (the Kubernetes API's writes): one code path, one validation.
+//
 // The body (at most MaxPushBytes, else 413) may be anything Decode accepts
 // that declares exactly one pod, whose namespace and name must be those of
 // the URL (else 400). A body that cannot be parsed is a 400; a pod that does
