@@ -100,7 +100,7 @@ func (a *API) eventsResource() *resource {
 				} else {
 					names[name] = 1
 				}
-				out = append(out, item{key: e.Namespace + "/" + name, obj: a.eventObject(id, name), ident: id, source: src})
+				out = append(out, item{key: e.Namespace + "/" + name, render: func() object { return a.eventObject(id, name) }, ident: id, source: src})
 			}
 			return out, nil
 		},

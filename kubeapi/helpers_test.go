@@ -33,7 +33,7 @@ type fixture struct {
 // newFixture serves a New(o) API (o's Store and Clock filled in) with the
 // routes mounted as the server does, minus the token checks: a request
 // with "Authorization: Bearer push" sees only the push source's objects.
-func newFixture(t *testing.T, o Options) *fixture {
+func newFixture(t testing.TB, o Options) *fixture {
 	t.Helper()
 	st, err := store.New(nil)
 	if err != nil {
@@ -64,7 +64,7 @@ func newFixture(t *testing.T, o Options) *fixture {
 
 // pod stores a pod of source with labels and status; it returns the
 // stored value.
-func (f *fixture) pod(t *testing.T, source, ns, name string, lbls map[string]string, status v1.PodStatus) *model.Pod {
+func (f *fixture) pod(t testing.TB, source, ns, name string, lbls map[string]string, status v1.PodStatus) *model.Pod {
 	t.Helper()
 	p := &model.Pod{Key: ns + "/" + name, Source: source, Origin: "/etc/pods/" + name + ".yaml", SeenAt: t0,
 		Spec: &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, UID: types.UID("uid-" + name), Labels: lbls},

@@ -40,6 +40,17 @@ func (f *firstSeen) get(key string, now time.Time) time.Time {
 	return f.at[key]
 }
 
+// keep forgets the objects not in keys (gone from the store).
+func (f *firstSeen) keep(keys map[string]bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for k := range f.at {
+		if !keys[k] {
+			delete(f.at, k)
+		}
+	}
+}
+
 // objectMeta completes meta of a stored object as the API serves it:
 // berth's annotations, a uid derived from kind and key when it has none,
 // and a creationTimestamp when berth first saw it.
@@ -69,17 +80,21 @@ func cloneMap(m map[string]string) map[string]string {
 	return out
 }
 
-// objectsSnapshot lists the stored objects of kind rendered by render.
-func (a *API) objectsSnapshot(kind string, render func(*model.Object) object) func(context.Context, memdb.WatchSet) ([]item, error) {
+// objectsSnapshot lists the stored objects of kind rendered by render,
+// whose first-seen times are in seen.
+func (a *API) objectsSnapshot(kind string, seen *firstSeen, render func(*model.Object) object) func(context.Context, memdb.WatchSet) ([]item, error) {
 	return func(_ context.Context, ws memdb.WatchSet) ([]item, error) {
 		objs, err := a.o.Store.Objects(ws, kind)
 		if err != nil {
 			return nil, err
 		}
 		out := make([]item, 0, len(objs))
+		keys := make(map[string]bool, len(objs))
 		for _, o := range objs {
-			out = append(out, item{key: o.Key, obj: render(o), ident: o, source: o.Source})
+			keys[o.Ref] = true
+			out = append(out, item{key: o.Key, render: func() object { return render(o) }, ident: o, source: o.Source})
 		}
+		seen.keep(keys)
 		return out, nil
 	}
 }
@@ -90,7 +105,7 @@ func (a *API) configMapsResource() *resource {
 		name: "configmaps", singular: "configmap", kind: "ConfigMap", shortNames: []string{"cm"}, namespaced: true,
 		verbs: readVerbs, apiVersion: "v1", listKind: "ConfigMapList",
 		zero: func() object { return &v1.ConfigMap{} },
-		snapshot: a.objectsSnapshot(model.KindConfigMap, func(o *model.Object) object {
+		snapshot: a.objectsSnapshot(model.KindConfigMap, seen, func(o *model.Object) object {
 			cm := o.ConfigMap.DeepCopy()
 			cm.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}
 			a.objectMeta(&cm.ObjectMeta, o, seen)
@@ -111,7 +126,7 @@ func (a *API) secretsResource() *resource {
 		name: "secrets", singular: "secret", kind: "Secret", namespaced: true,
 		verbs: readVerbs, apiVersion: "v1", listKind: "SecretList",
 		zero: func() object { return &v1.Secret{} },
-		snapshot: a.objectsSnapshot(model.KindSecret, func(o *model.Object) object {
+		snapshot: a.objectsSnapshot(model.KindSecret, seen, func(o *model.Object) object {
 			s := &v1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}, ObjectMeta: *o.Secret.ObjectMeta.DeepCopy(),
 				Immutable: o.Secret.Immutable, Type: o.Secret.Type}
 			if s.Type == "" {
@@ -146,7 +161,7 @@ func (a *API) claimsResource() *resource {
 		name: "persistentvolumeclaims", singular: "persistentvolumeclaim", kind: "PersistentVolumeClaim", shortNames: []string{"pvc"},
 		namespaced: true, verbs: readVerbs, apiVersion: "v1", listKind: "PersistentVolumeClaimList",
 		zero: func() object { return &v1.PersistentVolumeClaim{} },
-		snapshot: a.objectsSnapshot(model.KindPVC, func(o *model.Object) object {
+		snapshot: a.objectsSnapshot(model.KindPVC, seen, func(o *model.Object) object {
 			c := o.PVC.DeepCopy()
 			c.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"}
 			a.objectMeta(&c.ObjectMeta, o, seen)

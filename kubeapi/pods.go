@@ -82,7 +82,7 @@ func (a *API) podsResource() *resource {
 			}
 			out := make([]item, len(pods))
 			for i, p := range pods {
-				out[i] = item{key: p.Key, obj: a.servedPod(p), ident: p, source: p.Source}
+				out[i] = item{key: p.Key, render: func() object { return a.servedPod(p) }, ident: p, source: p.Source}
 			}
 			return out, nil
 		},

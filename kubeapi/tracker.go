@@ -18,13 +18,15 @@ type object interface {
 	metav1.Object
 }
 
-// item is one object of a snapshot: ident, when set, is the pointer it is
+// item is one object of a snapshot: ident, when set, is what it is
 // rendered from (a store value, immutable), so an unchanged ident is an
-// unchanged object without rendering it again; source is the source that
-// owns it, for the push scope ("" for objects every token may see).
+// unchanged object, not rendered again; render renders it when obj is
+// nil; source is the source that owns it, for the push scope ("" for
+// objects every token may see).
 type item struct {
 	key    string
 	obj    object
+	render func() object
 	ident  any
 	source string
 }
@@ -86,6 +88,9 @@ func (t *tracker) sync(items []item) ([]*entry, uint64, error) {
 		if old != nil && it.ident != nil && old.ident == it.ident {
 			out = append(out, old)
 			continue
+		}
+		if it.obj == nil {
+			it.obj = it.render()
 		}
 		raw, err := json.Marshal(it.obj)
 		if err != nil {
