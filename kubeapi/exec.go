@@ -135,10 +135,11 @@ func (s *streams) runningInstance(p *model.Pod, name string) (string, error) {
 	if len(inst) == 0 {
 		return "", waitingError(p, name)
 	}
-	if inst[0].State != model.StateRunning {
+	c := RunningInstance(inst)
+	if c == nil {
 		return "", apierrors.NewBadRequest(fmt.Sprintf("container %q in pod %q is not running (%s)", name, p.Spec.Name, inst[0].State))
 	}
-	return inst[0].ID, nil
+	return c.ID, nil
 }
 
 // options are the session's streams as q asks for them; resizes are

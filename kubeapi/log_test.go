@@ -102,6 +102,8 @@ func TestPodLogsSince(t *testing.T) {
 		query, want string
 	}{
 		{"sinceTime=" + since.Format(time.RFC3339), "at\nnew\n"},
+		{"sinceSeconds=5", "at\nnew\n"}, // the fixture's clock is at 03:04:10
+		{"sinceSeconds=4", "new\n"},
 		{"sinceTime=" + since.Format(time.RFC3339) + "&timestamps=true", "2026-01-02T03:04:05Z at\n2026-01-02T03:04:06.000000001Z new\n"},
 		{"", "old\nat\nnew\n"},
 		{"tailLines=2", "old\nat\nnew\n"},

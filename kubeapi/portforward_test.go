@@ -74,7 +74,19 @@ func TestPortForward(t *testing.T) {
 	fmt.Sscan(port, &remote)
 	f := newStreamFixture(t, nil)
 	f.pod(t, "web", "127.0.0.1", nil, "app")
-	for name, d := range f.dialers(t, "web") {
+	// A hostNetwork pod is reached on the host's loopback, whatever its IP.
+	p := f.pod(t, "host", "192.0.2.1", nil, "app")
+	cp := *p
+	cp.Spec = p.Spec.DeepCopy()
+	cp.Spec.Spec.HostNetwork = true
+	if err := f.st.UpsertPod(&cp); err != nil {
+		t.Fatal(err)
+	}
+	dialers := f.dialers(t, "web")
+	for name, d := range f.dialers(t, "host") {
+		dialers["hostNetwork "+name] = d
+	}
+	for name, d := range dialers {
 		local, _ := forward(t, d, remote)
 		for i := range 3 {
 			// A new connection each time: no keep-alive.

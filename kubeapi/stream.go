@@ -120,6 +120,17 @@ func Instances(ctrs []*model.Container, name string) []*model.Container {
 	return out
 }
 
+// RunningInstance returns the running one of a container's instances
+// (Instances' result), nil when none runs.
+func RunningInstance(inst []*model.Container) *model.Container {
+	for _, c := range inst {
+		if c.State == model.StateRunning {
+			return c
+		}
+	}
+	return nil
+}
+
 // waitingError is the kubelet's answer for a container with no instance yet.
 func waitingError(p *model.Pod, name string) error {
 	reason := "ContainerCreating"

@@ -8,12 +8,14 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/runtime"
@@ -25,6 +27,7 @@ import (
 // the server does minus the token checks: "Authorization: Bearer push"
 // sees only the push source's pods.
 type streamFixture struct {
+	clk *clocktesting.FakeClock
 	st  *store.Store
 	rt  *fake.Runtime
 	srv *httptest.Server
@@ -38,12 +41,12 @@ func newStreamFixture(t *testing.T, rt Streams) *streamFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &streamFixture{st: st, rt: fake.New(nil)}
+	f := &streamFixture{st: st, rt: fake.New(nil), clk: clocktesting.NewFakeClock(time.Date(2026, 1, 2, 3, 4, 10, 0, time.UTC))}
 	f.rt.AddImage("img")
 	if rt == nil {
 		rt = f.rt
 	}
-	api := New(Options{Store: st, Node: "node1", Visible: func(r *http.Request, p *model.Pod) bool {
+	api := New(Options{Store: st, Node: "node1", Clock: f.clk, Visible: func(r *http.Request, p *model.Pod) bool {
 		return r.Header.Get("Authorization") != "Bearer push" || p.Source == "push"
 	}})
 	api.AddStreams(rt)

@@ -105,10 +105,8 @@ func execTarget(st *store.Store, ns, pod, name string) (string, int, string) {
 		}
 		return "", http.StatusNotFound, fmt.Sprintf("container %q in pod %s not found", name, key)
 	}
-	for _, c := range instances {
-		if c.State == model.StateRunning {
-			return c.ID, 0, ""
-		}
+	if c := kubeapi.RunningInstance(instances); c != nil {
+		return c.ID, 0, ""
 	}
 	return "", http.StatusConflict, fmt.Sprintf("container %q in pod %s is not running (%s)", name, key, instances[0].State)
 }
