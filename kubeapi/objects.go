@@ -2,6 +2,7 @@ package kubeapi
 
 import (
 	"context"
+	"encoding/json"
 
 	"strings"
 	"sync"
@@ -141,7 +142,9 @@ func (a *API) secretsResource() *resource {
 			}
 			a.objectMeta(&s.ObjectMeta, o, seen)
 			s.Annotations[WithheldAnnotation] = "true"
-			delete(s.Annotations, v1.LastAppliedConfigAnnotation) // it would carry the values
+			if last, ok := s.Annotations[v1.LastAppliedConfigAnnotation]; ok {
+				s.Annotations[v1.LastAppliedConfigAnnotation] = withheldLastApplied(last)
+			}
 			return s
 		}),
 		fields: func(o runtime.Object) fields.Set { return fields.Set{"type": string(o.(*v1.Secret).Type)} },
@@ -231,4 +234,24 @@ func accessModes(modes []v1.PersistentVolumeAccessMode) string {
 		}
 	}
 	return strings.Join(out, ",")
+}
+
+// withheldLastApplied is kubectl apply's last-applied configuration of a
+// Secret with its values emptied: kubectl apply still finds it (no warning,
+// removed keys are removed) and no value is served; a next apply sends
+// every value again.
+func withheldLastApplied(last string) string {
+	var m map[string]any
+	if json.Unmarshal([]byte(last), &m) != nil {
+		return ""
+	}
+	for _, field := range []string{"data", "stringData"} {
+		if values, ok := m[field].(map[string]any); ok {
+			for k := range values {
+				values[k] = ""
+			}
+		}
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
 }

@@ -105,7 +105,9 @@ func TestConfigMapsSecretsClaims(t *testing.T) {
 		{Kind: model.KindConfigMap, Key: "default/conf", Source: "file", Origin: "a.yaml", Ref: model.ObjectRef(model.KindConfigMap, "default/conf"),
 			ConfigMap: &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "conf", Namespace: "default"}, Data: map[string]string{"a": "1", "b": "2"}}},
 		{Kind: model.KindSecret, Key: "default/pw", Source: "file", Origin: "a.yaml", Ref: model.ObjectRef(model.KindSecret, "default/pw"),
-			Secret: &v1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "pw", Namespace: "default"}, Data: map[string][]byte{"password": []byte("hunter2")},
+			Secret: &v1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "pw", Namespace: "default", Annotations: map[string]string{
+				v1.LastAppliedConfigAnnotation: `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"pw"},"data":{"password":"aHVudGVyMg=="},"stringData":{"user":"root"}}`}},
+				Data:       map[string][]byte{"password": []byte("hunter2")},
 				StringData: map[string]string{"user": "root"}}},
 		{Kind: model.KindPVC, Key: "default/data", Source: "file", Origin: "a.yaml", Ref: model.ObjectRef(model.KindPVC, "default/data"),
 			PVC: &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "default"},
@@ -128,6 +130,9 @@ func TestConfigMapsSecretsClaims(t *testing.T) {
 	}
 	if len(s.Data) != 2 || len(s.Data["password"]) != 0 || len(s.Data["user"]) != 0 || s.Annotations[WithheldAnnotation] != "true" || s.Type != v1.SecretTypeOpaque {
 		t.Fatalf("secret data served: %+v", s)
+	}
+	if got := s.Annotations[v1.LastAppliedConfigAnnotation]; got != `{"apiVersion":"v1","data":{"password":""},"kind":"Secret","metadata":{"name":"pw"},"stringData":{"user":""}}` {
+		t.Fatalf("last-applied served as %s", got)
 	}
 	l, err := f.cs.CoreV1().PersistentVolumeClaims("").List(ctx, metav1.ListOptions{})
 	if err != nil || len(l.Items) != 1 || l.Items[0].Name != "data" {
