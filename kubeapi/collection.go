@@ -84,11 +84,7 @@ func (a *API) newMatcher(r *http.Request, res *resource) (*matcher, error) {
 
 // syncNow snapshots res and records it.
 func (a *API) syncNow(r *http.Request, res *resource) ([]*entry, uint64, error) {
-	items, err := res.snapshot(r.Context(), nil)
-	if err != nil {
-		return nil, 0, err
-	}
-	return res.tr.sync(items)
+	return res.sync(r.Context(), nil)
 }
 
 // serveList answers GET of a collection: a watch with ?watch=true, else

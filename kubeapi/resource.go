@@ -56,3 +56,10 @@ var readVerbs = []string{"get", "list", "watch"}
 func metadataFields(o metav1.Object) fields.Set {
 	return fields.Set{"metadata.name": o.GetName(), "metadata.namespace": o.GetNamespace()}
 }
+
+// sync snapshots res and records the snapshot in its tracker, both under
+// the tracker's lock: a snapshot is never recorded after a newer one (two
+// requests racing would otherwise make an object flap back).
+func (res *resource) sync(ctx context.Context, ws memdb.WatchSet) ([]*entry, uint64, error) {
+	return res.tr.sync(func() ([]item, error) { return res.snapshot(ctx, ws) })
+}

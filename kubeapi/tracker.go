@@ -75,11 +75,16 @@ func newTracker(rev *revision) *tracker {
 	return &tracker{rev: rev, cur: map[string]*entry{}, logFrom: rev.n.Load()}
 }
 
-// sync records items as the current state and returns it, ordered by key,
-// with the revision it is at.
-func (t *tracker) sync(items []item) ([]*entry, uint64, error) {
+// sync records the items snapshot returns, called under the tracker's
+// lock, as the current state and returns it, ordered by key, with the
+// revision it is at.
+func (t *tracker) sync(snapshot func() ([]item, error)) ([]*entry, uint64, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	items, err := snapshot()
+	if err != nil {
+		return nil, 0, err
+	}
 	seen := make(map[string]bool, len(items))
 	out := make([]*entry, 0, len(items))
 	for _, it := range items {

@@ -84,12 +84,7 @@ func (a *API) serveWatch(w http.ResponseWriter, r *http.Request, res *resource, 
 	s := &watchStream{a: a, r: r, res: res, m: m, headers: true}
 	s.table, _ = tableVersion(r)
 	ws := memdb.NewWatchSet()
-	items, err := res.snapshot(ctx, ws)
-	if err != nil {
-		WriteError(w, err)
-		return
-	}
-	entries, rev, err := res.tr.sync(items)
+	entries, rev, err := res.sync(ctx, ws)
 	if err != nil {
 		WriteError(w, err)
 		return
@@ -179,16 +174,12 @@ func (a *API) serveWatch(w http.ResponseWriter, r *http.Request, res *resource, 
 				ws = memdb.NewWatchSet()
 				next = ws
 			}
-			items, err := res.snapshot(ctx, next)
+			_, rev, err := res.sync(ctx, next)
 			if err != nil {
 				return
 			}
 			if !mark {
 				changed = arm(ws)
-			}
-			_, rev, err := res.tr.sync(items)
-			if err != nil {
-				return
 			}
 			changes, ok := res.tr.since(last)
 			if !ok {

@@ -1,0 +1,52 @@
+package kubeapi
+
+import (
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func cm(name, value string) item {
+	return item{key: "default/" + name, obj: &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Data: map[string]string{"k": value}}}
+}
+
+func snap(items ...item) func() ([]item, error) { return func() ([]item, error) { return items, nil } }
+
+func TestTrackerVersionsAndHistory(t *testing.T) {
+	rev := &revision{}
+	rev.n.Store(1000)
+	tr := newTracker(rev)
+	_, r1, _ := tr.sync(snap(cm("a", "1"), cm("b", "1")))
+	entries, r2, _ := tr.sync(snap(cm("a", "1"), cm("b", "2")))
+	if r2 != r1+1 || entries[0].rv != 1001 || entries[1].rv != r2 {
+		t.Fatalf("versions: r1 %d r2 %d a %d b %d", r1, r2, entries[0].rv, entries[1].rv)
+	}
+	_, r3, _ := tr.sync(snap(cm("b", "2")))
+	changes, ok := tr.since(r1)
+	if !ok || len(changes) != 2 || changes[0].typ != WatchModified || changes[1].typ != WatchDeleted || changes[1].rv != r3 ||
+		changes[1].cur.obj.GetResourceVersion() != "1004" {
+		t.Fatalf("since r1: %v %+v", ok, changes)
+	}
+	if _, ok := tr.since(999); ok {
+		t.Fatal("a version before the history is not Gone")
+	}
+	if _, ok := tr.since(r3 + 1); ok {
+		t.Fatal("a version after the newest (another berth's) is not Gone")
+	}
+	// Past historyLen changes, the oldest are forgotten.
+	for i := range historyLen {
+		v := "x"
+		if i%2 == 0 {
+			v = "y"
+		}
+		_, _, _ = tr.sync(snap(cm("b", v)))
+	}
+	if _, ok := tr.since(r3); ok {
+		t.Fatal("a version older than the kept history is not Gone")
+	}
+	if changes, ok := tr.since(rev.n.Load() - 1); !ok || len(changes) != 1 {
+		t.Fatalf("the last change: %v %d", ok, len(changes))
+	}
+}
