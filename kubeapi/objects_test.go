@@ -154,3 +154,22 @@ func TestConfigMapsSecretsClaims(t *testing.T) {
 		t.Fatalf("push scope sees file's configmaps: %v %v", l, err)
 	}
 }
+
+func TestNamespaces(t *testing.T) {
+	f := newFixture(t, Options{})
+	f.pod(t, "file", "kube-system", "dns", nil, v1.PodStatus{})
+	l, err := f.cs.CoreV1().Namespaces().List(context.Background(), metav1.ListOptions{})
+	if err != nil || len(l.Items) != 2 || l.Items[0].Name != "default" || l.Items[1].Name != "kube-system" || l.Items[1].Status.Phase != v1.NamespaceActive {
+		t.Fatalf("namespaces %+v %v", l, err)
+	}
+	f.clk.SetTime(t0.Add(3 * time.Minute))
+	if got := rowStrings(getTable(t, f, "/api/v1/namespaces/kube-system")); len(got) != 1 || got[0] != "kube-system | Active | 3m" {
+		t.Fatalf("namespace rows %q", got)
+	}
+	if err := f.st.DeletePod("kube-system/dns"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.cs.CoreV1().Namespaces().Get(context.Background(), "kube-system", metav1.GetOptions{}); err == nil {
+		t.Fatal("a namespace without objects is served")
+	}
+}

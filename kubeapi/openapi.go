@@ -26,7 +26,7 @@ var openAPIGroups = []struct{ path, groupVersion string }{
 // listTypes are the Go types of the served lists, for their schemas.
 var listTypes = map[string]any{
 	"PodList": v1.PodList{}, "EventList": v1.EventList{}, "NodeList": v1.NodeList{}, "ConfigMapList": v1.ConfigMapList{},
-	"SecretList": v1.SecretList{}, "PersistentVolumeClaimList": v1.PersistentVolumeClaimList{},
+	"SecretList": v1.SecretList{}, "NamespaceList": v1.NamespaceList{}, "PersistentVolumeClaimList": v1.PersistentVolumeClaimList{},
 	"LeaseList": coordinationv1.LeaseList{}, "PodMetricsList": PodMetricsList{}, "NodeMetricsList": NodeMetricsList{},
 }
 

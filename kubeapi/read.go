@@ -5,7 +5,7 @@ package kubeapi
 func (a *API) addReads() {
 	a.discoveryRoutes()
 	for _, res := range []*resource{a.podsResource(), a.eventsResource(), a.nodesResource(),
-		a.configMapsResource(), a.secretsResource(), a.claimsResource()} {
+		a.configMapsResource(), a.secretsResource(), a.claimsResource(), a.namespacesResource()} {
 		a.addResource("/api/v1", res)
 	}
 	a.handle("GET /api/v1/namespaces/{ns}/pods/{name}/status", AccessRead, a.serveGet(a.resource("pods")))

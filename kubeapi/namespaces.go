@@ -1,0 +1,69 @@
+package kubeapi
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	memdb "github.com/hashicorp/go-memdb"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/berth-dev/berth/model"
+)
+
+// namespacesResource serves the namespaces berth's objects are in, and
+// default: Active, created when berth first saw them (k9s and kubectl get
+// ns list them; berth keeps no namespace objects of its own).
+func (a *API) namespacesResource() *resource {
+	seen := &firstSeen{}
+	return &resource{
+		name: "namespaces", singular: "namespace", kind: "Namespace", shortNames: []string{"ns"},
+		verbs: readVerbs, apiVersion: "v1", listKind: "NamespaceList",
+		zero: func() object { return &v1.Namespace{} },
+		snapshot: func(_ context.Context, ws memdb.WatchSet) ([]item, error) {
+			names := map[string]bool{metav1.NamespaceDefault: true}
+			pods, err := a.o.Store.Pods(ws)
+			if err != nil {
+				return nil, err
+			}
+			for _, p := range pods {
+				names[p.Spec.Namespace] = true
+			}
+			for _, kind := range model.ObjectKinds {
+				objs, err := a.o.Store.Objects(ws, kind)
+				if err != nil {
+					return nil, err
+				}
+				for _, o := range objs {
+					ns, _, _ := strings.Cut(o.Key, "/")
+					names[ns] = true
+				}
+			}
+			seen.keep(names)
+			now := a.o.Clock.Now()
+			var out []item
+			for ns := range names {
+				n := &v1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
+					ObjectMeta: metav1.ObjectMeta{Name: ns, UID: derivedUID("namespace", ns),
+						CreationTimestamp: metav1.Time{Time: seen.get(ns, now)},
+						Labels:            map[string]string{"kubernetes.io/metadata.name": ns}},
+					Spec:   v1.NamespaceSpec{Finalizers: []v1.FinalizerName{v1.FinalizerKubernetes}},
+					Status: v1.NamespaceStatus{Phase: v1.NamespaceActive}}
+				out = append(out, item{key: ns, obj: n, ident: ns + "\x00" + n.CreationTimestamp.String()})
+			}
+			return out, nil
+		},
+		fields: func(o runtime.Object) fields.Set {
+			return fields.Set{"status.phase": string(o.(*v1.Namespace).Status.Phase)}
+		},
+		columns: []metav1.TableColumnDefinition{nameColumn,
+			{Name: "Status", Type: "string", Description: "The status of the namespace"}, ageColumn},
+		cells: func(o runtime.Object, now time.Time) ([]any, []metav1.TableRowCondition) {
+			n := o.(*v1.Namespace)
+			return []any{n.Name, string(n.Status.Phase), translateTimestampSince(n.CreationTimestamp, now)}, nil
+		},
+	}
+}
