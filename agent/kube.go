@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -17,10 +19,14 @@ import (
 // measured the host (machine info needs cAdvisor started).
 type kubeNode struct {
 	r atomic.Pointer[cluster.NodeReporter]
+	// ids are what the kubelet reports of the host beside HostInfo: OS
+	// image, machine ID, boot ID (read once; empty where unreadable).
+	osImage, machineID, bootID string
 }
 
 // set renders the node of host from now on, Ready from the node checks.
 func (k *kubeNode) set(a *Agent, host cluster.HostInfo) {
+	k.osImage, k.machineID, k.bootID = osImage("/etc/os-release"), readTrimmed("/etc/machine-id"), readTrimmed("/proc/sys/kernel/random/boot_id")
 	k.r.Store(cluster.NewNodeReporter(host, nodeChecks(a), a.clock))
 }
 
@@ -30,7 +36,32 @@ func (k *kubeNode) object(ctx context.Context, pods int) (v1.Node, bool) {
 	if r == nil {
 		return v1.Node{}, false
 	}
-	return r.Node(ctx, pods), true
+	n := r.Node(ctx, pods)
+	info := &n.Status.NodeInfo
+	info.OSImage, info.MachineID, info.BootID = k.osImage, k.machineID, k.bootID
+	return n, true
+}
+
+// osImage is PRETTY_NAME of an os-release file, as the kubelet reports it.
+func osImage(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "PRETTY_NAME="); ok {
+			return strings.Trim(v, `"'`)
+		}
+	}
+	return ""
+}
+
+func readTrimmed(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }
 
 // pushName is the push source's name, "" when it is off.
