@@ -69,7 +69,7 @@ func containerPath(p *v1.Pod, c string) string {
 func (a *API) eventsResource() *resource {
 	return &resource{
 		name: "events", singular: "event", kind: "Event", shortNames: []string{"ev"}, namespaced: true,
-		verbs: readVerbs, apiVersion: "v1", listKind: "EventList", poll: eventsPoll,
+		apiVersion: "v1", listKind: "EventList", poll: eventsPoll,
 		zero: func() object { return &v1.Event{} },
 		snapshot: func(_ context.Context, ws memdb.WatchSet) ([]item, error) {
 			if a.o.Events == nil {

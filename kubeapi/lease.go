@@ -25,7 +25,7 @@ const (
 
 func (a *API) leasesResource() *resource {
 	return &resource{
-		name: "leases", singular: "lease", kind: "Lease", namespaced: true, verbs: readVerbs,
+		name: "leases", singular: "lease", kind: "Lease", namespaced: true,
 		apiVersion: LeaseGroupVersion, listKind: "LeaseList", poll: leaseRenew,
 		zero: func() object { return &coordinationv1.Lease{} },
 		snapshot: func(ctx context.Context, ws memdb.WatchSet) ([]item, error) {

@@ -106,7 +106,7 @@ func (a *API) usage(ctx context.Context) (*Usage, error) {
 
 func (a *API) podMetricsResource() *resource {
 	return &resource{
-		name: "pods", singular: "", kind: "PodMetrics", namespaced: true, verbs: []string{"get", "list"},
+		name: "pods", singular: "", kind: "PodMetrics", namespaced: true,
 		apiVersion: MetricsGroupVersion, listKind: "PodMetricsList", poll: metricsPoll,
 		zero: func() object { return &PodMetrics{} },
 		snapshot: func(ctx context.Context, ws memdb.WatchSet) ([]item, error) {
@@ -159,7 +159,7 @@ func (a *API) podMetricsResource() *resource {
 
 func (a *API) nodeMetricsResource() *resource {
 	return &resource{
-		name: "nodes", kind: "NodeMetrics", verbs: []string{"get", "list"},
+		name: "nodes", kind: "NodeMetrics",
 		apiVersion: MetricsGroupVersion, listKind: "NodeMetricsList", poll: metricsPoll,
 		zero: func() object { return &NodeMetrics{} },
 		snapshot: func(ctx context.Context, ws memdb.WatchSet) ([]item, error) {

@@ -21,7 +21,7 @@ func (a *API) namespacesResource() *resource {
 	seen := &firstSeen{}
 	return &resource{
 		name: "namespaces", singular: "namespace", kind: "Namespace", shortNames: []string{"ns"},
-		verbs: readVerbs, apiVersion: "v1", listKind: "NamespaceList",
+		apiVersion: "v1", listKind: "NamespaceList",
 		zero: func() object { return &v1.Namespace{} },
 		snapshot: func(_ context.Context, ws memdb.WatchSet) ([]item, error) {
 			names := map[string]bool{metav1.NamespaceDefault: true}

@@ -57,7 +57,7 @@ func (a *API) node(ctx context.Context, ws memdb.WatchSet) (*v1.Node, error) {
 func (a *API) nodesResource() *resource {
 	return &resource{
 		name: "nodes", singular: "node", kind: "Node", shortNames: []string{"no"},
-		verbs: readVerbs, apiVersion: "v1", listKind: "NodeList", poll: nodePoll,
+		apiVersion: "v1", listKind: "NodeList", poll: nodePoll,
 		zero: func() object { return &v1.Node{} },
 		snapshot: func(ctx context.Context, ws memdb.WatchSet) ([]item, error) {
 			n, err := a.node(ctx, ws)

@@ -104,7 +104,7 @@ func (a *API) configMapsResource() *resource {
 	seen := &firstSeen{}
 	return &resource{
 		name: "configmaps", singular: "configmap", kind: "ConfigMap", shortNames: []string{"cm"}, namespaced: true,
-		verbs: readVerbs, apiVersion: "v1", listKind: "ConfigMapList",
+		apiVersion: "v1", listKind: "ConfigMapList",
 		zero: func() object { return &v1.ConfigMap{} },
 		snapshot: a.objectsSnapshot(model.KindConfigMap, seen, func(o *model.Object) object {
 			cm := o.ConfigMap.DeepCopy()
@@ -125,7 +125,7 @@ func (a *API) secretsResource() *resource {
 	seen := &firstSeen{}
 	return &resource{
 		name: "secrets", singular: "secret", kind: "Secret", namespaced: true,
-		verbs: readVerbs, apiVersion: "v1", listKind: "SecretList",
+		apiVersion: "v1", listKind: "SecretList",
 		zero: func() object { return &v1.Secret{} },
 		snapshot: a.objectsSnapshot(model.KindSecret, seen, func(o *model.Object) object {
 			s := &v1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}, ObjectMeta: *o.Secret.ObjectMeta.DeepCopy(),
@@ -162,7 +162,7 @@ func (a *API) claimsResource() *resource {
 	seen := &firstSeen{}
 	return &resource{
 		name: "persistentvolumeclaims", singular: "persistentvolumeclaim", kind: "PersistentVolumeClaim", shortNames: []string{"pvc"},
-		namespaced: true, verbs: readVerbs, apiVersion: "v1", listKind: "PersistentVolumeClaimList",
+		namespaced: true, apiVersion: "v1", listKind: "PersistentVolumeClaimList",
 		zero: func() object { return &v1.PersistentVolumeClaim{} },
 		snapshot: a.objectsSnapshot(model.KindPVC, seen, func(o *model.Object) object {
 			c := o.PVC.DeepCopy()

@@ -73,7 +73,7 @@ func (a *API) servedPod(p *model.Pod) *v1.Pod {
 func (a *API) podsResource() *resource {
 	return &resource{
 		name: "pods", singular: "pod", kind: "Pod", shortNames: []string{"po"}, namespaced: true,
-		verbs: readVerbs, apiVersion: "v1", listKind: "PodList",
+		apiVersion: "v1", listKind: "PodList",
 		zero: func() object { return &v1.Pod{} },
 		snapshot: func(_ context.Context, ws memdb.WatchSet) ([]item, error) {
 			pods, err := a.o.Store.Pods(ws)

@@ -34,12 +34,11 @@ func (s *streams) servePortForward(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, err)
 		return
 	}
-	host, err := podHost(p)
-	if err != nil {
+	if _, err := podHost(p); err != nil {
 		WriteError(w, err)
 		return
 	}
-	f := &forwarder{s: s, pod: p.Spec.Name, uid: string(p.Spec.UID), host: host}
+	f := &forwarder{s: s, key: p.Key, pod: p.Spec.Name, uid: string(p.Spec.UID)}
 	switch {
 	case wsstream.IsWebSocketRequestWithTunnelingProtocol(r):
 		up := gwebsocket.Upgrader{
@@ -89,12 +88,10 @@ func podHost(p *model.Pod) (string, error) {
 // forwarder pairs the streams of one port-forward connection and forwards
 // each complete pair.
 type forwarder struct {
-	s        *streams
-	pod, uid string
-	host     string
-	mu       sync.Mutex
-	pairs    map[string]*streamPair
-	conn     httpstream.Connection
+	s             *streams
+	key, pod, uid string
+	mu            sync.Mutex
+	pairs         map[string]*streamPair
 }
 
 // streamPair is the data and error stream of one requestID.
@@ -147,9 +144,6 @@ func (f *forwarder) received(st httpstream.Stream, _ <-chan struct{}) error {
 // run serves conn until the client closes it.
 func (f *forwarder) run(conn httpstream.Connection) {
 	conn.SetIdleTimeout(streamIdleTimeout)
-	f.mu.Lock()
-	f.conn = conn
-	f.mu.Unlock()
 	<-conn.CloseChan()
 }
 
@@ -164,9 +158,7 @@ func (f *forwarder) forward(id string, pr *streamPair, port int) {
 		delete(f.pairs, id)
 		f.mu.Unlock()
 	}()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	c, err := f.s.dial(ctx, "tcp", net.JoinHostPort(f.host, strconv.Itoa(port)))
-	cancel()
+	c, err := f.dial(port)
 	if err != nil {
 		fmt.Fprintf(pr.err, "error forwarding port %d to pod %s, uid %v: %v", port, f.pod, f.uid, err)
 		return
@@ -185,4 +177,23 @@ func (f *forwarder) forward(id string, pr *streamPair, port int) {
 	_, _ = io.Copy(pr.data, c)
 	_ = pr.data.Close()
 	<-toPod
+}
+
+// dial connects to port of the pod as the store has it now: a restarted
+// pod's new IP is used by the next connection of the same forward.
+func (f *forwarder) dial(port int) (net.Conn, error) {
+	p, err := f.s.o.Store.Pod(nil, f.key)
+	if err != nil {
+		return nil, err
+	}
+	if p == nil || p.Spec == nil || string(p.Spec.UID) != f.uid {
+		return nil, fmt.Errorf("pod %s is gone", f.key)
+	}
+	host, err := podHost(p)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return f.s.dial(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 }

@@ -160,3 +160,47 @@ func TestPortForwardRefusals(t *testing.T) {
 		}
 	}
 }
+
+// Each forwarded connection dials the pod's IP as stored then: a pod that
+// got a new IP (a new sandbox) is reached at it.
+func TestPortForwardFollowsPodIP(t *testing.T) {
+	l2, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Skipf("no 127.0.0.2: %v", err)
+	}
+	port := l2.Addr().(*net.TCPAddr).Port
+	l1, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		l2.Close()
+		t.Skipf("port %d taken on 127.0.0.1: %v", port, err)
+	}
+	for l, body := range map[net.Listener]string{l1: "first", l2: "second"} {
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, body) })}
+		go srv.Serve(l)
+		t.Cleanup(func() { srv.Close() })
+	}
+	f := newStreamFixture(t, nil)
+	p := f.pod(t, "web", "127.0.0.1", nil, "app")
+	local, _ := forward(t, f.dialers(t, "web")["tunnel"], port)
+	get := func() string {
+		c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
+		resp, err := c.Get(fmt.Sprintf("http://127.0.0.1:%d/", local))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	if got := get(); got != "first" {
+		t.Fatalf("before the new IP: %q", got)
+	}
+	cp := *p
+	cp.Status.PodIP = "127.0.0.2"
+	if err := f.st.UpsertPod(&cp); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(); got != "second" {
+		t.Errorf("after the new IP: %q", got)
+	}
+}

@@ -27,8 +27,6 @@ type resource struct {
 	name, singular, kind string
 	shortNames           []string
 	namespaced           bool
-	// verbs as discovery lists them (the write side adds its own).
-	verbs []string
 	// snapshot returns every object now; ws (may be nil) gets the channels
 	// that fire on a change. Kinds not in the store set poll instead.
 	snapshot func(ctx context.Context, ws memdb.WatchSet) ([]item, error)
@@ -48,9 +46,6 @@ type resource struct {
 	zero                 func() object
 	tr                   *tracker
 }
-
-// readVerbs are the verbs of the read side.
-var readVerbs = []string{"get", "list", "watch"}
 
 // metadataFields are the field labels of every kind.
 func metadataFields(o metav1.Object) fields.Set {
