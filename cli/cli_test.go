@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -17,22 +18,28 @@ import (
 	"github.com/spf13/cobra"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/berth-dev/berth/events"
+	"github.com/berth-dev/berth/kubeapi"
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/server"
 	"github.com/berth-dev/berth/store"
 )
 
-// cliAPI is a real berth API (server.New over a real store, logs from a
-// fake runtime) that needs token "tok", kept in tokenFile.
+// cliAPI is a real berth API (server.New with the kubeapi routes, as the
+// agent mounts them, over a real store, logs and exec from a fake runtime)
+// that needs token "tok", kept in tokenFile.
 type cliAPI struct {
 	url       string
 	tokenFile string
 	st        *store.Store
 	rt        *fake.Runtime
 	ev        *events.Buffer
+	handler   http.Handler
+	// clock is the API's: the AGE it prints stands still.
+	clock *clocktesting.FakeClock
 }
 
 func newCLIAPI(t *testing.T) *cliAPI {
@@ -42,6 +49,11 @@ func newCLIAPI(t *testing.T) *cliAPI {
 	a.rt.AddImage("img")
 	s := server.New(server.Options{Store: st, Tokens: []string{"tok"}, Events: a.ev.List})
 	server.RegisterLogs(s, a.rt)
+	a.clock = clocktesting.NewFakeClock(time.Now())
+	kube := kubeapi.New(kubeapi.Options{Store: st, Node: "node-1", Visible: s.Visible, Events: a.ev.List, Clock: a.clock})
+	kube.AddStreams(a.rt)
+	server.RegisterKube(s, kube.Routes())
+	a.handler = s
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	a.url = srv.URL
@@ -58,15 +70,24 @@ func (a *cliAPI) flags() []string { return []string{"--server", a.url, "--token-
 // addPod stores pod ns/name with containers ctrs, Running.
 func (a *cliAPI) addPod(t *testing.T, ns, name string, ctrs ...string) {
 	t.Helper()
+	a.addPodWith(t, ns, name, nil, ctrs...)
+}
+
+// addPodWith is addPod with edit applied to the pod before it is stored.
+func (a *cliAPI) addPodWith(t *testing.T, ns, name string, edit func(*model.Pod), ctrs ...string) {
+	t.Helper()
 	spec := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
 	var sts []v1.ContainerStatus
 	for _, c := range ctrs {
 		spec.Spec.Containers = append(spec.Spec.Containers, v1.Container{Name: c, Image: "img"})
 		sts = append(sts, v1.ContainerStatus{Name: c, Ready: true, State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}})
 	}
-	err := a.st.UpsertPod(&model.Pod{Key: ns + "/" + name, Source: "file", Origin: "/p/" + name + ".yaml", Spec: spec,
-		SeenAt: time.Now(), Status: v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: sts}})
-	if err != nil {
+	p := &model.Pod{Key: ns + "/" + name, Source: "file", Origin: "/p/" + name + ".yaml", Spec: spec,
+		SeenAt: time.Now(), Status: v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: sts}}
+	if edit != nil {
+		edit(p)
+	}
+	if err := a.st.UpsertPod(p); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -84,6 +105,26 @@ func (a *cliAPI) addContainer(t *testing.T, ns, pod, ctr string, attempt int, te
 	}
 	a.rt.SetLogs(id, text)
 	c, _ := a.rt.InspectContainer(context.Background(), id)
+	if _, err := a.st.UpsertContainer(c); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runContainer records container ctr of pod ns/name running on the fake
+// runtime, where exec runs its built-in commands.
+func (a *cliAPI) runContainer(t *testing.T, ns, pod, ctr string) {
+	t.Helper()
+	ctx := context.Background()
+	labels := map[string]string{runtime.LabelPodNamespace: ns, runtime.LabelPodName: pod,
+		runtime.LabelContainerName: ctr, runtime.LabelAttempt: "0"}
+	id, err := a.rt.CreateContainer(ctx, &runtime.ContainerConfig{Name: pod + "-" + ctr, Image: "img", Labels: labels})
+	if err == nil {
+		err = a.rt.StartContainer(ctx, id)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := a.rt.InspectContainer(ctx, id)
 	if _, err := a.st.UpsertContainer(c); err != nil {
 		t.Fatal(err)
 	}

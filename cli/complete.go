@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // completePods is the ValidArgsFunction of a command whose one argument is
@@ -44,13 +44,17 @@ func podNames(cmd *cobra.Command, prefix string) []string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	var list v1.PodList
-	if err := c.getJSON(ctx, "/pods", &list); err != nil {
+	cs, _, err := c.kube()
+	if err != nil {
+		return nil
+	}
+	list, err := listPods(ctx, cs, ns, metav1.ListOptions{})
+	if err != nil {
 		return nil
 	}
 	var out []string
 	for _, p := range list.Items {
-		if p.Namespace == ns && strings.HasPrefix(p.Name, prefix) {
+		if strings.HasPrefix(p.Name, prefix) {
 			out = append(out, p.Name)
 		}
 	}

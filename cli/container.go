@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/url"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
 )
 
 // defaultContainerAnnotation names the container kubectl logs and exec
@@ -17,12 +17,12 @@ const defaultContainerAnnotation = "kubectl.kubernetes.io/default-container"
 // defaultContainer fetches the pod and names the container that logs and
 // exec use without -c, writing kubectl's "Defaulted container" note to
 // stderr when there was a choice.
-func defaultContainer(ctx context.Context, c *apiClient, ns, pod string, stderr io.Writer) (string, error) {
-	var p v1.Pod
-	if err := c.getJSON(ctx, "/pods/"+url.PathEscape(ns)+"/"+url.PathEscape(pod), &p); err != nil {
-		return "", err
+func defaultContainer(ctx context.Context, c *apiClient, cs *rest.RESTClient, ns, pod string, stderr io.Writer) (string, error) {
+	p, err := getPod(ctx, cs, ns, pod)
+	if err != nil {
+		return "", c.kubeError(ctx, err)
 	}
-	name, note, err := pickContainer(&p)
+	name, note, err := pickContainer(p)
 	if err != nil {
 		return "", err
 	}

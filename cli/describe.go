@@ -14,9 +14,9 @@ import (
 
 	"github.com/spf13/cobra"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/duration"
-
-	"github.com/berth-dev/berth/events"
 )
 
 func describeCmd() *cobra.Command {
@@ -46,16 +46,25 @@ func describeCmd() *cobra.Command {
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, _ := describeTarget(args)
-			var p v1.Pod
-			if err := c.getJSON(cmd.Context(), "/pods/"+url.PathEscape(ns)+"/"+url.PathEscape(name), &p); err != nil {
+			ctx := cmd.Context()
+			cs, _, err := c.kube()
+			if err != nil {
 				return err
 			}
-			var evs []events.Event
-			q := url.Values{"namespace": {ns}, "pod": {name}}
-			if err := c.getJSON(cmd.Context(), "/events?"+q.Encode(), &evs); err != nil {
-				return err
+			p, err := getPod(ctx, cs, ns, name)
+			if err != nil {
+				return c.kubeError(ctx, err)
 			}
-			return describePod(cmd.OutOrStdout(), &p, evs, time.Now())
+			// As kubectl describe: the events whose involvedObject is the pod.
+			sel := fields.Set{"involvedObject.kind": "Pod", "involvedObject.name": name, "involvedObject.namespace": ns}
+			if p.UID != "" {
+				sel["involvedObject.uid"] = string(p.UID)
+			}
+			evs, err := listEvents(ctx, cs, ns, metav1.ListOptions{FieldSelector: sel.AsSelector().String()})
+			if err != nil {
+				return c.kubeError(ctx, err)
+			}
+			return describePod(cmd.OutOrStdout(), p, evs.Items, time.Now())
 		},
 	}
 	c.addFlags(cmd.Flags())
@@ -88,7 +97,7 @@ func (d describeWriter) line(level int, format string, args ...any) {
 
 // describePod prints p and its events in kubectl describe pod's layout;
 // now is the reference for event ages.
-func describePod(w io.Writer, p *v1.Pod, evs []events.Event, now time.Time) error {
+func describePod(w io.Writer, p *v1.Pod, evs []v1.Event, now time.Time) error {
 	d := describeWriter{tw: tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)}
 	d.line(0, "Name:\t%s", p.Name)
 	d.line(0, "Namespace:\t%s", p.Namespace)
@@ -431,15 +440,16 @@ func (d describeWriter) volumes(vols []v1.Volume) {
 	}
 }
 
-// describedEvent is a run of identical events (type, reason, container,
-// message), shown once with its count as kubectl shows an event's Count.
+// describedEvent is a run of events alike in type, reason, object field
+// and message (berth serves each occurrence as an Event of its own),
+// shown once with their count as kubectl shows an event's Count.
 type describedEvent struct {
-	events.Event
-	count       int
-	first, last time.Time
+	typ, reason, from, message string
+	count                      int32
+	first, last                time.Time
 }
 
-func (d describeWriter) events(evs []events.Event, now time.Time) {
+func (d describeWriter) events(evs []v1.Event, now time.Time) {
 	if len(evs) == 0 {
 		d.line(0, "Events:\t<none>")
 		return
@@ -447,14 +457,19 @@ func (d describeWriter) events(evs []events.Event, now time.Time) {
 	var groups []*describedEvent
 	byKey := map[[4]string]*describedEvent{}
 	for _, e := range evs {
-		k := [4]string{e.Type, e.Reason, e.Container, e.Message}
+		first, last, count := eventTimes(&e)
+		k := [4]string{e.Type, e.Reason, e.InvolvedObject.FieldPath, e.Message}
 		if g, ok := byKey[k]; ok {
-			g.count++
-			g.first = minTime(g.first, e.Time)
-			g.last = maxTime(g.last, e.Time)
+			g.count += count
+			g.first = minTime(g.first, first)
+			g.last = maxTime(g.last, last)
 			continue
 		}
-		g := &describedEvent{Event: e, count: 1, first: e.Time, last: e.Time}
+		from := e.Source.Component
+		if from == "" {
+			from = e.ReportingController
+		}
+		g := &describedEvent{typ: e.Type, reason: e.Reason, from: from, message: e.Message, count: count, first: first, last: last}
 		byKey[k] = g
 		groups = append(groups, g)
 	}
@@ -469,8 +484,24 @@ func (d describeWriter) events(evs []events.Event, now time.Time) {
 		if g.count > 1 {
 			ago = fmt.Sprintf("%s (x%d over %s)", ago, g.count, duration.HumanDuration(now.Sub(g.first)))
 		}
-		d.line(1, "%s\t%s\t%s\t%s\t%s", g.Type, g.Reason, ago, "berth", strings.TrimSpace(g.Message))
+		d.line(1, "%s\t%s\t%s\t%s\t%s", g.typ, g.reason, ago, g.from, strings.TrimSpace(g.message))
 	}
+}
+
+// eventTimes are an event's first and last times and its count, from the
+// fields its writer filled (core/v1 or events.k8s.io style).
+func eventTimes(e *v1.Event) (first, last time.Time, count int32) {
+	first, last, count = e.FirstTimestamp.Time, e.LastTimestamp.Time, max(e.Count, 1)
+	if last.IsZero() {
+		last = e.EventTime.Time
+	}
+	if last.IsZero() {
+		last = e.CreationTimestamp.Time
+	}
+	if first.IsZero() {
+		first = last
+	}
+	return first, last, count
 }
 
 func minTime(a, b time.Time) time.Time {

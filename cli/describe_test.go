@@ -15,7 +15,7 @@ import (
 	"github.com/berth-dev/berth/events"
 )
 
-func describeFixture(now time.Time) (*v1.Pod, []events.Event) {
+func describeFixture(now time.Time) (*v1.Pod, []v1.Event) {
 	started := metav1.Time{Time: now.Add(-5 * time.Minute)}
 	probe := &v1.Probe{ProbeHandler: v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080), Scheme: v1.URISchemeHTTP}},
 		TimeoutSeconds: 1, PeriodSeconds: 10, SuccessThreshold: 1, FailureThreshold: 3}
@@ -52,10 +52,15 @@ func describeFixture(now time.Time) (*v1.Pod, []events.Event) {
 			},
 		},
 	}
-	evs := []events.Event{
-		{Time: now.Add(-5 * time.Minute), Namespace: "shop", Pod: "web", Container: "app", Type: events.Normal, Reason: "Started", Message: "Started container app"},
-		{Time: now.Add(-4 * time.Minute), Namespace: "shop", Pod: "web", Container: "app", Type: events.Warning, Reason: "BackOff", Message: "Back-off restarting failed container app"},
-		{Time: now.Add(-90 * time.Second), Namespace: "shop", Pod: "web", Container: "app", Type: events.Warning, Reason: "BackOff", Message: "Back-off restarting failed container app"},
+	ev := func(at time.Time, typ, reason, msg string) v1.Event {
+		t := metav1.Time{Time: at}
+		return v1.Event{InvolvedObject: v1.ObjectReference{Kind: "Pod", Namespace: "shop", Name: "web", FieldPath: "spec.containers{app}"},
+			Type: typ, Reason: reason, Message: msg, Source: v1.EventSource{Component: "berth"}, FirstTimestamp: t, LastTimestamp: t, Count: 1}
+	}
+	evs := []v1.Event{
+		ev(now.Add(-5*time.Minute), v1.EventTypeNormal, "Started", "Started container app"),
+		ev(now.Add(-4*time.Minute), v1.EventTypeWarning, "BackOff", "Back-off restarting failed container app"),
+		ev(now.Add(-90*time.Second), v1.EventTypeWarning, "BackOff", "Back-off restarting failed container app"),
 	}
 	return p, evs
 }
@@ -188,7 +193,7 @@ func TestDescribeCommand(t *testing.T) {
 			t.Errorf("another pod's event shown:\n%s", out)
 		}
 	}
-	if _, _, err := runCLI(t, append([]string{"describe", "nope"}, a.flags()...)...); err == nil || !strings.Contains(err.Error(), "pod default/nope not found") {
+	if _, _, err := runCLI(t, append([]string{"describe", "nope"}, a.flags()...)...); err == nil || err.Error() != `Error from server (NotFound): pods "nope" not found` {
 		t.Errorf("missing pod: %v", err)
 	}
 	if _, _, err := runCLI(t, append([]string{"describe", "node", "x"}, a.flags()...)...); err == nil || !strings.Contains(err.Error(), "pods only") {

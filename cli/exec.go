@@ -1,27 +1,22 @@
 package cli
 
 import (
-	"bufio"
 	"context"
-	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
-
-	"github.com/berth-dev/berth/runtime"
-	"github.com/berth-dev/berth/server"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/remotecommand"
+	utilexec "k8s.io/client-go/util/exec"
+	"k8s.io/streaming/pkg/httpstream"
 )
 
 // execFlags are berth exec's own flags.
@@ -38,20 +33,21 @@ func execCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "exec POD [-c CONTAINER] [-n NAMESPACE] [-i] [-t] -- COMMAND [ARG...]",
 		Short: "Run a command in a container of a pod, through berth's API",
-		Long: "Run a command in a running container of a pod, streaming stdin (-i), stdout and stderr,\n" +
-			"with a terminal (-t); berth exec exits with the command's exit code. The container\n" +
-			"defaults to the pod's first. berth's API needs server.token_file for exec.",
+		Long: "Run a command in a running container of a pod (pods/exec, as kubectl exec: WebSocket, else SPDY),\n" +
+			"streaming stdin (-i), stdout and stderr, with a terminal (-t); berth exec exits with the\n" +
+			"command's exit code. Without -c, the container is picked as kubectl picks it. -it with stdin\n" +
+			"not a terminal runs without one, as kubectl. berth's API needs an admin token for exec.",
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if dash := cmd.ArgsLenAtDash(); dash > 1 {
 				return fmt.Errorf("exec: one POD before --, got %q", args[:dash])
 			}
-			return runExec(cmd.Context(), &c, f, args[0], args[1:])
+			return runExec(cmd.Context(), &c, f, args[0], args[1:], stdio{os.Stdin, os.Stdout, os.Stderr})
 		},
 	}
 	c.addFlags(cmd.Flags())
 	cmd.Flags().StringVarP(&f.namespace, "namespace", "n", "default", "namespace of the pod")
-	cmd.Flags().StringVarP(&f.container, "container", "c", "", "container name (default: the pod's first)")
+	cmd.Flags().StringVarP(&f.container, "container", "c", "", "container name (default: as kubectl picks it)")
 	cmd.Flags().BoolVarP(&f.stdin, "stdin", "i", false, "pass stdin to the command")
 	cmd.Flags().BoolVarP(&f.tty, "tty", "t", false, "give the command a terminal")
 	return cmd
@@ -73,199 +69,148 @@ func remoteExit(err error) (int, bool) {
 	return 0, false
 }
 
-func runExec(ctx context.Context, c *apiClient, f execFlags, pod string, command []string) error {
+// stdio are the streams of berth exec; a terminal is an *os.File.
+type stdio struct {
+	in       io.Reader
+	out, err io.Writer
+}
+
+// terminalFd returns v's file descriptor if v is a terminal.
+func terminalFd(v any) (int, bool) {
+	f, ok := v.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return -1, false
+	}
+	return int(f.Fd()), true
+}
+
+func runExec(ctx context.Context, c *apiClient, f execFlags, pod string, command []string, std stdio) error {
+	cs, rc, err := c.kube()
+	if err != nil {
+		return err
+	}
 	if f.container == "" {
-		name, err := defaultContainer(ctx, c, f.namespace, pod, os.Stderr)
+		name, err := defaultContainer(ctx, c, cs, f.namespace, pod, std.err)
 		if err != nil {
 			return err
 		}
 		f.container = name
 	}
-	if f.tty && f.stdin && !term.IsTerminal(int(os.Stdin.Fd())) {
+	inFd, inTerm := terminalFd(std.in)
+	if f.tty && f.stdin && !inTerm {
 		// As kubectl: a terminal would never pass on the input's end.
-		fmt.Fprintln(os.Stderr, "Unable to use a TTY - input is not a terminal or the right kind of file")
+		fmt.Fprintln(std.err, "Unable to use a TTY - input is not a terminal or the right kind of file")
 		f.tty = false
 	}
-	q := url.Values{"command": command}
+	opts := remotecommand.StreamOptions{Stdout: std.out, Tty: f.tty}
 	if f.stdin {
-		q.Set("stdin", "1")
+		opts.Stdin = std.in
 	}
-	if f.tty {
-		q.Set("tty", "1")
+	if !f.tty {
+		opts.Stderr = std.err // with a terminal, its output is one stream
 	}
-	path := "/exec/" + url.PathEscape(f.namespace) + "/" + url.PathEscape(pod) + "/" + url.PathEscape(f.container) + "?" + q.Encode()
-	req, err := c.newRequest(ctx, http.MethodPost, path, nil)
-	if err != nil {
-		return err
-	}
-
 	// The local terminal whose size the command gets, if any; watched from
 	// before the session starts so that no resize is missed.
-	termFd, haveTerm := -1, false
 	if f.tty {
-		for _, fd := range []int{int(os.Stdin.Fd()), int(os.Stdout.Fd())} {
-			if term.IsTerminal(fd) {
-				termFd, haveTerm = fd, true
+		for _, v := range []any{std.in, std.out} {
+			if fd, ok := terminalFd(v); ok {
+				q := newSizeQueue(fd)
+				defer q.stop()
+				opts.TerminalSizeQueue = q
 				break
 			}
 		}
 	}
-	var winch chan os.Signal
-	if haveTerm {
-		winch = make(chan os.Signal, 1)
-		signal.Notify(winch, syscall.SIGWINCH)
-		defer signal.Stop(winch)
-	}
-
-	conn, br, err := dialUpgrade(ctx, c, req)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	fw := server.NewFrameWriter(conn)
-
-	if f.tty && f.stdin && term.IsTerminal(int(os.Stdin.Fd())) {
-		old, err := term.MakeRaw(int(os.Stdin.Fd()))
+	if f.tty && f.stdin {
+		old, err := term.MakeRaw(inFd)
 		if err != nil {
 			return fmt.Errorf("exec: raw terminal mode: %w", err)
 		}
-		defer term.Restore(int(os.Stdin.Fd()), old)
+		defer term.Restore(inFd, old)
 	}
-	done := make(chan struct{})
-	defer close(done)
-	if haveTerm {
-		sendSize(fw, termFd)
-		go func() {
-			for {
-				select {
-				case <-done:
-					return
-				case <-winch:
-					sendSize(fw, termFd)
-				}
+
+	req := cs.Post().Namespace(f.namespace).Resource("pods").Name(pod).SubResource("exec").
+		VersionedParams(&v1.PodExecOptions{Container: f.container, Command: command, Stdin: f.stdin,
+			Stdout: true, Stderr: !f.tty, TTY: f.tty}, scheme.ParameterCodec)
+	ws, err := remotecommand.NewWebSocketExecutor(rc, "GET", req.URL().String())
+	if err != nil {
+		return err
+	}
+	spdy, err := remotecommand.NewSPDYExecutor(rc, "POST", req.URL())
+	if err != nil {
+		return err
+	}
+	// As kubectl: WebSocket, else SPDY when the upgrade fails. When both
+	// are refused, the WebSocket refusal is the one with the server's
+	// Status (SPDY's is its message only).
+	err = ws.StreamWithContext(ctx, opts)
+	if err != nil && (httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)) {
+		wsErr := err
+		err = spdy.StreamWithContext(ctx, opts)
+		if err != nil && strings.HasPrefix(err.Error(), "unable to upgrade connection") && upgradeStatus(wsErr) {
+			err = wsErr
+		}
+	}
+	var exit utilexec.ExitError
+	if errors.As(err, &exit) && exit.Exited() {
+		return &exitCodeError{exit.ExitStatus()}
+	}
+	if err != nil {
+		return c.kubeError(ctx, err)
+	}
+	return nil
+}
+
+// sizeQueue is the remotecommand.TerminalSizeQueue of a local terminal:
+// its size at the start, then at each SIGWINCH.
+type sizeQueue struct {
+	fd    int
+	sizes chan remotecommand.TerminalSize
+	winch chan os.Signal
+	done  chan struct{}
+}
+
+func newSizeQueue(fd int) *sizeQueue {
+	q := &sizeQueue{fd: fd, sizes: make(chan remotecommand.TerminalSize, 1), winch: make(chan os.Signal, 1), done: make(chan struct{})}
+	signal.Notify(q.winch, syscall.SIGWINCH)
+	q.send()
+	go func() {
+		for {
+			select {
+			case <-q.done:
+				return
+			case <-q.winch:
+				q.send()
 			}
-		}()
-	}
-	if f.stdin {
-		// Ends at stdin's EOF or when the connection is closed; a read
-		// blocked on a terminal ends with the process.
-		go pumpStdin(fw, os.Stdin)
-	}
-	return readExecOutput(c, br, os.Stdout, os.Stderr)
+		}
+	}()
+	return q
 }
 
-// dialUpgrade sends req as an upgrade to server.ExecProtocol on a
-// connection of its own (HTTP/1.1 also over TLS, where http.Client would
-// negotiate HTTP/2) and returns it after the server's 101.
-func dialUpgrade(ctx context.Context, c *apiClient, req *http.Request) (net.Conn, *bufio.Reader, error) {
-	u := req.URL
-	port := u.Port()
-	if port == "" {
-		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
-	}
-	addr := net.JoinHostPort(u.Hostname(), port)
-	d := &net.Dialer{Timeout: 10 * time.Second}
-	var conn net.Conn
-	var err error
-	switch u.Scheme {
-	case "http":
-		conn, err = d.DialContext(ctx, "tcp", addr)
-	case "https":
-		td := &tls.Dialer{NetDialer: d, Config: &tls.Config{ServerName: u.Hostname(), NextProtos: []string{"http/1.1"}, MinVersion: tls.VersionTLS12}}
-		conn, err = td.DialContext(ctx, "tcp", addr)
-	default:
-		return nil, nil, fmt.Errorf("--server %s: scheme must be http or https", c.server)
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w at %s: %v", errUnreachable, c.server, err)
-	}
-	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
-	req.Header.Set("Connection", "Upgrade")
-	req.Header.Set("Upgrade", server.ExecProtocol)
-	br := bufio.NewReader(conn)
-	var resp *http.Response
-	if err = req.Write(conn); err == nil {
-		resp, err = http.ReadResponse(br, req)
-	}
-	if err != nil {
-		conn.Close()
-		return nil, nil, fmt.Errorf("%w at %s: %v", errUnreachable, c.server, err)
-	}
-	if resp.StatusCode != http.StatusSwitchingProtocols {
-		defer conn.Close()
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		return nil, nil, fmt.Errorf("berth at %s: %s: %s", c.server, resp.Status, strings.TrimSpace(string(msg)))
-	}
-	_ = conn.SetDeadline(time.Time{})
-	return conn, br, nil
-}
-
-// sendSize sends the size of terminal fd as a resize frame.
-func sendSize(fw *server.FrameWriter, fd int) {
-	w, h, err := term.GetSize(fd)
+// send queues the terminal's current size, replacing one not yet taken.
+func (q *sizeQueue) send() {
+	w, h, err := term.GetSize(q.fd)
 	if err != nil || w <= 0 || h <= 0 || w > 0xffff || h > 0xffff {
 		return
 	}
-	b, _ := json.Marshal(runtime.TermSize{Width: uint16(w), Height: uint16(h)})
-	_ = fw.WriteFrame(server.ChanResize, b)
+	select {
+	case <-q.sizes:
+	default:
+	}
+	q.sizes <- remotecommand.TerminalSize{Width: uint16(w), Height: uint16(h)}
 }
 
-// pumpStdin copies r to the stdin channel and closes it at EOF.
-func pumpStdin(fw *server.FrameWriter, r io.Reader) {
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := r.Read(buf)
-		if n > 0 {
-			if fw.WriteFrame(server.ChanStdin, buf[:n]) != nil {
-				return
-			}
-		}
-		if err != nil {
-			if err == io.EOF {
-				_ = fw.WriteFrame(server.ChanStdin, nil)
-			}
-			return
-		}
+// Next blocks until the next size, nil once stopped.
+func (q *sizeQueue) Next() *remotecommand.TerminalSize {
+	select {
+	case s := <-q.sizes:
+		return &s
+	case <-q.done:
+		return nil
 	}
 }
 
-// readExecOutput copies the output channels to stdout and stderr until the
-// status frame, and returns the command's outcome: nil for exit code 0, an
-// exitCodeError for another.
-func readExecOutput(c *apiClient, br io.Reader, stdout, stderr io.Writer) error {
-	for {
-		ch, p, err := server.ReadFrame(br)
-		if err != nil {
-			if err == io.EOF {
-				return fmt.Errorf("berth at %s: exec stream ended without a status", c.server)
-			}
-			return fmt.Errorf("berth at %s: exec stream: %w", c.server, err)
-		}
-		switch ch {
-		case server.ChanStdout:
-			if _, err := stdout.Write(p); err != nil {
-				return fmt.Errorf("exec: stdout: %w", err)
-			}
-		case server.ChanStderr:
-			if _, err := stderr.Write(p); err != nil {
-				return fmt.Errorf("exec: stderr: %w", err)
-			}
-		case server.ChanStatus:
-			var st server.ExecStatus
-			if err := json.Unmarshal(p, &st); err != nil {
-				return fmt.Errorf("berth at %s: exec status %q: %w", c.server, p, err)
-			}
-			switch {
-			case st.Error != "":
-				return fmt.Errorf("exec: %s", st.Error)
-			case st.ExitCode == nil:
-				return fmt.Errorf("berth at %s: exec status %q without an exit code", c.server, p)
-			case *st.ExitCode != 0:
-				return &exitCodeError{*st.ExitCode}
-			}
-			return nil
-		default:
-			return fmt.Errorf("berth at %s: exec stream: frame on unknown channel %d", c.server, ch)
-		}
-	}
+func (q *sizeQueue) stop() {
+	signal.Stop(q.winch)
+	close(q.done)
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,66 +13,129 @@ import (
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
-	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"github.com/spf13/pflag"
 	"sigs.k8s.io/yaml"
-
-	"github.com/berth-dev/berth/cluster"
-	"github.com/berth-dev/berth/model"
 )
 
+// podKinds are the names kubectl takes for pods.
+var podKinds = []string{"pods", "pod", "po"}
+
 func getCmd() *cobra.Command {
-	get := &cobra.Command{Use: "get", Short: "Show state from a running berth"}
 	var client apiClient
 	var ef etcdFlags
 	var f getFlags
-	pods := &cobra.Command{
-		Use:   "pods",
-		Short: "List pods with their status (NAMESPACE NAME READY STATUS RESTARTS AGE); -w follows changes",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(f.output); err != nil {
+	run := func(cmd *cobra.Command, names []string) error {
+		if f.allNodes {
+			return getAllNodePods(cmd, &ef, f, names)
+		}
+		ctx := cmd.Context()
+		if f.watch {
+			var stop func()
+			ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+		}
+		return getPods(ctx, &client, f, names, cmd.OutOrStdout(), cmd.ErrOrStderr())
+	}
+	get := &cobra.Command{
+		Use:   "get pods [NAME...] | get pod/NAME...",
+		Short: "Show pods (and nodes, claims) as kubectl get does",
+		Long: "Show the pods of a running berth through its Kubernetes API, in kubectl's columns (the server's\n" +
+			"Table): every namespace's without -n (with a NAMESPACE column, as -A), one namespace's with -n.\n" +
+			"Pods are named as kubectl names them: pods, pod, po, NAME arguments or pod/NAME.",
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			names, err := podRefs(args)
+			if err != nil {
 				return err
 			}
-			if f.allNodes {
-				if f.watch {
-					return errors.New("--watch does not go with --all-nodes")
-				}
-				list, err := allNodePods(cmd.Context(), &ef)
-				if err != nil {
-					return err
-				}
-				return printPods(cmd.OutOrStdout(), list, f.output, true, time.Now())
-			}
-			if f.watch {
-				ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-				defer stop()
-				return watchPods(ctx, &client, cmd.OutOrStdout(), f, time.Now)
-			}
-			var list v1.PodList
-			if err := client.getJSON(cmd.Context(), "/pods", &list); err != nil {
-				return err
-			}
-			return printPods(cmd.OutOrStdout(), &list, f.output, false, time.Now())
+			return run(cmd, names)
 		},
 	}
-	client.addFlags(pods.Flags())
-	pods.Flags().StringVarP(&f.output, "output", "o", "", "output format: wide, json or yaml")
-	pods.Flags().BoolVarP(&f.watch, "watch", "w", false, "after the list, print a row for every change until interrupted")
-	pods.Flags().BoolVar(&f.watchEvents, "output-watch-events", false, "with --watch, show the event type (ADDED, MODIFIED, DELETED) of each row")
-	pods.Flags().BoolVar(&f.allNodes, "all-nodes", false, "list every node's pods from etcd (adds a NODE column) instead of asking one berth")
-	ef.addFlags(pods.Flags())
+	pods := &cobra.Command{
+		Use:     "pods [NAME...]",
+		Aliases: podKinds[1:],
+		Short:   "List pods with their status (NAMESPACE NAME READY STATUS RESTARTS AGE); -w follows changes",
+		Args:    cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return run(cmd, args)
+		},
+		ValidArgsFunction: func(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+			return podNames(cmd, toComplete), cobra.ShellCompDirectiveNoFileComp
+		},
+	}
+	for _, fs := range []*pflag.FlagSet{get.Flags(), pods.Flags()} {
+		client.addFlags(fs)
+		f.addFlags(fs)
+		ef.addFlags(fs)
+	}
 	get.AddCommand(pods, getNodesCmd(), getClaimsCmd())
 	return get
 }
 
-// getFlags are the flags of berth get pods.
+// getFlags are the flags of berth get pods, named as kubectl get's.
 type getFlags struct {
-	output      string
-	watch       bool
-	watchEvents bool
-	allNodes    bool
+	output        string
+	namespace     string
+	allNamespaces bool
+	selector      string
+	watch         bool
+	watchEvents   bool
+	allNodes      bool
 }
+
+func (f *getFlags) addFlags(fs *pflag.FlagSet) {
+	fs.StringVarP(&f.output, "output", "o", "", "output format: wide, json, yaml, name or jsonpath=TEMPLATE")
+	fs.StringVarP(&f.namespace, "namespace", "n", "", "only this namespace's pods (default: every namespace's; \"default\" for NAME arguments)")
+	fs.BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "every namespace's pods (the default without -n)")
+	fs.StringVarP(&f.selector, "selector", "l", "", "label selector, e.g. app=web,tier!=db")
+	fs.BoolVarP(&f.watch, "watch", "w", false, "after the list, print a row for every change until interrupted")
+	fs.BoolVar(&f.watchEvents, "output-watch-events", false, "with --watch, show the event type (ADDED, MODIFIED, DELETED) of each row")
+	fs.BoolVar(&f.allNodes, "all-nodes", false, "list every node's pods from etcd (adds a NODE column) instead of asking one berth")
+}
+
+// podRefs are the pod names of get's arguments: KIND/NAME each, KIND one
+// of podKinds (pods NAME goes to the pods command).
+func podRefs(args []string) ([]string, error) {
+	var names []string
+	for _, a := range args {
+		kind, name, ok := strings.Cut(a, "/")
+		if !ok {
+			return nil, fmt.Errorf("get: unknown resource type %q: berth get serves pods (pods, pod, po, pod/NAME), nodes and persistentvolumeclaims (pvc)", a)
+		}
+		if !isPodKind(kind) || name == "" {
+			return nil, fmt.Errorf("get: %q: berth get serves pod/NAME only", a)
+		}
+		names = append(names, name)
+	}
+	return names, nil
+}
+
+// outputFormat is a parsed -o: one of "", wide, json, yaml, name, or
+// jsonpath with its template.
+type outputFormat struct {
+	kind     string
+	template string
+}
+
+func parseOutput(o string) (outputFormat, error) {
+	if t, ok := strings.CutPrefix(o, "jsonpath="); ok {
+		if t == "" {
+			return outputFormat{}, errors.New("-o jsonpath= needs a template, e.g. -o jsonpath='{.items[*].metadata.name}'")
+		}
+		return outputFormat{kind: "jsonpath", template: t}, nil
+	}
+	switch o {
+	case "", "wide", "json", "yaml", "name":
+		return outputFormat{kind: o}, nil
+	}
+	return outputFormat{}, fmt.Errorf("unknown output format %q (want wide, json, yaml, name or jsonpath=TEMPLATE)", o)
+}
+
+// table reports whether the format prints the server's Table.
+func (o outputFormat) table() bool { return o.kind == "" || o.kind == "wide" }
 
 func checkOutput(output string) error {
 	switch output {
@@ -81,31 +143,6 @@ func checkOutput(output string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown output format %q (want wide, json or yaml)", output)
-}
-
-// printPods prints list; nodes adds a NODE column (spec.nodeName) first.
-func printPods(w io.Writer, list *v1.PodList, output string, nodes bool, now time.Time) error {
-	if err := checkOutput(output); err != nil {
-		return err
-	}
-	switch output {
-	case "json":
-		return printJSON(w, list)
-	case "yaml":
-		return printYAML(w, list)
-	}
-	t := &table{w: w}
-	withNode := func(node string, row []string) []string {
-		if !nodes {
-			return row
-		}
-		return append([]string{node}, row...)
-	}
-	rows := [][]string{withNode("NODE", podHeader(output == "wide"))}
-	for i := range list.Items {
-		rows = append(rows, withNode(list.Items[i].Spec.NodeName, podRow(&list.Items[i], output == "wide", now)))
-	}
-	return t.write(rows...)
 }
 
 func printJSON(w io.Writer, v any) error {
@@ -121,63 +158,6 @@ func printYAML(w io.Writer, v any) error {
 	}
 	_, err = w.Write(b)
 	return err
-}
-
-func podHeader(wide bool) []string {
-	h := []string{"NAMESPACE", "NAME", "READY", "STATUS", "RESTARTS", "AGE"}
-	if wide {
-		h = append(h, "SOURCE", "ORIGIN")
-	}
-	return h
-}
-
-// podRow is the row of p under podHeader(wide). As kubectl, READY and
-// RESTARTS count the sidecars beside the app containers; while the pod
-// initializes, RESTARTS counts the init containers up to the first one not
-// done.
-func podRow(p *v1.Pod, wide bool, now time.Time) []string {
-	ready, restarts, sidecarRestarts, initializing := 0, int32(0), int32(0), false
-	for _, cs := range p.Status.InitContainerStatuses {
-		sidecar := isSidecar(p, cs.Name)
-		restarts += cs.RestartCount
-		if sidecar {
-			sidecarRestarts += cs.RestartCount
-		}
-		if cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0 {
-			continue
-		}
-		if sidecar && cs.Started != nil && *cs.Started {
-			if cs.Ready {
-				ready++
-			}
-			continue
-		}
-		initializing = true // the first init container not done
-		break
-	}
-	if !initializing || initialized(&p.Status) {
-		restarts = sidecarRestarts
-		for _, cs := range p.Status.ContainerStatuses {
-			if cs.Ready {
-				ready++
-			}
-			restarts += cs.RestartCount
-		}
-	}
-	// A pod known only by its status (e.g. from a node's file source,
-	// listed from etcd) has no spec: its containers are its statuses.
-	total := max(len(p.Spec.Containers), len(p.Status.ContainerStatuses))
-	for i := range p.Spec.InitContainers {
-		if model.IsSidecar(&p.Spec.InitContainers[i]) {
-			total++
-		}
-	}
-	row := []string{p.Namespace, p.Name, fmt.Sprintf("%d/%d", ready, total),
-		podStatusReason(p), fmt.Sprint(restarts), age(now.Sub(p.CreationTimestamp.Time))}
-	if wide {
-		row = append(row, p.Annotations["berth.io/source"], p.Annotations["berth.io/origin"])
-	}
-	return row
 }
 
 // table prints rows in columns three spaces apart, as tabwriter would, but
@@ -211,60 +191,6 @@ func (t *table) write(rows ...[]string) error {
 	return err
 }
 
-// podStatusReason mirrors kubectl's STATUS column.
-func podStatusReason(p *v1.Pod) string {
-	reason := string(p.Status.Phase)
-	if p.Status.Reason != "" {
-		reason = p.Status.Reason
-	}
-	if p.DeletionTimestamp != nil {
-		return "Terminating"
-	}
-	for i, ics := range p.Status.InitContainerStatuses {
-		switch {
-		case ics.State.Terminated != nil && ics.State.Terminated.ExitCode == 0:
-			continue
-		case isSidecar(p, ics.Name) && ics.Started != nil && *ics.Started:
-			continue
-		case ics.State.Terminated != nil:
-			return "Init:" + ics.State.Terminated.Reason
-		case ics.State.Waiting != nil && ics.State.Waiting.Reason != "" && ics.State.Waiting.Reason != "PodInitializing":
-			return "Init:" + ics.State.Waiting.Reason
-		default:
-			return fmt.Sprintf("Init:%d/%d", i, len(p.Spec.InitContainers))
-		}
-	}
-	for _, cs := range p.Status.ContainerStatuses {
-		switch {
-		case cs.State.Waiting != nil && cs.State.Waiting.Reason != "":
-			reason = cs.State.Waiting.Reason
-		case cs.State.Terminated != nil && cs.State.Terminated.Reason != "" && p.Status.Phase != v1.PodRunning:
-			reason = cs.State.Terminated.Reason
-		}
-	}
-	return reason
-}
-
-// isSidecar reports whether p's init container name is a sidecar.
-func isSidecar(p *v1.Pod, name string) bool {
-	for i := range p.Spec.InitContainers {
-		if p.Spec.InitContainers[i].Name == name {
-			return model.IsSidecar(&p.Spec.InitContainers[i])
-		}
-	}
-	return false
-}
-
-// initialized reports whether s has the Initialized condition True.
-func initialized(s *v1.PodStatus) bool {
-	for _, c := range s.Conditions {
-		if c.Type == v1.PodInitialized {
-			return c.Status == v1.ConditionTrue
-		}
-	}
-	return false
-}
-
 func age(d time.Duration) string {
 	switch {
 	case d < 0:
@@ -278,16 +204,4 @@ func age(d time.Duration) string {
 	default:
 		return fmt.Sprintf("%dd", int(d.Hours()/24))
 	}
-}
-
-// allNodePods lists every node's pods from etcd (get pods --all-nodes).
-func allNodePods(ctx context.Context, ef *etcdFlags) (*v1.PodList, error) {
-	var pods []v1.Pod
-	if err := ef.do(ctx, func(ctx context.Context, reg cluster.Registry) (err error) {
-		pods, err = reg.Pods(ctx)
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	return &v1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PodList"}, Items: pods}, nil
 }

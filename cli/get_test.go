@@ -2,12 +2,17 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/berth-dev/berth/model"
 )
 
 func TestPrintPodsTable(t *testing.T) {
@@ -70,5 +75,103 @@ func TestPodRowCountsSidecars(t *testing.T) {
 	up.Status.ContainerStatuses = []v1.ContainerStatus{{Name: "app", Ready: true, RestartCount: 1, State: running}}
 	if got := podRow(up, false, now); got[2] != "2/2" || got[3] != "Running" || got[4] != "3" {
 		t.Errorf("running: READY %s STATUS %s RESTARTS %s, want 2/2 Running 3", got[2], got[3], got[4])
+	}
+}
+
+// berth get pods takes kubectl's names, flags and formats, and prints the
+// server's Table columns.
+func TestGetPodsLikeKubectl(t *testing.T) {
+	isolate(t)
+	a := newCLIAPI(t)
+	now := a.clock.Now()
+	a.addPodWith(t, "default", "web", func(p *model.Pod) {
+		p.Spec.Labels = map[string]string{"app": "web"}
+		p.Status.PodIP, p.Status.PodIPs = "10.0.0.5", []v1.PodIP{{IP: "10.0.0.5"}}
+		cs := &p.Status.ContainerStatuses[0]
+		cs.RestartCount = 1
+		cs.LastTerminationState.Terminated = &v1.ContainerStateTerminated{ExitCode: 1, FinishedAt: metav1.Time{Time: now.Add(-62 * time.Second)}}
+	}, "app")
+	a.addPodWith(t, "default", "db", func(p *model.Pod) { p.Spec.Labels = map[string]string{"app": "db"} }, "app")
+	a.addPod(t, "other", "cache", "app")
+	get := func(args ...string) (string, string, error) {
+		t.Helper()
+		return runCLI(t, append(append([]string{"get"}, args...), a.flags()...)...)
+	}
+	table := func(out string) (header []string, rows map[string][]string) {
+		lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+		rows = map[string][]string{}
+		header = regexp.MustCompile(`\s{2,}`).Split(lines[0], -1)
+		for _, l := range lines[1:] {
+			f := regexp.MustCompile(`\s{2,}`).Split(l, -1)
+			rows[f[slices.Index(header, "NAME")]] = f
+		}
+		return header, rows
+	}
+
+	out, _, err := get("pods")
+	h, rows := table(out)
+	if err != nil || strings.Join(h, ",") != "NAMESPACE,NAME,READY,STATUS,RESTARTS,AGE" || len(rows) != 3 {
+		t.Fatalf("get pods: %v\n%s", err, out)
+	}
+	if r := rows["web"]; r[0] != "default" || r[2] != "1/1" || r[3] != "Running" || r[4] != "1 (62s ago)" {
+		t.Errorf("web row %q, want default web 1/1 Running '1 (62s ago)'", r)
+	}
+
+	for _, args := range [][]string{{"po", "-n", "default"}, {"pod", "--namespace", "default"}} {
+		out, _, err := get(args...)
+		if h, rows := table(out); err != nil || strings.Join(h, ",") != "NAME,READY,STATUS,RESTARTS,AGE" || len(rows) != 2 || rows["cache"] != nil {
+			t.Errorf("get %v: %v\n%s", args, err, out)
+		}
+	}
+	if out, _, err := get("pods", "-A"); err != nil || !strings.HasPrefix(out, "NAMESPACE") || !strings.Contains(out, "cache") {
+		t.Errorf("get pods -A: %v\n%s", err, out)
+	}
+
+	out, _, err = get("pods", "-n", "default", "-o", "wide")
+	h, rows = table(out)
+	if err != nil || strings.Join(h, ",") != "NAME,READY,STATUS,RESTARTS,AGE,IP,NODE,NOMINATED NODE,READINESS GATES,SOURCE,ORIGIN" {
+		t.Fatalf("get pods -o wide: %v\n%s", err, out)
+	}
+	if r := rows["web"]; r[5] != "10.0.0.5" || r[6] != "node-1" || r[9] != "file" || r[10] != "/p/web.yaml" {
+		t.Errorf("wide web row %q", r)
+	}
+
+	for _, tc := range []struct {
+		args []string
+		out  string
+	}{
+		{[]string{"pods", "web", "db", "-o", "name"}, "pod/web\npod/db\n"},
+		{[]string{"pod/web", "po/db", "-o", "name"}, "pod/web\npod/db\n"},
+		{[]string{"pods", "cache", "-n", "other", "-o", "name"}, "pod/cache\n"},
+		{[]string{"pods", "-l", "app=web", "-o", "name"}, "pod/web\n"},
+		{[]string{"pods", "-l", "app!=web", "-n", "default", "-o", "name"}, "pod/db\n"},
+		{[]string{"pods", "web", "-o", "jsonpath={.status.podIP}"}, "10.0.0.5"},
+		{[]string{"pods", "-n", "default", "-l", "app", "-o", "jsonpath={range .items[*]}{.metadata.name} {end}"}, "db web "},
+	} {
+		out, errOut, err := get(tc.args...)
+		if err != nil || out != tc.out {
+			t.Errorf("get %s: %q (%v %q), want %q", strings.Join(tc.args, " "), out, err, errOut, tc.out)
+		}
+	}
+	out, _, err = get("pod", "web", "-o", "json")
+	var p v1.Pod
+	if err != nil || json.Unmarshal([]byte(out), &p) != nil || p.Kind != "Pod" || p.Name != "web" || p.Spec.NodeName != "node-1" {
+		t.Errorf("get pod web -o json: %v\n%s", err, out)
+	}
+
+	if _, _, err := get("pods", "nope"); err == nil || err.Error() != `Error from server (NotFound): pods "nope" not found` {
+		t.Errorf("get pods nope: %v", err)
+	}
+	out, errOut, err := get("pods", "web", "nope", "-o", "name")
+	if err == nil || out != "pod/web\n" || !strings.Contains(errOut, `Error from server (NotFound): pods "nope" not found`) {
+		t.Errorf("get pods web nope: %v %q %q", err, out, errOut)
+	}
+	if out, errOut, err := get("pods", "-n", "empty"); err != nil || out != "" || errOut != "No resources found in empty namespace.\n" {
+		t.Errorf("get pods -n empty: %v %q %q", err, out, errOut)
+	}
+	for _, bad := range [][]string{{"podz"}, {"svc/web"}, {"pods", "-o", "xml"}, {"pods", "-o", "jsonpath="}, {"pods", "-o", "jsonpath={.items[}"}} {
+		if _, _, err := get(bad...); err == nil {
+			t.Errorf("get %v: no error", bad)
+		}
 	}
 }

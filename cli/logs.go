@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"os/signal"
-	"strconv"
 	"syscall"
 
 	"github.com/spf13/cobra"
+	v1 "k8s.io/api/core/v1"
 )
 
 // logsFlags are berth logs' own flags, named as kubectl logs'.
@@ -51,11 +50,15 @@ func logsCmd() *cobra.Command {
 	return cmd
 }
 
-// runLogs copies the container's logs to stdout; an interrupt (ctx) ends
-// it without error.
+// runLogs copies the container's logs (pods/log) to stdout; an interrupt
+// (ctx) ends it without error.
 func runLogs(ctx context.Context, c *apiClient, f logsFlags, pod string, stdout, stderr io.Writer) error {
+	cs, _, err := c.kube()
+	if err != nil {
+		return err
+	}
 	if f.container == "" {
-		name, err := defaultContainer(ctx, c, f.namespace, pod, stderr)
+		name, err := defaultContainer(ctx, c, cs, f.namespace, pod, stderr)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -64,28 +67,20 @@ func runLogs(ctx context.Context, c *apiClient, f logsFlags, pod string, stdout,
 		}
 		f.container = name
 	}
-	q := url.Values{}
-	for name, on := range map[string]bool{"follow": f.follow, "previous": f.previous, "timestamps": f.timestamps} {
-		if on {
-			q.Set(name, "true")
-		}
-	}
+	opts := &v1.PodLogOptions{Container: f.container, Follow: f.follow, Previous: f.previous, Timestamps: f.timestamps}
 	if f.tail >= 0 {
-		q.Set("tailLines", strconv.Itoa(f.tail))
+		tail := int64(f.tail)
+		opts.TailLines = &tail
 	}
-	path := "/containerLogs/" + url.PathEscape(f.namespace) + "/" + url.PathEscape(pod) + "/" + url.PathEscape(f.container)
-	if len(q) > 0 {
-		path += "?" + q.Encode()
-	}
-	resp, err := c.get(ctx, path, 0)
+	body, err := podLogs(ctx, cs, f.namespace, pod, opts)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
-		return err
+		return c.kubeError(ctx, err)
 	}
-	defer resp.Body.Close()
-	_, err = io.Copy(stdout, resp.Body)
+	defer body.Close()
+	_, err = io.Copy(stdout, body)
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("logs of %s/%s container %s: %w", f.namespace, pod, f.container, err)
 	}

@@ -40,7 +40,7 @@ func TestLogsCommand(t *testing.T) {
 		}
 	}
 	if _, _, err := runCLI(t, append([]string{"logs", "web", "-c", "nope"}, a.flags()...)...); err == nil ||
-		!strings.Contains(err.Error(), `container "nope" in pod default/web not found`) {
+		err.Error() != `Error from server (BadRequest): container nope is not valid for pod web` {
 		t.Errorf("unknown container: %v", err)
 	}
 	if _, _, err := runCLI(t, append([]string{"logs", "web", "-c", "b", "-p"}, a.flags()...)...); err == nil ||

@@ -1,108 +1,215 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"time"
+	"math"
+	"strings"
 
-	"github.com/berth-dev/berth/server"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 )
 
-// watchPods is berth get pods -w: the pods as a table (or objects for -o
-// json|yaml), then a row per change, until ctx ends (nil) or the stream
-// does (an error). now stamps the AGE column. The table is the watch's own
-// initial events, which end at its bookmark, so no change falls between a
-// list and a watch.
-func watchPods(ctx context.Context, c *apiClient, w io.Writer, f getFlags, now func() time.Time) error {
-	resp, err := c.get(ctx, "/pods?watch=1&sendInitialEvents=true", 0)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return err
-	}
-	defer resp.Body.Close()
+// tablePrinter prints the server's Table rows as kubectl does: the
+// columns of priority 0 (all with wide), NAMESPACE first for every
+// namespace's pods, EVENT first with --output-watch-events (ADDED for the
+// list's rows); wide adds berth's SOURCE and ORIGIN (the pod's
+// annotations) last. It prints the header before the first row, and no
+// MODIFIED row identical to the last one printed for the same pod (a
+// change to what no column shows); a DELETED row always, as kubectl.
+type tablePrinter struct {
+	t                   *table
+	wide, allNS, events bool
 
-	p := &watchPrinter{w: w, f: f, t: &table{w: w}, now: now}
-	var initial []server.WatchEvent
-	inInitial := true
-	dec := json.NewDecoder(resp.Body)
-	for {
-		var ev server.WatchEvent
-		if err := dec.Decode(&ev); err != nil {
-			if ctx.Err() != nil {
-				return nil // interrupted
-			}
-			if err == io.EOF {
-				return fmt.Errorf("berth at %s: the watch ended", c.server)
-			}
-			return fmt.Errorf("berth at %s: watch: %w", c.server, err)
+	cols    []metav1.TableColumnDefinition
+	started bool
+	last    map[string]string
+}
+
+func (p *tablePrinter) header() []string {
+	var h []string
+	if p.events {
+		h = append(h, "EVENT")
+	}
+	if p.allNS {
+		h = append(h, "NAMESPACE")
+	}
+	for _, c := range p.cols {
+		if c.Priority == 0 || p.wide {
+			h = append(h, strings.ToUpper(c.Name))
 		}
+	}
+	if p.wide {
+		h = append(h, "SOURCE", "ORIGIN")
+	}
+	return h
+}
+
+// print prints t's rows; event is the watch event's type ("" for a list).
+func (p *tablePrinter) print(t *metav1.Table, event string) error {
+	if p.cols == nil {
+		p.cols = t.ColumnDefinitions
+	}
+	if p.last == nil {
+		p.last = map[string]string{}
+	}
+	var rows [][]string
+	for _, r := range t.Rows {
+		var m metav1.PartialObjectMetadata
+		if len(r.Object.Raw) > 0 {
+			if err := json.Unmarshal(r.Object.Raw, &m); err != nil {
+				return fmt.Errorf("a Table row's object: %w", err)
+			}
+		}
+		var row []string
+		if p.events {
+			row = append(row, cmp.Or(event, "ADDED"))
+		}
+		if p.allNS {
+			row = append(row, m.Namespace)
+		}
+		for i, c := range p.cols {
+			if i < len(r.Cells) && (c.Priority == 0 || p.wide) {
+				row = append(row, cellString(r.Cells[i]))
+			}
+		}
+		if p.wide {
+			row = append(row, m.Annotations["berth.io/source"], m.Annotations["berth.io/origin"])
+		}
+		key, line := m.Namespace+"/"+m.Name, strings.Join(row, "\x00")
 		switch {
-		case ev.Type == server.WatchBookmark:
-			if inInitial && ev.Object.Annotations[server.InitialEventsEnd] == "true" {
-				inInitial = false
-				if err := p.print(true, initial...); err != nil {
-					return err
-				}
-			}
-		case inInitial:
-			initial = append(initial, ev)
+		case event == string(watch.Modified) && p.last[key] == line:
+			continue
+		case event == string(watch.Deleted):
+			delete(p.last, key)
 		default:
-			if err := p.print(false, ev); err != nil {
-				return err
-			}
+			p.last[key] = line
 		}
+		rows = append(rows, row)
 	}
-}
-
-// watchPrinter prints watch events as berth get pods would print their
-// pods: table rows (a header only before the first batch) or objects.
-type watchPrinter struct {
-	w   io.Writer
-	f   getFlags
-	t   *table
-	now func() time.Time
-}
-
-func (p *watchPrinter) print(first bool, evs ...server.WatchEvent) error {
-	switch p.f.output {
-	case "json", "yaml":
-		for _, ev := range evs {
-			var v any = ev.Object
-			if p.f.watchEvents {
-				v = ev
-			}
-			var err error
-			if p.f.output == "json" {
-				err = printJSON(p.w, v)
-			} else {
-				if _, err = io.WriteString(p.w, "---\n"); err == nil {
-					err = printYAML(p.w, v)
-				}
-			}
-			if err != nil {
-				return err
-			}
-		}
+	if len(rows) == 0 {
 		return nil
 	}
-	wide := p.f.output == "wide"
-	var rows [][]string
-	if first {
-		rows = append(rows, p.withEvent("EVENT", podHeader(wide)))
-	}
-	for i := range evs {
-		rows = append(rows, p.withEvent(evs[i].Type, podRow(&evs[i].Object, wide, p.now())))
+	if !p.started {
+		p.started = true
+		rows = append([][]string{p.header()}, rows...)
+		if p.events && len(p.t.widths) == 0 {
+			p.t.widths = []int{len(watch.Modified)} // the widest event: rows stay under the header
+		}
 	}
 	return p.t.write(rows...)
 }
 
-func (p *watchPrinter) withEvent(typ string, row []string) []string {
-	if !p.f.watchEvents {
-		return row
+// cellString is a Table cell as kubectl prints it.
+func cellString(c any) string {
+	switch v := c.(type) {
+	case nil:
+		return "<none>"
+	case string:
+		return v
+	case float64:
+		if v == math.Trunc(v) {
+			return fmt.Sprintf("%d", int64(v))
+		}
 	}
-	return append([]string{typ}, row...)
+	return fmt.Sprint(c)
+}
+
+// watchTable prints q's changes from resourceVersion rv as Table rows until
+// ctx ends (nil) or the watch does (an error).
+func (c *apiClient) watchTable(ctx context.Context, cs *rest.RESTClient, q getQuery, rv string, p *tablePrinter) error {
+	opts := q.watchOptions(rv)
+	body, err := podsRequest(cs, q, "").VersionedParams(&opts, scheme.ParameterCodec).
+		SetHeader("Accept", tableAccept).Stream(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return c.kubeError(ctx, err)
+	}
+	defer body.Close()
+	dec := json.NewDecoder(body)
+	for {
+		var ev metav1.WatchEvent
+		if err := dec.Decode(&ev); err != nil {
+			return c.watchEnded(ctx, err)
+		}
+		switch watch.EventType(ev.Type) {
+		case watch.Bookmark:
+			continue
+		case watch.Error:
+			return c.watchError(ev.Object.Raw)
+		}
+		var t metav1.Table
+		if err := json.Unmarshal(ev.Object.Raw, &t); err != nil {
+			return fmt.Errorf("berth at %s: watch event: %w", c.server, err)
+		}
+		if err := p.print(&t, ev.Type); err != nil {
+			return err
+		}
+	}
+}
+
+// watchObjects prints q's changes from resourceVersion rv as objects until
+// ctx ends (nil) or the watch does (an error).
+func (c *apiClient) watchObjects(ctx context.Context, cs *rest.RESTClient, q getQuery, rv string, po *objectPrinter) error {
+	w, err := watchPodList(ctx, cs, q.namespace, q.watchOptions(rv))
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return c.kubeError(ctx, err)
+	}
+	defer w.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return c.watchEnded(ctx, io.EOF)
+			}
+			switch ev.Type {
+			case watch.Bookmark:
+				continue
+			case watch.Error:
+				return c.kubeError(ctx, apierrors.FromObject(ev.Object))
+			}
+			pod, ok := ev.Object.(*v1.Pod)
+			if !ok {
+				return fmt.Errorf("berth at %s: watch event of %T", c.server, ev.Object)
+			}
+			if err := po.event(string(ev.Type), pod); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// watchEnded is the outcome of a watch stream's end: nil when interrupted.
+func (c *apiClient) watchEnded(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	if errors.Is(err, io.EOF) {
+		return fmt.Errorf("berth at %s: the watch ended", c.server)
+	}
+	return fmt.Errorf("berth at %s: watch: %w", c.server, err)
+}
+
+// watchError words a watch's ERROR event (a Status).
+func (c *apiClient) watchError(raw []byte) error {
+	var st metav1.Status
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return fmt.Errorf("berth at %s: watch error %.200s", c.server, raw)
+	}
+	return fmt.Errorf("berth at %s: watch: %s (%s)", c.server, st.Message, st.Reason)
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +13,7 @@ import (
 	"github.com/berth-dev/berth/model"
 )
 
-// startWatch runs watchPods against a until the returned stop is called,
+// startWatch runs get pods -w (f) against a until the returned stop is called,
 // which reports its error.
 func startWatch(t *testing.T, a *cliAPI, f getFlags) (lines chan string, stop func() error) {
 	t.Helper()
@@ -20,7 +21,7 @@ func startWatch(t *testing.T, a *cliAPI, f getFlags) (lines chan string, stop fu
 	out := &lineWriter{lines: make(chan string, 100)}
 	done := make(chan error, 1)
 	go func() {
-		done <- watchPods(ctx, &apiClient{locator{server: a.url, tokenFile: a.tokenFile}}, out, f, time.Now)
+		done <- getPods(ctx, &apiClient{locator{server: a.url, tokenFile: a.tokenFile}}, f, nil, out, io.Discard)
 	}()
 	stop = func() error {
 		cancel()
@@ -47,7 +48,7 @@ func nextLine(t *testing.T, lines chan string) string {
 	}
 }
 
-func fields(t *testing.T, lines chan string) []string {
+func rowFields(t *testing.T, lines chan string) []string {
 	t.Helper()
 	return strings.Fields(nextLine(t, lines))
 }
@@ -66,7 +67,7 @@ func TestGetPodsWatch(t *testing.T) {
 	if f := strings.Fields(rowA); len(f) != 6 || f[1] != "a" || f[2] != "1/1" || f[3] != "Running" {
 		t.Fatalf("row a %q", rowA)
 	}
-	if f := fields(t, lines); f[1] != "b" || f[2] != "2/2" {
+	if f := rowFields(t, lines); f[1] != "b" || f[2] != "2/2" {
 		t.Fatalf("row b %v", f)
 	}
 
@@ -86,14 +87,21 @@ func TestGetPodsWatch(t *testing.T) {
 		t.Errorf("watch row not aligned with the table:\n%s%s", header, row)
 	}
 
+	// A change that no column shows prints no row (kubectl repeats b's).
+	if _, err := a.st.UpdatePod("default/b", func(p *model.Pod) bool {
+		p.Status.Message = "no column shows this"
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
 	a.addPod(t, "default", "c", "app")
-	if f := fields(t, lines); f[1] != "c" || f[3] != "Running" {
+	if f := rowFields(t, lines); f[1] != "c" || f[3] != "Running" {
 		t.Fatalf("added row %v", f)
 	}
 	if err := a.st.DeletePod("default/a"); err != nil {
 		t.Fatal(err)
 	}
-	if f := fields(t, lines); f[1] != "a" || f[3] != "Terminating" {
+	if f := rowFields(t, lines); f[1] != "a" {
 		t.Fatalf("deleted row %v", f)
 	}
 	if err := stop(); err != nil {
@@ -105,14 +113,14 @@ func TestGetPodsWatchEventsAndJSON(t *testing.T) {
 	a := newCLIAPI(t)
 	a.addPod(t, "default", "a", "app")
 	lines, stop := startWatch(t, a, getFlags{watch: true, watchEvents: true})
-	if f := fields(t, lines); f[0] != "EVENT" || f[1] != "NAMESPACE" {
+	if f := rowFields(t, lines); f[0] != "EVENT" || f[1] != "NAMESPACE" {
 		t.Fatalf("header %v", f)
 	}
-	if f := fields(t, lines); f[0] != "ADDED" || f[2] != "a" {
+	if f := rowFields(t, lines); f[0] != "ADDED" || f[2] != "a" {
 		t.Fatalf("row %v", f)
 	}
 	_ = a.st.DeletePod("default/a")
-	if f := fields(t, lines); f[0] != "DELETED" || f[2] != "a" {
+	if f := rowFields(t, lines); f[0] != "DELETED" || f[2] != "a" {
 		t.Fatalf("row %v", f)
 	}
 	if err := stop(); err != nil {

@@ -225,17 +225,20 @@ func TestCLI(t *testing.T) {
 	})
 
 	t.Run("get pods -w", func(t *testing.T) {
-		s := startCLIStream(t, e.args("get", "pods", "-w")...)
-		header := s.waitLine(t, "the header", func(l string) bool { return strings.HasPrefix(l, "NAMESPACE") })
-		row := func(name string) func(string) bool {
-			return func(l string) bool { f := strings.Fields(l); return len(f) == 6 && f[1] == name }
+		s := startCLIStream(t, e.args("get", "pods", "-w", "--output-watch-events")...)
+		header := s.waitLine(t, "the header", func(l string) bool { return strings.HasPrefix(l, "EVENT") })
+		if f := strings.Fields(header); strings.Join(f, " ") != "EVENT NAMESPACE NAME READY STATUS RESTARTS AGE" {
+			t.Errorf("header %q", header)
 		}
-		if f := strings.Fields(s.waitLine(t, "the cli row", row("cli"))); f[2] != "2/2" || f[3] != "Running" {
+		row := func(name string) func(string) bool {
+			return func(l string) bool { f := strings.Fields(l); return len(f) >= 7 && f[2] == name }
+		}
+		if f := strings.Fields(s.waitLine(t, "the cli row", row("cli"))); f[0] != "ADDED" || f[3] != "2/2" || f[4] != "Running" {
 			t.Errorf("cli row %v", f)
 		}
 		removeFile(t, e.b.Pods, "cli.yaml")
-		l := s.waitLine(t, "cli's deletion", func(l string) bool { return row("cli")(l) && strings.Fields(l)[3] == "Terminating" })
-		if strings.Index(l, "Terminating") != strings.Index(header, "STATUS") {
+		l := s.waitLine(t, "cli's deletion", func(l string) bool { return row("cli")(l) && strings.Fields(l)[0] == "DELETED" })
+		if strings.Index(l, strings.Fields(l)[4]) != strings.Index(header, "STATUS") {
 			t.Errorf("watch row not under the header:\n%s\n%s", header, l)
 		}
 		s.interrupt(t)

@@ -149,10 +149,10 @@ func TestExecStreamsAndExitCode(t *testing.T) {
 		t.Errorf("isatty with -t: %+v", r)
 	}
 
-	if r := run(nil, "nope", "--", "/testapp", "isatty"); r.code != 1 || !strings.Contains(r.stderr, "404") || !strings.Contains(r.stderr, "pod default/nope not found") {
+	if r := run(nil, "nope", "--", "/testapp", "isatty"); r.code != 1 || !strings.Contains(r.stderr, `Error from server (NotFound): pods "nope" not found`) {
 		t.Errorf("unknown pod: %+v", r)
 	}
-	if r := run(nil, "shell", "-c", "nope", "--", "/testapp", "isatty"); r.code != 1 || !strings.Contains(r.stderr, `container "nope" in pod default/shell not found`) {
+	if r := run(nil, "shell", "-c", "nope", "--", "/testapp", "isatty"); r.code != 1 || !strings.Contains(r.stderr, `Error from server (BadRequest): container nope is not valid for pod shell`) {
 		t.Errorf("unknown container: %+v", r)
 	}
 	if r := berthExec(t, e.b, "", nil, "shell", "-c", "main", "--", "/testapp", "isatty"); r.code != 1 || !strings.Contains(r.stderr, "401 Unauthorized") {
@@ -170,7 +170,7 @@ func TestExecRefusedWithoutTokenFile(t *testing.T) {
 	writeFile(t, b.Pods, "open.yaml", podYAML("open", Ctr{Name: "main", Args: []string{"sleep"}}))
 	waitPodRunning(t, b.Node, "open", "main")
 	r := berthExec(t, b, "", nil, "open", "-c", "main", "--", "/testapp", "isatty")
-	if r.code != 1 || !strings.Contains(r.stderr, "403 Forbidden") || !strings.Contains(r.stderr, "exec needs server.token_file: berth refuses anonymous exec") {
+	if r.code != 1 || !strings.Contains(r.stderr, "Error from server (Forbidden): exec needs server.token_file: berth refuses anonymous exec") {
 		t.Fatalf("exec on a berth without token file: %+v", r)
 	}
 }

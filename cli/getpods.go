@@ -1,0 +1,286 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/jsonpath"
+)
+
+// tableAccept asks the API for a Table, as kubectl does.
+const tableAccept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
+
+// getQuery is what berth get pods asks the API for.
+type getQuery struct {
+	namespace string   // "" for every namespace
+	names     []string // none: the list
+	selector  string
+	allNS     bool // print the NAMESPACE column
+}
+
+func (f getFlags) query(names []string) getQuery {
+	q := getQuery{namespace: f.namespace, names: names, selector: f.selector}
+	switch {
+	case f.allNamespaces:
+		q.namespace = ""
+	case q.namespace == "" && len(names) > 0:
+		q.namespace = "default" // as kubectl: a name is in a namespace
+	}
+	q.allNS = q.namespace == ""
+	return q
+}
+
+// getPods is berth get pods against the located berth's Kubernetes API:
+// the server's Table rows for the table formats, the objects for the
+// others, then with -w every change.
+func getPods(ctx context.Context, c *apiClient, f getFlags, names []string, stdout, stderr io.Writer) error {
+	out, err := parseOutput(f.output)
+	if err != nil {
+		return err
+	}
+	q := f.query(names)
+	if f.watch && len(names) > 1 {
+		return errors.New("--watch takes one NAME at most")
+	}
+	cs, _, err := c.kube()
+	if err != nil {
+		return err
+	}
+	if out.table() {
+		p := &tablePrinter{t: &table{w: stdout}, wide: out.kind == "wide", allNS: q.allNS, events: f.watch && f.watchEvents}
+		rv, err := c.listTable(ctx, cs, q, p, stderr)
+		if err != nil || !f.watch {
+			return err
+		}
+		return c.watchTable(ctx, cs, q, rv, p)
+	}
+	list, missing, err := c.listPods(ctx, cs, q, stderr)
+	if err != nil {
+		return err
+	}
+	po := &objectPrinter{w: stdout, out: out, events: f.watchEvents}
+	if !f.watch {
+		if len(names) == 1 && len(list.Items) == 1 {
+			return po.print(&list.Items[0])
+		}
+		if err := po.print(list); err != nil {
+			return err
+		}
+		return missing
+	}
+	for i := range list.Items {
+		if err := po.event("ADDED", &list.Items[i]); err != nil {
+			return err
+		}
+	}
+	return c.watchObjects(ctx, cs, q, list.ResourceVersion, po)
+}
+
+// podsRequest is a GET of q's pods (name "" for the list).
+func podsRequest(cs *rest.RESTClient, q getQuery, name string) *rest.Request {
+	req := cs.Get().Resource("pods").Namespace(q.namespace)
+	if name != "" {
+		req = req.Name(name)
+	}
+	if q.selector != "" {
+		req = req.Param("labelSelector", q.selector)
+	}
+	return req
+}
+
+// listTable prints q's pods as the server's Table and returns the list's
+// resourceVersion. A name not found is reported on stderr after the rows,
+// as kubectl does, and makes the error.
+func (c *apiClient) listTable(ctx context.Context, cs *rest.RESTClient, q getQuery, p *tablePrinter, stderr io.Writer) (string, error) {
+	var tables []*metav1.Table
+	var missing []error
+	rv := ""
+	get := func(name string) error {
+		res := podsRequest(cs, q, name).SetHeader("Accept", tableAccept).Do(ctx)
+		if err := res.Error(); err != nil { // Error, not Raw's, has the Status
+			return c.kubeError(ctx, err)
+		}
+		raw, _ := res.Raw()
+		t := &metav1.Table{}
+		if err := json.Unmarshal(raw, t); err != nil || t.Kind != "Table" {
+			return fmt.Errorf("berth at %s: the pods' answer is no Table (%v): %.200s", c.server, err, raw)
+		}
+		tables = append(tables, t)
+		rv = t.ResourceVersion
+		return nil
+	}
+	if len(q.names) == 0 {
+		if err := get(""); err != nil {
+			return "", err
+		}
+	}
+	for _, n := range q.names {
+		if err := get(n); err != nil {
+			if len(q.names) == 1 || !strings.HasPrefix(err.Error(), "Error from server (NotFound)") {
+				return "", err
+			}
+			missing = append(missing, err)
+		}
+	}
+	var merged metav1.Table
+	for _, t := range tables {
+		if merged.ColumnDefinitions == nil {
+			merged.ColumnDefinitions = t.ColumnDefinitions
+		}
+		merged.Rows = append(merged.Rows, t.Rows...)
+	}
+	if len(merged.Rows) == 0 && len(missing) == 0 {
+		if q.allNS {
+			fmt.Fprintln(stderr, "No resources found")
+		} else {
+			fmt.Fprintf(stderr, "No resources found in %s namespace.\n", q.namespace)
+		}
+	}
+	if err := p.print(&merged, ""); err != nil {
+		return "", err
+	}
+	for _, err := range missing {
+		fmt.Fprintln(stderr, err)
+	}
+	if len(missing) > 0 {
+		return "", fmt.Errorf("%d of %d pods not found", len(missing), len(q.names))
+	}
+	return rv, nil
+}
+
+// listPods returns q's pods as objects, with kubectl's kinds filled in.
+// Names not found are reported on stderr, as kubectl does, and make
+// missing.
+func (c *apiClient) listPods(ctx context.Context, cs *rest.RESTClient, q getQuery, stderr io.Writer) (list *v1.PodList, missing, err error) {
+	list = &v1.PodList{}
+	if len(q.names) == 0 {
+		if list, err = listPods(ctx, cs, q.namespace, metav1.ListOptions{LabelSelector: q.selector}); err != nil {
+			return nil, nil, c.kubeError(ctx, err)
+		}
+	}
+	n := 0
+	for _, name := range q.names {
+		p, err := getPod(ctx, cs, q.namespace, name)
+		if err != nil {
+			err = c.kubeError(ctx, err)
+			if len(q.names) == 1 || !strings.HasPrefix(err.Error(), "Error from server (NotFound)") {
+				return nil, nil, err
+			}
+			fmt.Fprintln(stderr, err)
+			n++
+			continue
+		}
+		list.Items = append(list.Items, *p)
+		list.ResourceVersion = p.ResourceVersion
+	}
+	if n > 0 {
+		missing = fmt.Errorf("%d of %d pods not found", n, len(q.names))
+	}
+	list.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "List"}
+	for i := range list.Items {
+		list.Items[i].TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
+	}
+	return list, missing, nil
+}
+
+// watchOptions are the options of q's watch from resourceVersion rv.
+func (q getQuery) watchOptions(rv string) metav1.ListOptions {
+	o := metav1.ListOptions{LabelSelector: q.selector, ResourceVersion: rv, Watch: true, AllowWatchBookmarks: true}
+	if len(q.names) == 1 {
+		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", q.names[0]).String()
+	}
+	return o
+}
+
+// objectPrinter prints pods (or a list) as -o json, yaml, name or
+// jsonpath; events prints watch events whole, as kubectl's
+// --output-watch-events does.
+type objectPrinter struct {
+	w      io.Writer
+	out    outputFormat
+	events bool
+	jp     *jsonpath.JSONPath
+}
+
+func (p *objectPrinter) print(obj any) error {
+	switch p.out.kind {
+	case "json":
+		return printJSON(p.w, obj)
+	case "yaml":
+		return printYAML(p.w, obj)
+	case "name":
+		switch o := obj.(type) {
+		case *v1.Pod:
+			_, err := fmt.Fprintf(p.w, "pod/%s\n", o.Name)
+			return err
+		case *v1.PodList:
+			for i := range o.Items {
+				if _, err := fmt.Fprintf(p.w, "pod/%s\n", o.Items[i].Name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	case "jsonpath":
+		return p.jsonpath(obj)
+	}
+	return fmt.Errorf("cannot print %T as %q", obj, p.out.kind)
+}
+
+// event prints one watch event's pod.
+func (p *objectPrinter) event(typ string, pod *v1.Pod) error {
+	pod.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
+	if !p.events || p.out.kind == "name" || p.out.kind == "jsonpath" {
+		if p.out.kind == "yaml" {
+			if _, err := io.WriteString(p.w, "---\n"); err != nil {
+				return err
+			}
+		}
+		return p.print(pod)
+	}
+	ev := struct {
+		Type   string  `json:"type"`
+		Object *v1.Pod `json:"object"`
+	}{typ, pod}
+	if p.out.kind == "yaml" {
+		if _, err := io.WriteString(p.w, "---\n"); err != nil {
+			return err
+		}
+	}
+	return p.print(ev)
+}
+
+// jsonpath prints obj through the -o jsonpath template (k8s.io/client-go's
+// jsonpath, missing keys allowed, as kubectl's printer).
+func (p *objectPrinter) jsonpath(obj any) error {
+	if p.jp == nil {
+		jp := jsonpath.New("output").AllowMissingKeys(true)
+		if err := jp.Parse(p.out.template); err != nil {
+			return fmt.Errorf("-o jsonpath: %w", err)
+		}
+		p.jp = jp
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return err
+	}
+	var data any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&data); err != nil {
+		return err
+	}
+	if err := p.jp.Execute(p.w, data); err != nil {
+		return fmt.Errorf("-o jsonpath: %w", err)
+	}
+	return nil
+}
