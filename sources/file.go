@@ -52,10 +52,11 @@ const DefaultDebounce = 100 * time.Millisecond
 // A missing path is an Update with no pods and the warning "<path> does not
 // exist": a missing directory or single file therefore drops all its pods,
 // as the kubelet does; the watch (on the nearest existing ancestor) scans as
-// soon as the path is created, and Missing reports it meanwhile. A file that cannot be read or is
-// larger than MaxManifestBytes fails its origin. When the directory cannot be
-// listed for another reason, the previous scan's pods are sent again with the
-// error added, or nothing is sent before a first good scan. A pod key
+// soon as the path is created, and Missing reports it meanwhile. A file that
+// cannot be read or is larger than MaxManifestBytes fails its origin. When
+// the directory cannot be listed for another reason, the previous scan's
+// pods are sent again with the error added, or nothing is sent before a
+// first good scan. A pod key
 // declared by two files goes to the file first in name order; the other gets
 // an error.
 type FileSource struct {
