@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -162,36 +163,26 @@ func TestExecTTYResize(t *testing.T) {
 
 // lineWaiter collects output and closes seen once it contains want.
 type lineWaiter struct {
-	mu   chanMutex
+	mu   sync.Mutex
 	buf  bytes.Buffer
 	want string
 	seen chan struct{}
+	once sync.Once
 }
-
-type chanMutex struct{ c chan struct{} }
-
-func (m *chanMutex) lock() {
-	if m.c == nil {
-		m.c = make(chan struct{}, 1)
-	}
-	m.c <- struct{}{}
-}
-func (m *chanMutex) unlock() { <-m.c }
 
 func (w *lineWaiter) Write(p []byte) (int, error) {
-	w.mu.lock()
-	defer w.mu.unlock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	w.buf.Write(p)
-	if strings.Contains(w.buf.String(), w.want) && w.seen != nil {
-		close(w.seen)
-		w.seen = nil
+	if strings.Contains(w.buf.String(), w.want) {
+		w.once.Do(func() { close(w.seen) })
 	}
 	return len(p), nil
 }
 
 func (w *lineWaiter) String() string {
-	w.mu.lock()
-	defer w.mu.unlock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	return w.buf.String()
 }
 
