@@ -21,6 +21,7 @@ type kubeconfigFlags struct {
 	output     string
 	merge      bool
 	embedToken bool
+	caFile     string
 }
 
 func kubeconfigCmd() *cobra.Command {
@@ -33,9 +34,10 @@ func kubeconfigCmd() *cobra.Command {
 			"berth that the client commands find: --server, --token-file, $BERTH_SERVER, $BERTH_TOKEN_FILE,\n" +
 			"else the agent's config (--config, $BERTH_CONFIG or /etc/berth/config.yaml). The user refers to\n" +
 			"the token file by its path (tokenFile), so the token stays out of the kubeconfig; --embed-token\n" +
-			"copies the token in instead. An https server's certificate (server.tls.cert_file) is embedded as\n" +
-			"its CA. -o FILE writes the kubeconfig to FILE; --merge adds the context to $KUBECONFIG or\n" +
-			"~/.kube/config, keeping the other contexts (and the current one, if any).\n\n" +
+			"copies the token in instead. kubectl sends a token over https only. An https server's CA is\n" +
+			"--certificate-authority FILE, else its certificate (server.tls.cert_file) itself. -o FILE\n" +
+			"writes the kubeconfig to FILE; --merge adds the context to $KUBECONFIG or ~/.kube/config,\n" +
+			"keeping the other contexts (and the current one, if any).\n\n" +
 			"  berth kubeconfig > ~/.kube/berth.yaml\n" +
 			"  kubectl --kubeconfig ~/.kube/berth.yaml get pods",
 		Args: cobra.NoArgs,
@@ -69,6 +71,7 @@ func kubeconfigCmd() *cobra.Command {
 	cmd.Flags().StringVarP(&f.output, "output", "o", "", "write the kubeconfig to this file instead of stdout")
 	cmd.Flags().BoolVar(&f.merge, "merge", false, "add the context to $KUBECONFIG (its first file) or ~/.kube/config, keeping the others")
 	cmd.Flags().BoolVar(&f.embedToken, "embed-token", false, "copy the token into the kubeconfig instead of referring to the token file")
+	cmd.Flags().StringVar(&f.caFile, "certificate-authority", "", "CA file verifying an https server (default: the agent's server.tls.cert_file itself)")
 	return cmd
 }
 
@@ -90,7 +93,14 @@ func buildKubeconfig(l *locator, f kubeconfigFlags, stderr io.Writer) (*clientcm
 	}
 	cluster := clientcmdapi.NewCluster()
 	cluster.Server = l.server
-	if l.caFile != "" {
+	switch {
+	case f.caFile != "":
+		pem, err := os.ReadFile(f.caFile)
+		if err != nil {
+			return nil, fmt.Errorf("--certificate-authority: %w", err)
+		}
+		cluster.CertificateAuthorityData = pem
+	case l.caFile != "":
 		pem, err := os.ReadFile(l.caFile)
 		if err != nil {
 			return nil, fmt.Errorf("the server's certificate (server.tls.cert_file of %s): %w", l.cfgFile, err)

@@ -139,6 +139,13 @@ func TestKubeconfigTLS(t *testing.T) {
 	} else if code := getThrough(t, kc, "/"); code != http.StatusOK {
 		t.Errorf("GET / with the embedded first token: %d", code)
 	}
+	out, _, err = runCLI(t, "kubeconfig", "--config", cfg, "--certificate-authority", token)
+	if kc := loadKubeconfig(t, out); err != nil || string(kc.Clusters["node-t"].CertificateAuthorityData) != "tok\n" {
+		t.Errorf("--certificate-authority: %v\n%s", err, out)
+	}
+	if _, _, err := runCLI(t, "kubeconfig", "--config", cfg, "--certificate-authority", "/nonexistent"); err == nil || !strings.Contains(err.Error(), "--certificate-authority") {
+		t.Errorf("--certificate-authority /nonexistent: %v", err)
+	}
 	// The client commands trust the same certificate.
 	var l locator
 	l.configFile = cfg

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -262,4 +264,107 @@ func TestCLIExecTTYWithPipedStdin(t *testing.T) {
 	if r != (execRun{"stdin=false stdout=false stderr=false\n", warning, 0}) {
 		t.Errorf("berth exec -it shell -- isatty < /dev/null: %+v", r)
 	}
+}
+
+// berthCLIEnv is berthCLI with env added to the berthless environment.
+func berthCLIEnv(t *testing.T, env []string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, berthBin, args...)
+	cmd.Env = append(berthlessEnv(), env...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	return out.String(), errOut.String(), err
+}
+
+// agentConfigFile writes a config file for b as its operator would:
+// server address, port, token file and extra YAML lines under server:.
+func agentConfigFile(t *testing.T, b *Berth, tokenFile string, serverLines ...string) string {
+	t.Helper()
+	u, err := url.Parse(b.URL(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := fmt.Sprintf("node_name: %s\nserver:\n  address: 127.0.0.1\n  port: %s\n  token_file: %s\n", b.Node, u.Port(), tokenFile)
+	for _, l := range serverLines {
+		y += "  " + l + "\n"
+	}
+	dir := t.TempDir()
+	writeFile(t, dir, "config.yaml", y)
+	return filepath.Join(dir, "config.yaml")
+}
+
+// The client commands find the berth of the agent's config file without
+// flags; a 401 says which flag, variable or file gives a token.
+func TestCLIFindsBerthWithoutFlags(t *testing.T) {
+	e := startCLIEnv(t)
+	writeFile(t, e.b.Pods, "found.yaml", podYAML("found", Ctr{Name: "app", Args: []string{"sleep"}}))
+	waitPodRunning(t, e.b.Node, "found", "app")
+	env := []string{"BERTH_CONFIG=" + agentConfigFile(t, e.b, e.tokenFile)}
+	waitFor(t, waitLong, "berth get pods (BERTH_CONFIG) lists found Running", func() (bool, string) {
+		out, errOut, err := berthCLIEnv(t, env, "get", "pods")
+		return err == nil && regexp.MustCompile(`(?m)^default +found +1/1 +Running +0 `).MatchString(out), fmt.Sprintf("%v %q\n%s", err, errOut, out)
+	})
+	if out, errOut, err := berthCLIEnv(t, env, "logs", "found"); err != nil || !strings.Contains(out, "testapp sleep starting\n") {
+		t.Errorf("berth logs found (BERTH_CONFIG): %v %q %q", err, out, errOut)
+	}
+	if out, errOut, err := berthCLIEnv(t, []string{"BERTH_SERVER=" + e.b.URL(""), "BERTH_TOKEN_FILE=" + e.tokenFile}, "get", "pod/found", "-o", "name"); err != nil || out != "pod/found\n" {
+		t.Errorf("berth get pod/found (BERTH_SERVER, BERTH_TOKEN_FILE): %v %q %q", err, out, errOut)
+	}
+
+	_, errOut, err := berthCLIEnv(t, nil, "get", "pods", "--server", e.b.URL(""))
+	want := "berth: the server at " + e.b.URL("") + " wants a token (401 Unauthorized): pass --token-file FILE, set BERTH_TOKEN_FILE=FILE, " +
+		"or name the agent's config (with server.token_file) by --config FILE or BERTH_CONFIG\n"
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || errOut != want {
+		t.Errorf("get pods without a token: %v\n%q\nwant\n%q", err, errOut, want)
+	}
+}
+
+// README's two lines: berth kubeconfig > FILE, then kubectl --kubeconfig
+// FILE get pods, against a berth serving TLS with a token, found through
+// its config file.
+func TestCLIKubeconfigForKubectl(t *testing.T) {
+	bin := kubectlBinary(t)
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte("e2e-"+randHex(8)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b := startBerth(t, Options{TLS: true, Env: []string{"BERTH_SERVER_TOKEN_FILE=" + tokenFile}})
+	writeFile(t, b.Pods, "kc.yaml", podYAML("kc", Ctr{Name: "app", Args: []string{"sleep"}}))
+	waitPodRunning(t, b.Node, "kc", "app")
+	var tlsLines []string
+	for _, kv := range b.env {
+		if v, ok := strings.CutPrefix(kv, "BERTH_SERVER_TLS_CERT_FILE="); ok {
+			tlsLines = append(tlsLines, "tls:", "  cert_file: "+v)
+		}
+		if v, ok := strings.CutPrefix(kv, "BERTH_SERVER_TLS_KEY_FILE="); ok {
+			tlsLines = append(tlsLines, "  key_file: "+v)
+		}
+	}
+	cfg := agentConfigFile(t, b, tokenFile, tlsLines...)
+
+	out, errOut, err := berthCLIEnv(t, []string{"BERTH_CONFIG=" + cfg}, "kubeconfig")
+	if err != nil || errOut != "" || !strings.Contains(out, "server: "+b.URL("")) {
+		t.Fatalf("berth kubeconfig: %v %q\n%s", err, errOut, out)
+	}
+	if tok, _ := os.ReadFile(tokenFile); strings.Contains(out, strings.TrimSpace(string(tok))) {
+		t.Errorf("the token is in the kubeconfig:\n%s", out)
+	}
+	dir := t.TempDir()
+	writeFile(t, dir, "berth.yaml", out)
+	kubeconfig := filepath.Join(dir, "berth.yaml")
+	waitFor(t, waitLong, "kubectl --kubeconfig FILE get pods lists kc Running", func() (bool, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, "--kubeconfig", kubeconfig, "get", "pods")
+		cmd.Env = append(berthlessEnv(), "HOME="+t.TempDir(), "KUBECONFIG=")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		return err == nil && regexp.MustCompile(`(?m)^kc +1/1 +Running +0 +\S+$`).MatchString(stdout.String()),
+			fmt.Sprintf("%v %q\n%s", err, stderr.String(), stdout.String())
+	})
 }
