@@ -302,6 +302,42 @@ func TestKubectlGet(t *testing.T) {
 			t.Errorf("the file: %q", out)
 		}
 	})
+	t.Run("get namespaces", func(t *testing.T) {
+		rows := table(k.ok(t, "get", "namespaces").stdout)
+		wantRow(t, "header", head(rows), []string{"NAME", "STATUS", "AGE"})
+		wantRow(t, "default", rowOf(rows, 0, "default"), []string{"default", "Active", "<age>"})
+		wantRow(t, kubectlNS, rowOf(rows, 0, kubectlNS), []string{kubectlNS, "Active", "<age>"})
+	})
+	t.Run("api-resources", func(t *testing.T) {
+		rows := table(k.ok(t, "api-resources").stdout)
+		wantRow(t, "header", head(rows), []string{"NAME", "SHORTNAMES", "APIVERSION", "NAMESPACED", "KIND"})
+		for _, want := range [][]string{
+			{"pods", "po", "v1", "true", "Pod"}, {"events", "ev", "v1", "true", "Event"}, {"nodes", "no", "v1", "false", "Node"},
+			{"configmaps", "cm", "v1", "true", "ConfigMap"}, {"secrets", "v1", "true", "Secret"},
+			{"pods", "metrics.k8s.io/v1beta1", "true", "PodMetrics"},
+		} {
+			found := false
+			for _, r := range rows {
+				found = found || slices.Equal(r, want)
+			}
+			if !found {
+				t.Errorf("no row %q in:\n%s", want, k.ok(t, "api-resources").stdout)
+			}
+		}
+	})
+	t.Run("explain", func(t *testing.T) {
+		out := k.ok(t, "explain", "pod.spec.containers.image").stdout
+		if !regexp.MustCompile(`(?m)^FIELD: +image <string>$`).MatchString(out) || !strings.Contains(out, "Container image name.") {
+			t.Errorf("explain from the OpenAPI document:\n%s", out)
+		}
+	})
+	t.Run("debug is refused plainly", func(t *testing.T) {
+		r := k.run(t, "", "debug", "web", "--image="+testImage, "-c", "debugger")
+		if r.code != 1 || strings.Contains(r.stderr, "panic:") || !strings.HasPrefix(r.stderr, "error: ") && !strings.HasPrefix(r.stderr, "Error from server") {
+			t.Errorf("want kubectl's one-line refusal of an ephemeral container: %s", r)
+		}
+		t.Logf("kubectl debug: %s", strings.TrimSpace(r.stderr))
+	})
 	t.Run("version", func(t *testing.T) {
 		out := k.ok(t, "version").stdout
 		if !regexp.MustCompile(`(?m)^Server Version: \S+$`).MatchString(out) {

@@ -84,6 +84,16 @@ func TestKubectlApply(t *testing.T) {
 			t.Errorf("third apply, no change: %s", r)
 		}
 
+		r = k.run(t, "", "create", "-f", filepath.Join(dir, "applied.yaml"))
+		if r.code != 1 || !strings.HasPrefix(r.stderr, "Error from server (AlreadyExists): ") || !strings.Contains(r.stderr, `pods "applied" already exists`) {
+			t.Errorf("create of an existing pod: %s", r)
+		}
+		if r := k.ok(t, "label", "pod", "applied", "extra=yes"); r.stdout != "pod/applied labeled\n" {
+			t.Errorf("label: %s", r)
+		}
+		k.eventually(t, "the new label", func(r kubectlRun) bool { return r.stdout == "yes" },
+			"get", "pod", "applied", "-o", "jsonpath={.metadata.labels.extra}")
+
 		r = k.ok(t, "delete", "pod", "applied")
 		if r.stdout != `pod "applied" deleted from default namespace`+"\n" {
 			t.Errorf("delete: %s", r)
@@ -121,6 +131,10 @@ func TestKubectlApply(t *testing.T) {
 			t.Errorf("want a refusal naming the file source: %s", r)
 		}
 		t.Logf("delete of a file pod: %s", strings.TrimSpace(r.stderr))
+		r = k.run(t, "", "label", "pod", "filepod", "x=y")
+		if r.code != 1 || !strings.HasPrefix(r.stderr, "Error from server (") || !strings.Contains(r.stderr, "file") {
+			t.Errorf("want a refusal of the label naming the file source: %s", r)
+		}
 		assertStable(t, node, "filepod", ids, time.Second)
 	})
 }
