@@ -14,9 +14,11 @@ import (
 	"time"
 )
 
-// apiClient is how the operator commands reach a running berth: the
-// server and token its locator finds, one error for an unreachable berth,
-// and the server's own message for a refusal.
+// apiClient is how the client commands reach a running berth: the server
+// and token its locator finds; through client-go (kube.go) for the
+// Kubernetes API, through plain HTTP (here) for berth's own routes that API
+// lacks (claims), with one error for an unreachable berth, the way to a
+// token for a 401, and the server's own message for other refusals.
 type apiClient struct {
 	locator
 }
@@ -88,19 +90,13 @@ func (c *apiClient) stream(req *http.Request, timeout time.Duration) (*http.Resp
 	return resp, nil
 }
 
-// get GETs path and returns the open response of a 2xx answer (see
-// stream); timeout 0 means none.
-func (c *apiClient) get(ctx context.Context, path string, timeout time.Duration) (*http.Response, error) {
-	req, err := c.newRequest(ctx, http.MethodGet, path, nil)
-	if err != nil {
-		return nil, err
-	}
-	return c.stream(req, timeout)
-}
-
 // getJSON GETs path and decodes the answer into v.
 func (c *apiClient) getJSON(ctx context.Context, path string, v any) error {
-	resp, err := c.get(ctx, path, 10*time.Second)
+	req, err := c.newRequest(ctx, http.MethodGet, path, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.stream(req, 10*time.Second)
 	if err != nil {
 		return err
 	}

@@ -1,5 +1,7 @@
 // Package cli is berth's command line: `berth run` (the agent), the
-// client commands that reach a running berth (get, logs, describe, exec),
+// client commands that reach a running berth through its Kubernetes API
+// with client-go (get, logs, describe, exec; found as locator says),
+// `berth kubeconfig` for kubectl,
 // the cluster commands that read and write etcd (apply, delete, get nodes,
 // get pods --all-nodes), validate, version, and the pod sandbox's pause.
 package cli
