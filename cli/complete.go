@@ -48,7 +48,7 @@ func podNames(cmd *cobra.Command, prefix string) []string {
 	if err != nil {
 		return nil
 	}
-	list, err := listPods(ctx, cs, ns, metav1.ListOptions{})
+	list, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil
 	}

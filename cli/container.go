@@ -7,7 +7,8 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/rest"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 )
 
 // defaultContainerAnnotation names the container kubectl logs and exec
@@ -17,8 +18,8 @@ const defaultContainerAnnotation = "kubectl.kubernetes.io/default-container"
 // defaultContainer fetches the pod and names the container that logs and
 // exec use without -c, writing kubectl's "Defaulted container" note to
 // stderr when there was a choice.
-func defaultContainer(ctx context.Context, c *apiClient, cs *rest.RESTClient, ns, pod string, stderr io.Writer) (string, error) {
-	p, err := getPod(ctx, cs, ns, pod)
+func defaultContainer(ctx context.Context, c *apiClient, cs *kubernetes.Clientset, ns, pod string, stderr io.Writer) (string, error) {
+	p, err := cs.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
 	if err != nil {
 		return "", c.kubeError(ctx, err)
 	}

@@ -51,7 +51,7 @@ func describeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			p, err := getPod(ctx, cs, ns, name)
+			p, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				return c.kubeError(ctx, err)
 			}
@@ -60,7 +60,7 @@ func describeCmd() *cobra.Command {
 			if p.UID != "" {
 				sel["involvedObject.uid"] = string(p.UID)
 			}
-			evs, err := listEvents(ctx, cs, ns, metav1.ListOptions{FieldSelector: sel.AsSelector().String()})
+			evs, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: sel.AsSelector().String()})
 			if err != nil {
 				return c.kubeError(ctx, err)
 			}

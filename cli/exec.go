@@ -129,7 +129,7 @@ func runExec(ctx context.Context, c *apiClient, f execFlags, pod string, command
 		defer term.Restore(inFd, old)
 	}
 
-	req := cs.Post().Namespace(f.namespace).Resource("pods").Name(pod).SubResource("exec").
+	req := cs.CoreV1().RESTClient().Post().Namespace(f.namespace).Resource("pods").Name(pod).SubResource("exec").
 		VersionedParams(&v1.PodExecOptions{Container: f.container, Command: command, Stdin: f.stdin,
 			Stdout: true, Stderr: !f.tty, TTY: f.tty}, scheme.ParameterCodec)
 	ws, err := remotecommand.NewWebSocketExecutor(rc, "GET", req.URL().String())

@@ -12,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/jsonpath"
 )
@@ -86,8 +87,8 @@ func getPods(ctx context.Context, c *apiClient, f getFlags, names []string, stdo
 }
 
 // podsRequest is a GET of q's pods (name "" for the list).
-func podsRequest(cs *rest.RESTClient, q getQuery, name string) *rest.Request {
-	req := cs.Get().Resource("pods").Namespace(q.namespace)
+func podsRequest(cs *kubernetes.Clientset, q getQuery, name string) *rest.Request {
+	req := cs.CoreV1().RESTClient().Get().Resource("pods").Namespace(q.namespace)
 	if name != "" {
 		req = req.Name(name)
 	}
@@ -100,7 +101,7 @@ func podsRequest(cs *rest.RESTClient, q getQuery, name string) *rest.Request {
 // listTable prints q's pods as the server's Table and returns the list's
 // resourceVersion. A name not found is reported on stderr after the rows,
 // as kubectl does, and makes the error.
-func (c *apiClient) listTable(ctx context.Context, cs *rest.RESTClient, q getQuery, p *tablePrinter, stderr io.Writer) (string, error) {
+func (c *apiClient) listTable(ctx context.Context, cs *kubernetes.Clientset, q getQuery, p *tablePrinter, stderr io.Writer) (string, error) {
 	var tables []*metav1.Table
 	var missing []error
 	rv := ""
@@ -160,16 +161,16 @@ func (c *apiClient) listTable(ctx context.Context, cs *rest.RESTClient, q getQue
 // listPods returns q's pods as objects, with kubectl's kinds filled in.
 // Names not found are reported on stderr, as kubectl does, and make
 // missing.
-func (c *apiClient) listPods(ctx context.Context, cs *rest.RESTClient, q getQuery, stderr io.Writer) (list *v1.PodList, missing, err error) {
+func (c *apiClient) listPods(ctx context.Context, cs *kubernetes.Clientset, q getQuery, stderr io.Writer) (list *v1.PodList, missing, err error) {
 	list = &v1.PodList{}
 	if len(q.names) == 0 {
-		if list, err = listPods(ctx, cs, q.namespace, metav1.ListOptions{LabelSelector: q.selector}); err != nil {
+		if list, err = cs.CoreV1().Pods(q.namespace).List(ctx, metav1.ListOptions{LabelSelector: q.selector}); err != nil {
 			return nil, nil, c.kubeError(ctx, err)
 		}
 	}
 	n := 0
 	for _, name := range q.names {
-		p, err := getPod(ctx, cs, q.namespace, name)
+		p, err := cs.CoreV1().Pods(q.namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			err = c.kubeError(ctx, err)
 			if len(q.names) == 1 || !strings.HasPrefix(err.Error(), "Error from server (NotFound)") {

@@ -7,9 +7,8 @@ import (
 	"os"
 	"strings"
 
-	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/streaming/pkg/httpstream"
 
@@ -34,19 +33,13 @@ func (c *apiClient) restConfig() (*rest.Config, error) {
 	}, nil
 }
 
-// kube returns a REST client of the located berth's core/v1 API (the
-// one typed clients wrap; those need modules berth's go.mod lacks), and
-// its configuration.
-func (c *apiClient) kube() (*rest.RESTClient, *rest.Config, error) {
+// kube returns a clientset for the located berth, and its configuration.
+func (c *apiClient) kube() (*kubernetes.Clientset, *rest.Config, error) {
 	rc, err := c.restConfig()
 	if err != nil {
 		return nil, nil, err
 	}
-	core := rest.CopyConfig(rc)
-	core.APIPath = "/api"
-	core.GroupVersion = &v1.SchemeGroupVersion
-	core.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
-	cs, err := rest.RESTClientFor(core)
+	cs, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s %s: %w", c.serverFrom, c.server, err)
 	}

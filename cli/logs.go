@@ -72,7 +72,7 @@ func runLogs(ctx context.Context, c *apiClient, f logsFlags, pod string, stdout,
 		tail := int64(f.tail)
 		opts.TailLines = &tail
 	}
-	body, err := podLogs(ctx, cs, f.namespace, pod, opts)
+	body, err := cs.CoreV1().Pods(f.namespace).GetLogs(pod, opts).Stream(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil

@@ -14,8 +14,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
 )
 
 // tablePrinter prints the server's Table rows as kubectl does: the
@@ -125,7 +125,7 @@ func cellString(c any) string {
 
 // watchTable prints q's changes from resourceVersion rv as Table rows until
 // ctx ends (nil) or the watch does (an error).
-func (c *apiClient) watchTable(ctx context.Context, cs *rest.RESTClient, q getQuery, rv string, p *tablePrinter) error {
+func (c *apiClient) watchTable(ctx context.Context, cs *kubernetes.Clientset, q getQuery, rv string, p *tablePrinter) error {
 	opts := q.watchOptions(rv)
 	body, err := podsRequest(cs, q, "").VersionedParams(&opts, scheme.ParameterCodec).
 		SetHeader("Accept", tableAccept).Stream(ctx)
@@ -160,8 +160,8 @@ func (c *apiClient) watchTable(ctx context.Context, cs *rest.RESTClient, q getQu
 
 // watchObjects prints q's changes from resourceVersion rv as objects until
 // ctx ends (nil) or the watch does (an error).
-func (c *apiClient) watchObjects(ctx context.Context, cs *rest.RESTClient, q getQuery, rv string, po *objectPrinter) error {
-	w, err := watchPodList(ctx, cs, q.namespace, q.watchOptions(rv))
+func (c *apiClient) watchObjects(ctx context.Context, cs *kubernetes.Clientset, q getQuery, rv string, po *objectPrinter) error {
+	w, err := cs.CoreV1().Pods(q.namespace).Watch(ctx, q.watchOptions(rv))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
