@@ -346,6 +346,10 @@ func TestCLIKubeconfigForKubectl(t *testing.T) {
 	}
 	cfg := agentConfigFile(t, b, tokenFile, tlsLines...)
 
+	// berth's own commands find it the same way, trusting its certificate.
+	if out, errOut, err := berthCLIEnv(t, []string{"BERTH_CONFIG=" + cfg}, "get", "pods", "kc", "-o", "name"); err != nil || out != "pod/kc\n" {
+		t.Errorf("berth get pods kc over TLS (BERTH_CONFIG): %v %q %q", err, out, errOut)
+	}
 	out, errOut, err := berthCLIEnv(t, []string{"BERTH_CONFIG=" + cfg}, "kubeconfig")
 	if err != nil || errOut != "" || !strings.Contains(out, "server: "+b.URL("")) {
 		t.Fatalf("berth kubeconfig: %v %q\n%s", err, errOut, out)
