@@ -42,6 +42,12 @@ func TestPrintPodsTable(t *testing.T) {
 	if err := printPods(&out, list, "xml", false, now); err == nil {
 		t.Error("unknown output format accepted")
 	}
+	// A pod known only by its status (get pods --all-nodes) has no
+	// creation time: AGE is kubectl's <unknown>.
+	list.Items[0].CreationTimestamp = metav1.Time{}
+	if row := podRow(&list.Items[0], false, now); row[5] != "<unknown>" {
+		t.Errorf("AGE of a pod without a creation time: %q", row[5])
+	}
 }
 
 // As kubectl: a started sidecar counts in READY (and its restarts in
