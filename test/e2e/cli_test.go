@@ -359,8 +359,26 @@ func TestCLIKubeconfigForKubectl(t *testing.T) {
 	}
 	dir := t.TempDir()
 	writeFile(t, dir, "berth.yaml", out)
-	kubeconfig := filepath.Join(dir, "berth.yaml")
-	waitFor(t, waitLong, "kubectl --kubeconfig FILE get pods lists kc Running", func() (bool, string) {
+	kubectlGetsPod(t, bin, filepath.Join(dir, "berth.yaml"), "kc")
+
+	// The default agent: loopback http, no token; the kubeconfig has no
+	// credentials and kubectl needs none.
+	open := startBerth(t, Options{})
+	writeFile(t, open.Pods, "open.yaml", podYAML("open", Ctr{Name: "app", Args: []string{"sleep"}}))
+	waitPodRunning(t, open.Node, "open", "app")
+	out, errOut, err = berthCLIEnv(t, nil, "kubeconfig", "--server", open.URL(""), "--context", "open")
+	if err != nil || errOut != "" || strings.Contains(out, "token") {
+		t.Fatalf("berth kubeconfig of an open berth: %v %q\n%s", err, errOut, out)
+	}
+	writeFile(t, dir, "open.yaml", out)
+	kubectlGetsPod(t, bin, filepath.Join(dir, "open.yaml"), "open")
+}
+
+// kubectlGetsPod waits until kubectl --kubeconfig kubeconfig get pods
+// lists pod Running.
+func kubectlGetsPod(t *testing.T, bin, kubeconfig, pod string) {
+	t.Helper()
+	waitFor(t, waitLong, "kubectl --kubeconfig FILE get pods lists "+pod+" Running", func() (bool, string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, bin, "--kubeconfig", kubeconfig, "get", "pods")
@@ -368,7 +386,7 @@ func TestCLIKubeconfigForKubectl(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		err := cmd.Run()
-		return err == nil && regexp.MustCompile(`(?m)^kc +1/1 +Running +0 +\S+$`).MatchString(stdout.String()),
+		return err == nil && regexp.MustCompile(`(?m)^`+pod+` +1/1 +Running +0 +\S+$`).MatchString(stdout.String()),
 			fmt.Sprintf("%v %q\n%s", err, stderr.String(), stdout.String())
 	})
 }
