@@ -117,6 +117,12 @@ func (c *apiClient) listTable(ctx context.Context, cs *kubernetes.Clientset, q g
 		}
 		tables = append(tables, t)
 		rv = t.ResourceVersion
+		if rv == "" && len(t.Rows) == 1 { // a GET's one row: its object's version
+			var m metav1.PartialObjectMetadata
+			if json.Unmarshal(t.Rows[0].Object.Raw, &m) == nil {
+				rv = m.ResourceVersion
+			}
+		}
 		return nil
 	}
 	if len(q.names) == 0 {

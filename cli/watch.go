@@ -23,8 +23,8 @@ import (
 // namespace's pods, EVENT first with --output-watch-events (ADDED for the
 // list's rows); wide adds berth's SOURCE and ORIGIN (the pod's
 // annotations) last. It prints the header before the first row, and no
-// MODIFIED row identical to the last one printed for the same pod (a
-// change to what no column shows); a DELETED row always, as kubectl.
+// watch row identical to the last one printed for the same pod (a change
+// to what no column shows); a DELETED row always, as kubectl.
 type tablePrinter struct {
 	t                   *table
 	wide, allNS, events bool
@@ -86,7 +86,7 @@ func (p *tablePrinter) print(t *metav1.Table, event string) error {
 		}
 		key, line := m.Namespace+"/"+m.Name, strings.Join(row, "\x00")
 		switch {
-		case event == string(watch.Modified) && p.last[key] == line:
+		case event != "" && event != string(watch.Deleted) && p.last[key] == line:
 			continue
 		case event == string(watch.Deleted):
 			delete(p.last, key)

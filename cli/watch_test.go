@@ -141,3 +141,44 @@ func TestGetPodsWatchEventsAndJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestGetPodWatchByName(t *testing.T) {
+	a := newCLIAPI(t)
+	a.addPod(t, "default", "a", "app")
+	a.addPod(t, "default", "b", "app")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := &lineWriter{lines: make(chan string, 100)}
+	done := make(chan error, 1)
+	go func() {
+		done <- getPods(ctx, &apiClient{locator{server: a.url, tokenFile: a.tokenFile}}, getFlags{watch: true}, []string{"b"}, out, io.Discard)
+	}()
+	if f := strings.Fields(nextLine(t, out.lines)); f[0] != "NAME" {
+		t.Fatalf("header %v", f)
+	}
+	if f := rowFields(t, out.lines); f[0] != "b" || f[2] != "Running" {
+		t.Fatalf("row %v", f)
+	}
+	for _, key := range []string{"default/a", "default/b"} {
+		if _, err := a.st.UpdatePod(key, func(p *model.Pod) bool {
+			p.Status.Phase = v1.PodFailed
+			p.Status.ContainerStatuses = nil
+			return true
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// b's change only: a's is not watched, b's row is not repeated.
+	if f := rowFields(t, out.lines); f[0] != "b" || f[2] != "Failed" {
+		t.Fatalf("changed row %v", f)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case l := <-out.lines:
+		t.Errorf("extra line %q", l)
+	default:
+	}
+}
