@@ -76,7 +76,7 @@ func (c *apiClient) stream(req *http.Request, timeout time.Duration) (*http.Resp
 		if ctxErr := req.Context().Err(); ctxErr != nil {
 			return nil, ctxErr
 		}
-		return nil, fmt.Errorf("%w at %s: %v", errUnreachable, c.server, err)
+		return nil, c.errUnreachable(err)
 	}
 	if resp.StatusCode == http.StatusUnauthorized {
 		resp.Body.Close()

@@ -77,7 +77,7 @@ func (c *apiClient) kubeError(ctx context.Context, err error) error {
 		}
 		return fmt.Errorf("Error from server (%s): %s", s.Reason, s.Message)
 	}
-	return fmt.Errorf("%w at %s: %v", errUnreachable, c.server, err)
+	return c.errUnreachable(err)
 }
 
 // upgradeStatus reports whether err is a refused upgrade with the server's

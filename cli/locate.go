@@ -179,3 +179,16 @@ func (l *locator) errUnauthorized() error {
 	return fmt.Errorf("the server at %s refused the token in %s (from %s) (401 Unauthorized): "+
 		"pass a token of its server.token_file by --token-file FILE or %s=FILE", l.server, l.tokenFile, l.tokenFrom, envTokenFile)
 }
+
+// errUnreachable is a failure to get an answer from the located server,
+// naming where its URL came from unless the --server flag gave it.
+func (l *locator) errUnreachable(err error) error {
+	switch l.serverFrom {
+	case "--server":
+		return fmt.Errorf("%w at %s: %v", errUnreachable, l.server, err)
+	case "the default":
+		return fmt.Errorf("%w at %s (the default; pass --server URL, set %s=URL, or name the agent's config by --config FILE or %s): %v",
+			errUnreachable, l.server, envServer, envConfig, err)
+	}
+	return fmt.Errorf("%w at %s (from %s): %v", errUnreachable, l.server, l.serverFrom, err)
+}

@@ -136,3 +136,18 @@ func TestConfigURL(t *testing.T) {
 		}
 	}
 }
+
+func TestUnreachableNamesWhereTheURLCameFrom(t *testing.T) {
+	isolate(t)
+	closed := closedURL(t)
+	defaultConfigFile = agentConfig(t, "n1", closed, "")
+	_, _, err := runCLI(t, "get", "pods")
+	if want := "cannot reach berth at " + closed + " (from server.address of " + defaultConfigFile + "): "; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("from the config: %v, want %q...", err, want)
+	}
+	t.Setenv(envServer, closed)
+	_, _, err = runCLI(t, "logs", "web")
+	if want := "cannot reach berth at " + closed + " (from BERTH_SERVER): "; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("from BERTH_SERVER: %v, want %q...", err, want)
+	}
+}
