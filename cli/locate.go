@@ -83,14 +83,14 @@ func (l *locator) resolve() error {
 		}
 	}
 	if l.cfg != nil {
-		where := "the agent's configuration"
+		where := "the agent's configuration (its defaults and BERTH_ variables)"
 		if l.cfgFile != "" {
-			where = l.cfgFile
+			where = "the agent's configuration " + l.cfgFile
 		}
 		tls := l.cfg.TLSCertFile != ""
 		own := configURL(l.cfg.ServerAddress, l.cfg.ServerPort, tls)
 		if l.server == "" {
-			l.server, l.serverFrom = own, "server.address of "+where
+			l.server, l.serverFrom = own, "server.address and server.port of "+where
 		}
 		// The agent's token goes to the agent only, never to another
 		// server named by --server or $BERTH_SERVER.
@@ -146,6 +146,9 @@ func (l *locator) loadConfig() error {
 	cfg, err := config.Load(fs)
 	if err != nil {
 		return fmt.Errorf("%w\n(the agent's configuration, read to find the server; pass --server and --token-file to skip it)", err)
+	}
+	for _, w := range cfg.Warnings { // a mistyped key may be why the server is not found
+		fmt.Fprintln(os.Stderr, "berth: warning:", w)
 	}
 	l.cfg, l.cfgFile = cfg, path
 	return nil

@@ -142,7 +142,7 @@ func TestUnreachableNamesWhereTheURLCameFrom(t *testing.T) {
 	closed := closedURL(t)
 	defaultConfigFile = agentConfig(t, "n1", closed, "")
 	_, _, err := runCLI(t, "get", "pods")
-	if want := "cannot reach berth at " + closed + " (from server.address of " + defaultConfigFile + "): "; err == nil || !strings.HasPrefix(err.Error(), want) {
+	if want := "cannot reach berth at " + closed + " (from server.address and server.port of the agent's configuration " + defaultConfigFile + "): "; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("from the config: %v, want %q...", err, want)
 	}
 	t.Setenv(envServer, closed)
