@@ -23,7 +23,7 @@ func describeCmd() *cobra.Command {
 	var c apiClient
 	var ns string
 	cmd := &cobra.Command{
-		Use:   "describe [pod] POD [-n NAMESPACE]",
+		Use:   "describe [pod] POD | pod/POD [-n NAMESPACE]",
 		Short: "Show a pod in detail, with its containers and recent events, as kubectl describe does",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if _, err := describeTarget(args); err != nil {
@@ -78,13 +78,26 @@ func isPodKind(s string) bool { return s == "pod" || s == "pods" || s == "po" }
 func describeTarget(args []string) (string, error) {
 	switch {
 	case len(args) == 1 && !isPodKind(args[0]):
-		return args[0], nil
+		return podArg(args[0])
 	case len(args) == 2 && isPodKind(args[0]):
 		return args[1], nil
 	case len(args) == 2:
 		return "", fmt.Errorf("describe: berth describes pods only, not %q", args[0])
 	}
-	return "", fmt.Errorf("describe: want POD or pod POD, got %d argument(s)", len(args))
+	return "", fmt.Errorf("describe: want POD, pod/POD or pod POD, got %d argument(s)", len(args))
+}
+
+// podArg is the pod a POD argument names: NAME or, as kubectl takes it,
+// pod/NAME (pods/, po/).
+func podArg(arg string) (string, error) {
+	kind, name, ok := strings.Cut(arg, "/")
+	if !ok {
+		return arg, nil
+	}
+	if !isPodKind(kind) || name == "" {
+		return "", fmt.Errorf("%q: berth takes pods only (POD or pod/POD)", arg)
+	}
+	return name, nil
 }
 
 // describeWriter writes "key:\tvalue" lines at an indent level into a

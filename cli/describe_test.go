@@ -179,7 +179,7 @@ func TestDescribeCommand(t *testing.T) {
 	a.addPod(t, "default", "web", "app")
 	a.ev.Record(events.Event{Time: time.Now(), Namespace: "default", Pod: "web", Container: "app", Type: events.Normal, Reason: "Started", Message: "Started container app"})
 	a.ev.Record(events.Event{Time: time.Now(), Namespace: "default", Pod: "other", Type: events.Normal, Reason: "Killing", Message: "not this pod"})
-	for _, args := range [][]string{{"describe", "web"}, {"describe", "pod", "web"}, {"describe", "pods", "web", "-n", "default"}} {
+	for _, args := range [][]string{{"describe", "web"}, {"describe", "pod", "web"}, {"describe", "pods", "web", "-n", "default"}, {"describe", "pod/web"}} {
 		out, _, err := runCLI(t, append(args, a.flags()...)...)
 		if err != nil {
 			t.Fatalf("berth %s: %v", strings.Join(args, " "), err)

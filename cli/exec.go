@@ -31,7 +31,7 @@ func execCmd() *cobra.Command {
 	var c apiClient
 	var f execFlags
 	cmd := &cobra.Command{
-		Use:   "exec POD [-c CONTAINER] [-n NAMESPACE] [-i] [-t] -- COMMAND [ARG...]",
+		Use:   "exec POD|pod/POD [-c CONTAINER] [-n NAMESPACE] [-i] [-t] -- COMMAND [ARG...]",
 		Short: "Run a command in a container of a pod, through berth's API",
 		Long: "Run a command in a running container of a pod (pods/exec, as kubectl exec: WebSocket, else SPDY),\n" +
 			"streaming stdin (-i), stdout and stderr, with a terminal (-t); berth exec exits with the\n" +
@@ -42,7 +42,11 @@ func execCmd() *cobra.Command {
 			if dash := cmd.ArgsLenAtDash(); dash > 1 {
 				return fmt.Errorf("exec: one POD before --, got %q", args[:dash])
 			}
-			return runExec(cmd.Context(), &c, f, args[0], args[1:], stdio{os.Stdin, os.Stdout, os.Stderr})
+			pod, err := podArg(args[0])
+			if err != nil {
+				return err
+			}
+			return runExec(cmd.Context(), &c, f, pod, args[1:], stdio{os.Stdin, os.Stdout, os.Stderr})
 		},
 	}
 	c.addFlags(cmd.Flags())

@@ -73,3 +73,19 @@ func TestExecCommand(t *testing.T) {
 		t.Errorf("exec without a token: %v", err)
 	}
 }
+
+func TestExecTakesPodSlashName(t *testing.T) {
+	isolate(t)
+	a := newCLIAPI(t)
+	a.addPod(t, "default", "web", "app")
+	a.runContainer(t, "default", "web", "app")
+	// berth exec writes to the process's stdout: only the outcome here.
+	if _, _, err := runCLI(t, append(append([]string{"exec", "pod/web"}, a.flags()...), "--", "exit", "4")...); err == nil {
+		t.Error("exec pod/web -- exit 4: no error")
+	} else if code, ok := remoteExit(err); !ok || code != 4 {
+		t.Errorf("exec pod/web -- exit 4: %v", err)
+	}
+	if _, _, err := runCLI(t, append(append([]string{"exec", "svc/web"}, a.flags()...), "--", "echo")...); err == nil || !strings.Contains(err.Error(), "pods only") {
+		t.Errorf("exec svc/web: %v", err)
+	}
+}

@@ -89,7 +89,11 @@ func (l *locator) resolve() error {
 		}
 		tls := l.cfg.TLSCertFile != ""
 		own := configURL(l.cfg.ServerAddress, l.cfg.ServerPort, tls)
-		if l.server == "" {
+		switch {
+		case l.server != "":
+		case l.cfgFile == "" && own == defaultServer:
+			l.server, l.serverFrom = own, "the default"
+		default:
 			l.server, l.serverFrom = own, "server.address and server.port of "+where
 		}
 		// The agent's token goes to the agent only, never to another

@@ -32,6 +32,9 @@ func TestLogsCommand(t *testing.T) {
 		{[]string{"logs", "web", "-c", "b"}, "b line\n", ""},
 		{[]string{"logs", "web", "-c", "a", "--previous"}, "a attempt 0\n", ""},
 		{[]string{"logs", "web", "-c", "a", "-p", "--tail", "5", "--timestamps"}, "a attempt 0\n", ""},
+		{[]string{"logs", "pod/solo"}, "solo line\n", ""},
+		{[]string{"logs", "po/web", "-c", "b", "--limit-bytes", "4"}, "b li", ""},
+		{[]string{"logs", "solo", "--since", "1h"}, "solo line\n", ""},
 	} {
 		out, errOut, err := runCLI(t, append(tc.args, a.flags()...)...)
 		if err != nil || out != tc.out || errOut != tc.errNote {
@@ -46,6 +49,11 @@ func TestLogsCommand(t *testing.T) {
 	if _, _, err := runCLI(t, append([]string{"logs", "web", "-c", "b", "-p"}, a.flags()...)...); err == nil ||
 		!strings.Contains(err.Error(), "previous terminated container") {
 		t.Errorf("no previous instance: %v", err)
+	}
+	for _, bad := range [][]string{{"svc/web"}, {"web", "--since-time", "yesterday"}, {"web", "--since", "1h", "--since-time", "2026-01-01T00:00:00Z"}} {
+		if _, _, err := runCLI(t, append(append([]string{"logs"}, bad...), a.flags()...)...); err == nil {
+			t.Errorf("berth logs %v: no error", bad)
+		}
 	}
 	if _, _, err := runCLI(t, "logs", "web", "--server", a.url); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Errorf("without --token-file: %v, want the server's 401", err)
