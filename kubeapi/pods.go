@@ -71,6 +71,7 @@ func (a *API) servedPod(p *model.Pod) *v1.Pod {
 }
 
 func (a *API) podsResource() *resource {
+	term := newTerminating(a.o.Clock)
 	return &resource{
 		name: "pods", singular: "pod", kind: "Pod", shortNames: []string{"po"}, namespaced: true,
 		apiVersion: "v1", listKind: "PodList",
@@ -80,11 +81,23 @@ func (a *API) podsResource() *resource {
 			if err != nil {
 				return nil, err
 			}
-			out := make([]item, len(pods))
+			ctrs, err := a.o.Store.Containers(ws)
+			if err != nil {
+				return nil, err
+			}
+			out := make([]item, len(pods), len(pods)+1)
 			for i, p := range pods {
 				out[i] = item{key: p.Key, render: func() object { return a.servedPod(p) }, ident: p, source: p.Source}
 			}
+			for _, g := range term.update(pods, ctrs) {
+				out = append(out, item{key: g.p.Key, render: func() object { return a.terminatingPod(g) }, ident: g, source: g.p.Source})
+			}
 			return out, nil
+		},
+		gone: func(o object) {
+			if o.GetDeletionTimestamp() == nil {
+				o.SetDeletionTimestamp(&metav1.Time{Time: a.o.Clock.Now()})
+			}
 		},
 		fields: func(o runtime.Object) fields.Set {
 			p := o.(*v1.Pod)
@@ -96,6 +109,17 @@ func (a *API) podsResource() *resource {
 		columns: podColumns,
 		cells:   podCells,
 	}
+}
+
+// terminatingPod is g's pod as served while its containers stop: with
+// deletionTimestamp and its grace period.
+func (a *API) terminatingPod(g *gonePod) object {
+	out := a.servedPod(g.p)
+	out.DeletionTimestamp = &g.at
+	if gp := out.Spec.TerminationGracePeriodSeconds; gp != nil {
+		out.DeletionGracePeriodSeconds = new(*gp)
+	}
+	return out
 }
 
 func boolString(b bool) string {

@@ -18,6 +18,7 @@ func (a *API) addReads() {
 // when namespaced) and its objects under prefix.
 func (a *API) addResource(prefix string, res *resource) {
 	res.tr = newTracker(a.rev)
+	res.tr.gone = res.gone
 	a.resources = append(a.resources, res)
 	a.handle("GET "+prefix+"/"+res.name, AccessRead, a.serveList(res))
 	if res.namespaced {

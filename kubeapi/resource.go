@@ -39,6 +39,9 @@ type resource struct {
 	// columns and cells print the Table; cells gets now for ages.
 	columns []metav1.TableColumnDefinition
 	cells   func(obj runtime.Object, now time.Time) ([]any, []metav1.TableRowCondition)
+	// gone, when set, marks the last state of an object that left the
+	// snapshot, as its DELETED event carries it (a pod's deletionTimestamp).
+	gone func(o object)
 	// apiVersion is the group/version ("v1"), listKind the kind of a
 	// list ("PodList"); zero is an empty object, whose field set names the
 	// supported field labels.

@@ -64,6 +64,8 @@ type revision struct{ n atomic.Uint64 }
 // first.
 type tracker struct {
 	rev *revision
+	// gone, when set, marks the last state a DELETED event carries.
+	gone func(object)
 
 	mu      sync.Mutex
 	cur     map[string]*entry
@@ -124,6 +126,9 @@ func (t *tracker) sync(snapshot func() ([]item, error)) ([]*entry, uint64, error
 		gone := &entry{item: old.item, raw: old.raw, rv: t.rev.n.Add(1)}
 		gone.obj = old.obj.DeepCopyObject().(object)
 		gone.obj.SetResourceVersion(strconv.FormatUint(gone.rv, 10))
+		if t.gone != nil {
+			t.gone(gone.obj)
+		}
 		t.record(change{typ: WatchDeleted, rv: gone.rv, old: old, cur: gone})
 		delete(t.cur, k)
 	}

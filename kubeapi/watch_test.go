@@ -221,3 +221,80 @@ func TestWatchTable(t *testing.T) {
 		t.Fatalf("second event: %s %s (%v)", typ, obj, err)
 	}
 }
+
+// TestWatchDeletedPodIsTerminating: a pod the store dropped while its
+// container runs is served Terminating (deletionTimestamp at the API's
+// clock) until the container is gone, then DELETED with that stamp; a pod
+// without containers is DELETED at once, stamped too, so kubectl's printPod
+// shows both Terminating.
+func TestWatchDeletedPodIsTerminating(t *testing.T) {
+	f := newFixture(t, Options{})
+	web := f.pod(t, "file", "default", "web", nil, running("10.0.0.2"))
+	f.pod(t, "file", "default", "db", nil, v1.PodStatus{})
+	if _, err := f.st.UpsertContainer(&model.Container{ID: "c1", PodKey: web.Key, PodUID: string(web.Spec.UID),
+		Name: "app", State: model.StateRunning, Seq: f.st.Seq()}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	pods := f.cs.CoreV1().Pods("default")
+	l, err := pods.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := pods.Watch(ctx, metav1.ListOptions{ResourceVersion: l.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	tab, _ := rawWatch(t, f, "/api/v1/namespaces/default/pods?watch=true&resourceVersion="+l.ResourceVersion,
+		"application/json;as=Table;v=v1;g=meta.k8s.io,application/json")
+	status := func(obj json.RawMessage) string {
+		var tb metav1.Table
+		if err := json.Unmarshal(obj, &tb); err != nil || len(tb.Rows) != 1 {
+			t.Fatalf("not a one-row Table: %s", obj)
+		}
+		return tb.Rows[0].Cells[2].(string)
+	}
+
+	f.clk.Step(time.Minute)
+	deletedAt := t0.Add(time.Minute)
+	if err := f.st.DeletePod("default/db"); err != nil {
+		t.Fatal(err)
+	}
+	ev := next(t, w)
+	if p := ev.Object.(*v1.Pod); ev.Type != watch.Deleted || p.Name != "db" || p.DeletionTimestamp == nil || !p.DeletionTimestamp.Time.Equal(deletedAt) {
+		t.Fatalf("want DELETED db stamped %v, got %s %+v", deletedAt, ev.Type, ev.Object.(*v1.Pod).ObjectMeta)
+	}
+	if typ, obj := nextRaw(t, tab); typ != WatchDeleted || status(obj) != "Terminating" {
+		t.Fatalf("Table: want DELETED db Terminating, got %s %s", typ, obj)
+	}
+
+	if err := f.st.DeletePod("default/web"); err != nil {
+		t.Fatal(err)
+	}
+	ev = next(t, w)
+	if p := ev.Object.(*v1.Pod); ev.Type != watch.Modified || p.Name != "web" || p.DeletionTimestamp == nil || !p.DeletionTimestamp.Time.Equal(deletedAt) {
+		t.Fatalf("want MODIFIED web stamped %v while its container runs, got %s %+v", deletedAt, ev.Type, ev.Object.(*v1.Pod).ObjectMeta)
+	}
+	if typ, obj := nextRaw(t, tab); typ != WatchModified || status(obj) != "Terminating" {
+		t.Fatalf("Table: want MODIFIED web Terminating, got %s %s", typ, obj)
+	}
+	if p, err := pods.Get(ctx, "web", metav1.GetOptions{}); err != nil || p.DeletionTimestamp == nil {
+		t.Fatalf("GET of a terminating pod: %v %v", p, err)
+	}
+
+	f.clk.Step(time.Minute)
+	if err := f.st.DeleteContainer("c1", f.st.Seq()); err != nil {
+		t.Fatal(err)
+	}
+	ev = next(t, w)
+	if p := ev.Object.(*v1.Pod); ev.Type != watch.Deleted || p.Name != "web" || p.DeletionTimestamp == nil || !p.DeletionTimestamp.Time.Equal(deletedAt) {
+		t.Fatalf("want DELETED web stamped when it began terminating, got %s %+v", ev.Type, ev.Object.(*v1.Pod).ObjectMeta)
+	}
+	if typ, obj := nextRaw(t, tab); typ != WatchDeleted || status(obj) != "Terminating" {
+		t.Fatalf("Table: want DELETED web Terminating, got %s %s", typ, obj)
+	}
+	if _, err := pods.Get(ctx, "web", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("GET after the container is gone: %v", err)
+	}
+}
