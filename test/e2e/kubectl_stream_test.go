@@ -2,8 +2,11 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
 	"regexp"
 	"strings"
 	"syscall"
@@ -75,19 +78,25 @@ func TestKubectlStreams(t *testing.T) {
 		k.eventually(t, "crash restarted once", func(r kubectlRun) bool {
 			return r.stdout != "" && r.stdout != "0"
 		}, "get", "pod", "crashy", "-o", `jsonpath={.status.containerStatuses[?(@.name=="crash")].restartCount}`)
-		prev := k.ok(t, "logs", "-p", "crashy", "-c", "crash", "--timestamps")
-		cur := k.ok(t, "logs", "crashy", "-c", "crash", "--timestamps")
-		if !strings.Contains(prev.stdout, " testapp exit starting\n") || !strings.Contains(cur.stdout, " testapp exit starting\n") {
-			t.Fatalf("want the banner of both instances:\n%s\n%s", prev, cur)
+		// Once RESTARTS shows 1, logs -p finds the instance before (a
+		// few seconds allowed: the status and the engine's container list
+		// are read apart), and it printed before the current one (which
+		// may be created and not yet started: retried).
+		first := func(r kubectlRun) (time.Time, bool) {
+			f := strings.Fields(r.stdout)
+			if len(f) < 3 || !strings.Contains(r.stdout, " testapp exit starting\n") {
+				return time.Time{}, false
+			}
+			ts, err := time.Parse(time.RFC3339Nano, f[0])
+			return ts, err == nil
 		}
-		// The previous instance printed before the current one.
-		first := func(r kubectlRun) time.Time {
-			ts, _ := time.Parse(time.RFC3339Nano, strings.Fields(r.stdout)[0])
-			return ts
-		}
-		if !first(prev).Before(first(cur)) {
-			t.Errorf("logs -p (%s) is not older than logs (%s):\n%s\n%s", first(prev), first(cur), prev, cur)
-		}
+		waitFor(t, 10*time.Second, "logs -p older than logs, both with the banner", func() (bool, string) {
+			prev := k.run(t, "", "logs", "-p", "crashy", "-c", "crash", "--timestamps")
+			cur := k.run(t, "", "logs", "crashy", "-c", "crash", "--timestamps")
+			pt, ok1 := first(prev)
+			ct, ok2 := first(cur)
+			return prev.code == 0 && cur.code == 0 && ok1 && ok2 && pt.Before(ct), prev.String() + "\n" + cur.String()
+		})
 	})
 
 	t.Run("exec with piped stdin", func(t *testing.T) {
@@ -97,9 +106,10 @@ func TestKubectlStreams(t *testing.T) {
 		}
 	})
 	t.Run("exec exit code", func(t *testing.T) {
-		r := k.run(t, "", "exec", "web", "-c", "side", "--", "/testapp", "exit", "7")
-		if r.code != 7 || !strings.Contains(r.stderr, "command terminated with exit code 7") {
-			t.Errorf("want exit 7 passed through: %s", r)
+		r := k.run(t, "", "exec", "web", "--", "/testapp", "exit", "7")
+		if r.code != 7 || !strings.Contains(r.stderr, "command terminated with exit code 7") ||
+			!strings.Contains(r.stderr, `Defaulted container "web" out of: web, side`) {
+			t.Errorf("want exit 7 passed through, and the default container's note: %s", r)
 		}
 	})
 	t.Run("exec -it without a terminal", func(t *testing.T) {
@@ -109,59 +119,31 @@ func TestKubectlStreams(t *testing.T) {
 		}
 	})
 	t.Run("exec -it", func(t *testing.T) {
-		master, slave := openPTY(t)
-		setSize(t, master, 100, 37)
-		ctx, cancel := context.WithTimeout(context.Background(), waitLong)
-		defer cancel()
-		cmd := k.command(ctx, k.kubeconfig, "exec", "-it", "web", "-c", "side", "--", "/testapp", "size")
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		slave.Close()
-		out := &testutil.SyncBuffer{}
-		copied := make(chan struct{})
-		go func() {
-			defer close(copied)
-			_, _ = io.Copy(out, master)
-		}()
+		p := k.startPTY(t, 100, 37, "exec", "-it", "web", "-c", "side", "--", "/testapp", "size")
 		waitFor(t, 30*time.Second, "the terminal's size in the container", func() (bool, string) {
-			return strings.Contains(out.String(), "size 100x37\r\n"), out.String()
+			return strings.Contains(p.out.String(), "size 100x37\r\n"), p.out.String()
 		})
-		setSize(t, master, 120, 40)
+		setSize(t, p.master, 120, 40)
 		waitFor(t, 30*time.Second, "the resize in the container", func() (bool, string) {
-			return strings.Contains(out.String(), "size 120x40\r\n"), out.String()
+			return strings.Contains(p.out.String(), "size 120x40\r\n"), p.out.String()
 		})
-		if _, err := master.Write([]byte("q\r")); err != nil {
+		if _, err := p.master.Write([]byte("q\r")); err != nil {
 			t.Fatal(err)
 		}
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("kubectl exec -it: %v; output %q", err, out.String())
+		if code := p.wait(t); code != 0 {
+			t.Errorf("kubectl exec -it: exit %d; output %q", code, p.out.String())
 		}
-		<-copied
 	})
 	t.Run("exec -it isatty", func(t *testing.T) {
-		master, slave := openPTY(t)
-		ctx, cancel := context.WithTimeout(context.Background(), waitLong)
-		defer cancel()
-		cmd := k.command(ctx, k.kubeconfig, "exec", "-it", "web", "-c", "side", "--", "/testapp", "isatty")
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
+		p := k.startPTY(t, 80, 24, "exec", "-it", "web", "-c", "side", "--", "/testapp", "isatty")
+		if code := p.wait(t); code != 0 || !strings.Contains(p.out.String(), "stdin=true stdout=true stderr=true") {
+			t.Errorf("kubectl exec -it isatty: exit %d; output %q", code, p.out.String())
 		}
-		slave.Close()
-		out := &testutil.SyncBuffer{}
-		copied := make(chan struct{})
-		go func() {
-			defer close(copied)
-			_, _ = io.Copy(out, master)
-		}()
-		err := cmd.Wait()
-		<-copied
-		if err != nil || !strings.Contains(out.String(), "stdin=true stdout=true stderr=true") {
-			t.Errorf("kubectl exec -it isatty: %v; output %q", err, out.String())
+	})
+	t.Run("exec -it exit code", func(t *testing.T) {
+		p := k.startPTY(t, 80, 24, "exec", "-it", "web", "-c", "side", "--", "/testapp", "exit", "5")
+		if code := p.wait(t); code != 5 {
+			t.Errorf("kubectl exec -it: exit %d, want 5; output %q", code, p.out.String())
 		}
 	})
 
@@ -177,4 +159,48 @@ func TestKubectlStreams(t *testing.T) {
 		}
 		s.interrupt(t)
 	})
+}
+
+// ptyRun is a kubectl running on a pseudo-terminal of its own (its
+// controlling terminal), the terminal's output gathered in out.
+type ptyRun struct {
+	cmd    *exec.Cmd
+	master *os.File
+	out    *testutil.SyncBuffer
+	copied chan struct{}
+	cancel context.CancelFunc
+}
+
+// startPTY starts kubectl args on a new terminal of w x h.
+func (k *kubectlEnv) startPTY(t *testing.T, w, h uint16, args ...string) *ptyRun {
+	t.Helper()
+	master, slave := openPTY(t)
+	setSize(t, master, w, h)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	t.Cleanup(cancel)
+	cmd := k.command(ctx, k.kubeconfig, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	slave.Close()
+	p := &ptyRun{cmd: cmd, master: master, out: &testutil.SyncBuffer{}, copied: make(chan struct{}), cancel: cancel}
+	go func() {
+		defer close(p.copied)
+		_, _ = io.Copy(p.out, master) // ends with EIO once kubectl is gone
+	}()
+	return p
+}
+
+// wait returns kubectl's exit code once it and its output have ended.
+func (p *ptyRun) wait(t *testing.T) int {
+	t.Helper()
+	err := p.cmd.Wait()
+	<-p.copied
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatalf("kubectl on a terminal: %v; output %q", err, p.out.String())
+	}
+	return p.cmd.ProcessState.ExitCode()
 }
