@@ -87,6 +87,9 @@ type Config struct {
 	TokenFile     string
 	TLSCertFile   string
 	TLSKeyFile    string
+	// TLSSelfSigned serves https with a certificate berth generates under
+	// root_dir/pki (see ServingCertFiles), as the kubelet self-signs one.
+	TLSSelfSigned bool
 	// NodeLogsDir is the directory served at /logs/ (admin only), as the
 	// kubelet serves /var/log; empty serves nothing.
 	NodeLogsDir string
@@ -188,6 +191,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("server.token_file", "")
 	v.SetDefault("server.tls.cert_file", "")
 	v.SetDefault("server.tls.key_file", "")
+	v.SetDefault("server.tls.self_signed", false)
 	v.SetDefault("server.node_logs_dir", "/var/log")
 	v.SetDefault("cadvisor.enabled", true)
 	v.SetDefault("cadvisor.housekeeping", "10s")
@@ -392,6 +396,7 @@ func fromViper(v *viper.Viper) (*Config, error) {
 		TokenFile:             v.GetString("server.token_file"),
 		TLSCertFile:           v.GetString("server.tls.cert_file"),
 		TLSKeyFile:            v.GetString("server.tls.key_file"),
+		TLSSelfSigned:         p.boolean("server.tls.self_signed"),
 		NodeLogsDir:           v.GetString("server.node_logs_dir"),
 		CadvisorEnabled:       p.boolean("cadvisor.enabled"),
 		CadvisorHousekeeping:  p.duration("cadvisor.housekeeping", time.Second),
@@ -451,6 +456,9 @@ func fromViper(v *viper.Viper) (*Config, error) {
 	}
 	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
 		p.errs = append(p.errs, "server.tls: cert_file and key_file must be set together")
+	}
+	if c.TLSSelfSigned && (c.TLSCertFile != "" || c.TLSKeyFile != "") {
+		p.errs = append(p.errs, "server.tls.self_signed: true and server.tls.cert_file/key_file exclude each other: berth either generates its certificate or serves the one given; drop one")
 	}
 	if c.HTTPURL != "" && !strings.HasPrefix(c.HTTPURL, "http://") && !strings.HasPrefix(c.HTTPURL, "https://") {
 		p.errs = append(p.errs, fmt.Sprintf("sources.http.url: %q must be an http:// or https:// URL", c.HTTPURL))
