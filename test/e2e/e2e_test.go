@@ -222,6 +222,11 @@ func TestInvalidManifestRejected(t *testing.T) {
 	l1 := logLine(t, b, "noimage.yaml", "default/noimage", "spec.containers[0].image")
 	l2 := logLine(t, b, "typo.yaml", "default/typo", "imagee")
 	t.Logf("rejections:\n%s\n%s", l1, l2)
+	for _, pod := range []string{"noimage", "typo"} {
+		if len(fidRejectedLines(b.LogText(), pod)) == 0 {
+			t.Errorf("the fidelity tests' fidRejected misses the informer's rejection of %s", pod)
+		}
+	}
 
 	waitFor(t, 10*time.Second, "berth_manifest_errors_total{source=\"file\"} >= 2", func() (bool, string) {
 		m, err := b.Metrics()

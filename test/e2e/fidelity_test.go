@@ -679,16 +679,21 @@ func fidPIDNamespace(ns string) []string {
 // pod's manifest (the pod would never appear).
 func fidRejected(t *testing.T, b *Berth, pod string) {
 	t.Helper()
+	if lines := fidRejectedLines(b.LogText(), pod); len(lines) > 0 {
+		t.Fatalf("berth rejected the manifest of %s:\n%s", pod, strings.Join(lines, "\n"))
+	}
+}
+
+// fidRejectedLines are the lines of log rejecting pod's manifest (the
+// informer logs them, once each).
+func fidRejectedLines(log, pod string) []string {
 	var lines []string
-	for _, line := range strings.Split(b.LogText(), "\n") {
-		if strings.Contains(line, "manifest rejected") && strings.Contains(line, "default/"+pod+":") &&
-			!strings.Contains(line, "component=source-informer") {
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, "manifest rejected") && strings.Contains(line, "default/"+pod+":") {
 			lines = append(lines, line)
 		}
 	}
-	if len(lines) > 0 {
-		t.Fatalf("berth rejected the manifest of %s:\n%s", pod, strings.Join(lines, "\n"))
-	}
+	return lines
 }
 
 func fidLogs(id string) ([]byte, error) {
