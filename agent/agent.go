@@ -63,6 +63,9 @@ type Agent struct {
 	api        *server.Server
 	kubeNode   kubeNode // the Kubernetes API's node object, set by Run
 
+	// certFile and keyFile serve the API over https ("": plain http).
+	certFile, keyFile string
+
 	// stopProbes ends the probe workers, which live beyond any one
 	// reconcile; Run calls it on its way out.
 	stopProbes context.CancelFunc
@@ -105,6 +108,9 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Agent, err error) {
 
 	clk := clock.RealClock{}
 	a.clock = clk
+	if a.certFile, a.keyFile, err = servingCert(cfg, clk, log); err != nil {
+		return nil, err
+	}
 	m := metrics.New()
 	a.metrics = m
 	// The queue comes first: the store and the prober report changes to it,
@@ -313,8 +319,8 @@ func (a *Agent) Run(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		var err error
-		if cfg.TLSCertFile != "" {
-			err = srv.ServeTLS(ln, cfg.TLSCertFile, cfg.TLSKeyFile)
+		if a.certFile != "" {
+			err = srv.ServeTLS(ln, a.certFile, a.keyFile)
 		} else {
 			err = srv.Serve(ln)
 		}
@@ -330,7 +336,11 @@ func (a *Agent) Run(ctx context.Context) error {
 		_ = srv.Shutdown(sctx)
 		return nil
 	})
-	log.Info("berth starting", "version", config.Version, "node", cfg.NodeName, "api", "http://"+ln.Addr().String(), "pods", cfg.FilePath)
+	scheme := "http://"
+	if a.certFile != "" {
+		scheme = "https://"
+	}
+	log.Info("berth starting", "version", config.Version, "node", cfg.NodeName, "api", scheme+ln.Addr().String(), "pods", cfg.FilePath)
 
 	if err := a.stats.Start(ctx); err != nil {
 		log.Warn("container stats unavailable; /stats/summary, /spec and /metrics/cadvisor answer 503", "err", err)
