@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
 
 	"github.com/berth-dev/berth/agent"
@@ -20,7 +21,7 @@ func runCmd() *cobra.Command {
 		Short: "Run the agent: watch the sources and keep their pods running on Docker",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := config.Load(cmd.Flags())
+			cfg, err := loadRunConfig(cmd.Flags())
 			if err != nil {
 				return err
 			}
@@ -30,7 +31,25 @@ func runCmd() *cobra.Command {
 		},
 	}
 	config.BindFlags(cmd.Flags())
+	cmd.Flags().Lookup("config").Usage = "configuration file (YAML, JSON or TOML; default: $" + envConfig + ", else " + defaultConfigFile + " if it exists)"
 	return cmd
+}
+
+// loadRunConfig loads the agent's configuration from the file the client
+// commands read too (--config, else $BERTH_CONFIG, else
+// /etc/berth/config.yaml if it exists), then BERTH_ variables and flags.
+func loadRunConfig(fs *pflag.FlagSet) (*config.Config, error) {
+	l := &locator{configFile: fs.Lookup("config").Value.String()}
+	path, _, err := l.configFilePath()
+	if err != nil {
+		return nil, err
+	}
+	if path != "" {
+		if err := fs.Set("config", path); err != nil {
+			return nil, err
+		}
+	}
+	return config.Load(fs)
 }
 
 func newLogger(cfg *config.Config) *slog.Logger {
