@@ -60,7 +60,9 @@ func TestClusterCommands(t *testing.T) {
 	}
 
 	// n1 reports web Running; n2 is not registered and has a desired pod.
-	status, _ := json.Marshal(v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{{Name: "a", Ready: true}}})
+	// As kubectl, READY counts a ready container only when it runs.
+	status, _ := json.Marshal(v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{{Name: "a", Ready: true,
+		State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}}}})
 	e.Put("/registry/hosts/n1/status/default/web", string(status))
 	e.Put("/registry/hosts/n1/status/default/fromfile", string(status))
 	e.Put("/registry/hosts/n2/pods/default/lost", "apiVersion: v1\nkind: Pod\nmetadata: {name: lost}\nspec:\n  containers: [{name: a, image: 'img:1'}]\n")

@@ -15,72 +15,88 @@ import (
 	"github.com/berth-dev/berth/model"
 )
 
-func TestPrintPodsTable(t *testing.T) {
-	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	list := &v1.PodList{Items: []v1.Pod{{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", CreationTimestamp: metav1.Time{Time: now.Add(-3 * time.Minute)},
-			Annotations: map[string]string{"berth.io/source": "file", "berth.io/origin": "/etc/berth/pods/web.yaml"}},
-		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "a"}, {Name: "b"}}},
-		Status: v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{
-			{Name: "a", Ready: true, RestartCount: 2, State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}},
-			{Name: "b", RestartCount: 1, State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}},
-		}},
-	}}}
-	var out bytes.Buffer
-	if err := printPods(&out, list, "wide", false, now); err != nil {
+// allNodeRows prints pods as get pods --all-nodes does (out "" or
+// "wide", every namespace) and returns the header and the rows by NAME.
+func allNodeRows(t *testing.T, out string, now time.Time, pods ...v1.Pod) ([]string, map[string][]string) {
+	t.Helper()
+	var buf, errBuf bytes.Buffer
+	if err := printAllNodePods(&buf, &errBuf, &v1.PodList{Items: pods}, outputFormat{kind: out}, getQuery{allNS: true}, now); err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 2 || !strings.HasPrefix(lines[0], "NAMESPACE") {
-		t.Fatalf("table:\n%s", out.String())
+	lines := strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")
+	split := regexp.MustCompile(`\s{2,}`).Split
+	header, rows := split(lines[0], -1), map[string][]string{}
+	for _, l := range lines[1:] {
+		f := split(l, -1)
+		rows[f[slices.Index(header, "NAME")]] = f
 	}
-	for _, want := range []string{"web", "1/2", "CrashLoopBackOff", "3", "3m", "file", "/etc/berth/pods/web.yaml"} {
-		if !strings.Contains(lines[1], want) {
-			t.Errorf("row %q lacks %q", lines[1], want)
-		}
+	return header, rows
+}
+
+// get pods --all-nodes prints the API's pod Table (kubeapi.PodTable) with
+// NODE first: kubectl's columns, RESTARTS with the last restart's age,
+// AGE <unknown> for a pod known only by its status, whose READY counts
+// its statuses' containers.
+func TestPrintAllNodePods(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	web := v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", CreationTimestamp: metav1.Time{Time: now.Add(-3 * time.Minute)},
+			Annotations: map[string]string{"berth.io/source": "file", "berth.io/origin": "/etc/berth/pods/web.yaml"}},
+		Spec: v1.PodSpec{NodeName: "n1", Containers: []v1.Container{{Name: "a"}, {Name: "b"}}},
+		Status: v1.PodStatus{Phase: v1.PodRunning, PodIP: "10.0.0.5", ContainerStatuses: []v1.ContainerStatus{
+			{Name: "a", Ready: true, RestartCount: 2, State: v1.ContainerState{Running: &v1.ContainerStateRunning{}},
+				LastTerminationState: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{FinishedAt: metav1.Time{Time: now.Add(-62 * time.Second)}}}},
+			{Name: "b", RestartCount: 1, State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}},
+		}},
 	}
-	if err := printPods(&out, list, "xml", false, now); err == nil {
-		t.Error("unknown output format accepted")
+	statusOnly := v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "fromfile", Namespace: "kube-system"}, Spec: v1.PodSpec{NodeName: "n2"},
+		Status: v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{
+			{Name: "app", Ready: true, State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}}}}}
+
+	h, rows := allNodeRows(t, "wide", now, web, statusOnly)
+	if got := strings.Join(h, ","); got != "NODE,NAMESPACE,NAME,READY,STATUS,RESTARTS,AGE,IP,NOMINATED NODE,READINESS GATES,SOURCE,ORIGIN" {
+		t.Fatalf("wide header %s", got)
 	}
-	// A pod known only by its status (get pods --all-nodes) has no
-	// creation time: AGE is kubectl's <unknown>.
-	list.Items[0].CreationTimestamp = metav1.Time{}
-	if row := podRow(&list.Items[0], false, now); row[5] != "<unknown>" {
-		t.Errorf("AGE of a pod without a creation time: %q", row[5])
+	if got, want := strings.Join(rows["web"], ","), "n1,default,web,1/2,CrashLoopBackOff,3 (62s ago),3m,10.0.0.5,<none>,<none>,file,/etc/berth/pods/web.yaml"; got != want {
+		t.Errorf("wide web row\n%s, want\n%s", got, want)
+	}
+	h, rows = allNodeRows(t, "", now, web, statusOnly)
+	if got := strings.Join(h, ","); got != "NODE,NAMESPACE,NAME,READY,STATUS,RESTARTS,AGE" {
+		t.Fatalf("header %s", got)
+	}
+	if got, want := strings.Join(rows["fromfile"], ","), "n2,kube-system,fromfile,1/1,Running,0,<unknown>"; got != want {
+		t.Errorf("a pod known by its status: %s, want %s", got, want)
 	}
 }
 
 // As kubectl: a started sidecar counts in READY (and its restarts in
 // RESTARTS) and does not hold the STATUS at Init.
-func TestPodRowCountsSidecars(t *testing.T) {
+func TestAllNodePodsCountSidecars(t *testing.T) {
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	always := v1.ContainerRestartPolicyAlways
 	yes, no := true, false
 	running := v1.ContainerState{Running: &v1.ContainerStateRunning{}}
-	pod := func(init ...v1.ContainerStatus) *v1.Pod {
+	pod := func(name string, init ...v1.ContainerStatus) *v1.Pod {
 		return &v1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
 			Spec: v1.PodSpec{InitContainers: []v1.Container{{Name: "proxy", RestartPolicy: &always}, {Name: "setup"}},
 				Containers: []v1.Container{{Name: "app"}}},
 			Status: v1.PodStatus{Phase: v1.PodPending, InitContainerStatuses: init,
 				ContainerStatuses: []v1.ContainerStatus{{Name: "app", State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "PodInitializing"}}}}},
 		}
 	}
-	initializing := pod(v1.ContainerStatus{Name: "proxy", Started: &yes, Ready: true, RestartCount: 1, State: running},
+	initializing := pod("initializing", v1.ContainerStatus{Name: "proxy", Started: &yes, Ready: true, RestartCount: 1, State: running},
 		v1.ContainerStatus{Name: "setup", Started: &yes, State: running})
-	if got := podRow(initializing, false, now); got[2] != "1/2" || got[3] != "Init:1/2" || got[4] != "1" {
-		t.Errorf("initializing: READY %s STATUS %s RESTARTS %s, want 1/2 Init:1/2 1", got[2], got[3], got[4])
-	}
-	notStarted := pod(v1.ContainerStatus{Name: "proxy", Started: &no, State: running}, v1.ContainerStatus{Name: "setup"})
-	if got := podRow(notStarted, false, now); got[2] != "0/2" || got[3] != "Init:0/2" {
-		t.Errorf("sidecar not started: READY %s STATUS %s, want 0/2 Init:0/2", got[2], got[3])
-	}
-	up := pod(v1.ContainerStatus{Name: "proxy", Started: &yes, Ready: true, RestartCount: 2, State: running},
+	notStarted := pod("notstarted", v1.ContainerStatus{Name: "proxy", Started: &no, State: running}, v1.ContainerStatus{Name: "setup"})
+	up := pod("up", v1.ContainerStatus{Name: "proxy", Started: &yes, Ready: true, RestartCount: 2, State: running},
 		v1.ContainerStatus{Name: "setup", State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{Reason: "Completed"}}})
 	up.Status.Phase = v1.PodRunning
 	up.Status.ContainerStatuses = []v1.ContainerStatus{{Name: "app", Ready: true, RestartCount: 1, State: running}}
-	if got := podRow(up, false, now); got[2] != "2/2" || got[3] != "Running" || got[4] != "3" {
-		t.Errorf("running: READY %s STATUS %s RESTARTS %s, want 2/2 Running 3", got[2], got[3], got[4])
+	_, rows := allNodeRows(t, "", now, *initializing, *notStarted, *up)
+	for name, want := range map[string]string{"initializing": "1/2 Init:1/2 1", "notstarted": "0/2 Init:0/2 0", "up": "2/2 Running 3"} {
+		if got := strings.Join(rows[name][3:6], " "); got != want {
+			t.Errorf("%s: READY STATUS RESTARTS %s, want %s", name, got, want)
+		}
 	}
 }
 

@@ -28,6 +28,8 @@ import (
 type tablePrinter struct {
 	t                   *table
 	wide, allNS, events bool
+	// nodes prints the Node column first, not among the wide ones.
+	nodes bool
 
 	cols    []metav1.TableColumnDefinition
 	started bool
@@ -36,6 +38,9 @@ type tablePrinter struct {
 
 func (p *tablePrinter) header() []string {
 	var h []string
+	if p.nodes {
+		h = append(h, "NODE")
+	}
 	if p.events {
 		h = append(h, "EVENT")
 	}
@@ -43,7 +48,7 @@ func (p *tablePrinter) header() []string {
 		h = append(h, "NAMESPACE")
 	}
 	for _, c := range p.cols {
-		if c.Priority == 0 || p.wide {
+		if p.shows(c) {
 			h = append(h, strings.ToUpper(c.Name))
 		}
 	}
@@ -51,6 +56,11 @@ func (p *tablePrinter) header() []string {
 		h = append(h, "SOURCE", "ORIGIN")
 	}
 	return h
+}
+
+// shows reports whether c is printed among the Table's columns.
+func (p *tablePrinter) shows(c metav1.TableColumnDefinition) bool {
+	return (c.Priority == 0 || p.wide) && !(p.nodes && c.Name == "Node")
 }
 
 // print prints t's rows; event is the watch event's type ("" for a list).
@@ -70,6 +80,13 @@ func (p *tablePrinter) print(t *metav1.Table, event string) error {
 			}
 		}
 		var row []string
+		if p.nodes {
+			for i, c := range p.cols {
+				if c.Name == "Node" && i < len(r.Cells) {
+					row = append(row, cellString(r.Cells[i]))
+				}
+			}
+		}
 		if p.events {
 			row = append(row, cmp.Or(event, "ADDED"))
 		}
@@ -77,7 +94,7 @@ func (p *tablePrinter) print(t *metav1.Table, event string) error {
 			row = append(row, m.Namespace)
 		}
 		for i, c := range p.cols {
-			if i < len(r.Cells) && (c.Priority == 0 || p.wide) {
+			if i < len(r.Cells) && p.shows(c) {
 				row = append(row, cellString(r.Cells[i]))
 			}
 		}

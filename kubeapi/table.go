@@ -6,6 +6,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,27 +50,36 @@ func (a *API) table(r *http.Request, res *resource, entries []*entry, headers bo
 	}
 	now := a.o.Clock.Now()
 	for _, e := range entries {
-		cells, conds := res.cells(e.obj, now)
-		row := metav1.TableRow{Cells: cells, Conditions: conds}
-		var obj runtime.Object
-		switch include {
-		case metav1.IncludeMetadata:
-			m := &metav1.PartialObjectMetadata{ObjectMeta: *metaOf(e.obj)}
-			m.APIVersion, m.Kind = "meta.k8s.io/v1", "PartialObjectMetadata"
-			obj = m
-		case metav1.IncludeObject:
-			obj = e.obj
-		}
-		if obj != nil {
-			raw, err := json.Marshal(obj)
-			if err != nil {
-				return nil, err
-			}
-			row.Object = runtime.RawExtension{Raw: raw}
+		row, err := tableRow(e.obj, res.cells, now, include)
+		if err != nil {
+			return nil, err
 		}
 		t.Rows = append(t.Rows, row)
 	}
 	return t, nil
+}
+
+// tableRow is o's row: its cells, and its object as include asks.
+func tableRow(o object, cells func(runtime.Object, time.Time) ([]any, []metav1.TableRowCondition), now time.Time, include metav1.IncludeObjectPolicy) (metav1.TableRow, error) {
+	c, conds := cells(o, now)
+	row := metav1.TableRow{Cells: c, Conditions: conds}
+	var obj runtime.Object
+	switch include {
+	case metav1.IncludeMetadata:
+		m := &metav1.PartialObjectMetadata{ObjectMeta: *metaOf(o)}
+		m.APIVersion, m.Kind = "meta.k8s.io/v1", "PartialObjectMetadata"
+		obj = m
+	case metav1.IncludeObject:
+		obj = o
+	}
+	if obj != nil {
+		raw, err := json.Marshal(obj)
+		if err != nil {
+			return row, err
+		}
+		row.Object = runtime.RawExtension{Raw: raw}
+	}
+	return row, nil
 }
 
 // metaOf returns o's ObjectMeta (a copy).
