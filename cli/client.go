@@ -117,13 +117,13 @@ func (c *apiClient) httpClient(timeout time.Duration) (*http.Client, error) {
 	if c.caFile == "" {
 		return hc, nil
 	}
-	pem, err := os.ReadFile(c.caFile)
+	pem, err := c.readCA()
 	if err != nil {
-		return nil, fmt.Errorf("the server's certificate (server.tls.cert_file of %s): %w", c.cfgFile, err)
+		return nil, err
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("the server's certificate %s (server.tls.cert_file): no PEM certificate in it", c.caFile)
+		return nil, fmt.Errorf("the server's certificate %s (%s): no PEM certificate in it", c.caFile, c.caFrom)
 	}
 	hc.Transport = &http.Transport{Proxy: http.ProxyFromEnvironment, TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}
 	return hc, nil

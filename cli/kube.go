@@ -17,16 +17,22 @@ import (
 
 // restConfig is the client-go configuration of the located berth: its URL,
 // the token (sent over http:// too, which kubectl's kubeconfig loading
-// would not do) and its CA file.
+// would not do) and its CA (readCA).
 func (c *apiClient) restConfig() (*rest.Config, error) {
 	tok, err := c.token()
 	if err != nil {
 		return nil, err
 	}
+	var ca []byte
+	if c.caFile != "" {
+		if ca, err = c.readCA(); err != nil {
+			return nil, err
+		}
+	}
 	return &rest.Config{
 		Host:            c.server,
 		BearerToken:     tok,
-		TLSClientConfig: rest.TLSClientConfig{CAFile: c.caFile},
+		TLSClientConfig: rest.TLSClientConfig{CAData: ca},
 		UserAgent:       "berth/" + config.Version,
 		QPS:             -1, // one command, a handful of requests: no client-side throttling
 		WarningHandler:  rest.NewWarningWriter(os.Stderr, rest.WarningWriterOptions{Deduplicate: true}),

@@ -34,8 +34,9 @@ func kubeconfigCmd() *cobra.Command {
 			"berth that the client commands find: --server, --token-file, $BERTH_SERVER, $BERTH_TOKEN_FILE,\n" +
 			"else the agent's config (--config, $BERTH_CONFIG or /etc/berth/config.yaml). The user refers to\n" +
 			"the token file by its path (tokenFile), so the token stays out of the kubeconfig; --embed-token\n" +
-			"copies the token in instead. kubectl sends a token over https only. An https server's CA is\n" +
-			"--certificate-authority FILE, else its certificate (server.tls.cert_file) itself. -o FILE\n" +
+			"copies the token in instead. kubectl sends a token over https only (server.tls.self_signed:\n" +
+			"true serves it). An https server's CA is --certificate-authority FILE, else its certificate\n" +
+			"(server.tls.cert_file, or the self-signed one under root_dir/pki) itself. -o FILE\n" +
 			"writes the kubeconfig to FILE; --merge adds the context to $KUBECONFIG or ~/.kube/config,\n" +
 			"keeping the other contexts (and the current one, if any).\n\n" +
 			"  berth kubeconfig > ~/.kube/berth.yaml\n" +
@@ -71,7 +72,7 @@ func kubeconfigCmd() *cobra.Command {
 	cmd.Flags().StringVarP(&f.output, "output", "o", "", "write the kubeconfig to this file instead of stdout")
 	cmd.Flags().BoolVar(&f.merge, "merge", false, "add the context to $KUBECONFIG (its first file) or ~/.kube/config, keeping the others")
 	cmd.Flags().BoolVar(&f.embedToken, "embed-token", false, "copy the token into the kubeconfig instead of referring to the token file")
-	cmd.Flags().StringVar(&f.caFile, "certificate-authority", "", "CA file verifying an https server (default: the agent's server.tls.cert_file itself)")
+	cmd.Flags().StringVar(&f.caFile, "certificate-authority", "", "CA file verifying an https server (default: the agent's server.tls.cert_file, or its self-signed certificate, itself)")
 	return cmd
 }
 
@@ -101,9 +102,9 @@ func buildKubeconfig(l *locator, f kubeconfigFlags, stderr io.Writer) (*clientcm
 		}
 		cluster.CertificateAuthorityData = pem
 	case l.caFile != "":
-		pem, err := os.ReadFile(l.caFile)
+		pem, err := l.readCA()
 		if err != nil {
-			return nil, fmt.Errorf("the server's certificate (server.tls.cert_file of %s): %w", l.cfgFile, err)
+			return nil, err
 		}
 		cluster.CertificateAuthorityData = pem
 	}
@@ -130,7 +131,7 @@ func buildKubeconfig(l *locator, f kubeconfigFlags, stderr io.Writer) (*clientcm
 	}
 	if l.tokenFile != "" && !strings.HasPrefix(l.server, "https://") {
 		fmt.Fprintf(stderr, "berth: warning: kubectl and client-go send no token to an http:// server (%s): "+
-			"serve TLS (server.tls.cert_file and key_file) to use the token with kubectl; berth's own commands send it\n", l.server)
+			"serve TLS (server.tls.self_signed: true, or cert_file and key_file) to use the token with kubectl; berth's own commands send it\n", l.server)
 	}
 	kctx := clientcmdapi.NewContext()
 	kctx.Cluster, kctx.AuthInfo, kctx.Namespace = name, name, "default"

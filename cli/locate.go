@@ -39,9 +39,10 @@ type locator struct {
 	// Where server and tokenFile came from, for messages: "--server",
 	// "BERTH_SERVER", "server.address of /etc/berth/config.yaml", ...
 	serverFrom, tokenFrom string
-	// caFile verifies an https server: the agent's server.tls.cert_file
-	// when its configuration serves TLS.
-	caFile string
+	// caFile verifies an https server: the agent's server.tls.cert_file,
+	// or its self-signed certificate (server.tls.self_signed) under
+	// root_dir/pki; caFrom says which, for messages.
+	caFile, caFrom string
 	// cfg is the agent's configuration when it was loaded, and cfgFile its
 	// file ("" without one).
 	cfg     *config.Config
@@ -87,7 +88,8 @@ func (l *locator) resolve() error {
 		if l.cfgFile != "" {
 			where = "the agent's configuration " + l.cfgFile
 		}
-		tls := l.cfg.TLSCertFile != ""
+		certFile, _ := l.cfg.ServingCertFiles()
+		tls := certFile != ""
 		own := configURL(l.cfg.ServerAddress, l.cfg.ServerPort, tls)
 		switch {
 		case l.server != "":
@@ -102,7 +104,10 @@ func (l *locator) resolve() error {
 			l.tokenFile, l.tokenFrom = l.cfg.TokenFile, "server.token_file of "+where
 		}
 		if tls {
-			l.caFile = l.cfg.TLSCertFile
+			l.caFile, l.caFrom = certFile, "server.tls.cert_file of "+where
+			if l.cfg.TLSSelfSigned {
+				l.caFrom = "the certificate of server.tls.self_signed under root_dir/pki, " + where
+			}
 		}
 	}
 	if l.server == "" {
@@ -112,6 +117,26 @@ func (l *locator) resolve() error {
 		l.tokenFrom = ""
 	}
 	return nil
+}
+
+// readCA reads the CA file verifying the located https server, naming
+// where it came from: a self-signed certificate not written yet means an
+// agent not started, one unreadable a client not run as root.
+func (l *locator) readCA() ([]byte, error) {
+	pem, err := os.ReadFile(l.caFile)
+	if err == nil {
+		return pem, nil
+	}
+	hint := ""
+	if l.cfg != nil && l.cfg.TLSSelfSigned {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			hint = " (berth writes it when it starts: start the agent first)"
+		case errors.Is(err, fs.ErrPermission):
+			hint = " (root_dir/pki is its owner's alone, mode 0700: run this command as berth's user, root)"
+		}
+	}
+	return nil, fmt.Errorf("the server's certificate (%s): %w%s", l.caFrom, err, hint)
 }
 
 // configFilePath is the agent's configuration file the client reads:
