@@ -185,6 +185,9 @@ type Options struct {
 	// 127.0.0.1 (server.tls.cert_file and key_file); URL then answers
 	// https URLs and the harness's clients trust that CA (Berth.CA).
 	TLS bool
+	// SelfSigned serves https with the certificate berth generates under
+	// Root/pki (server.tls.self_signed), which becomes Berth.CA.
+	SelfSigned bool
 }
 
 // Berth is one berth agent under test, restartable on the same node, dirs
@@ -238,6 +241,10 @@ func startBerth(tb testing.TB, o Options) *Berth {
 		ca := testutil.NewTestCA(tb, tb.TempDir())
 		b.CA = ca.CAFile
 		b.env = append([]string{"BERTH_SERVER_TLS_CERT_FILE=" + ca.ServerCert, "BERTH_SERVER_TLS_KEY_FILE=" + ca.ServerKey}, b.env...)
+	}
+	if o.SelfSigned {
+		b.CA = filepath.Join(b.Root, "pki", "berth-serving.crt")
+		b.env = append([]string{"BERTH_SERVER_TLS_SELF_SIGNED=true"}, b.env...)
 	}
 	tb.Cleanup(b.cleanup)
 	b.Start(tb)
@@ -309,7 +316,7 @@ func berthlessEnv() []string {
 
 func (b *Berth) waitReady(tb testing.TB) {
 	tb.Helper()
-	c := b.HTTPClient(tb, 2*time.Second)
+	var c *http.Client // once b.CA exists: berth writes a self-signed one as it starts
 	deadline := time.Now().Add(30 * time.Second)
 	last := ""
 	for {
@@ -318,7 +325,14 @@ func (b *Berth) waitReady(tb testing.TB) {
 			tb.Fatalf("berth exited before it was ready; log:\n%s", b.LogText())
 		default:
 		}
-		resp, err := c.Get(b.URL(b.ReadyPath))
+		if _, err := os.Stat(b.CA); c == nil && (b.CA == "" || err == nil) {
+			c = b.HTTPClient(tb, 2*time.Second)
+		}
+		var resp *http.Response
+		err := fmt.Errorf("no certificate at %s yet", b.CA)
+		if c != nil {
+			resp, err = c.Get(b.URL(b.ReadyPath))
+		}
 		if err == nil {
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
