@@ -5,14 +5,23 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	goruntime "runtime"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/klog/v2"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/runtime/fake"
+	"github.com/berth-dev/berth/store"
 )
 
 // syncLog is a log destination safe for concurrent writes.
@@ -33,19 +42,58 @@ func (l *syncLog) String() string {
 	return l.b.String()
 }
 
-// waitStreamsServed waits until no server goroutine of a WebSocket or
-// SPDY connection is left: whatever they log at a close is logged then.
+// quietLabel marks the goroutines of the quiet test's server (pprof
+// labels pass to the goroutines a handler starts).
+const quietLabel = "kubeapi-quiet-test"
+
+// newQuietFixture is newStreamFixture on rt whose handlers run labelled.
+func newQuietFixture(t *testing.T, rt Streams) *streamFixture {
+	t.Helper()
+	st, err := store.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &streamFixture{st: st, rt: fake.New(nil), clk: clocktesting.NewFakeClock(time.Date(2026, 1, 2, 3, 4, 10, 0, time.UTC))}
+	f.rt.AddImage("img")
+	if rt == nil {
+		rt = f.rt
+	} else if w, ok := rt.(*watchedExec); ok {
+		w.Streams = f.rt
+	}
+	api := New(Options{Store: st, Node: "node1", Clock: f.clk, Visible: func(*http.Request, *model.Pod) bool { return true }})
+	api.AddStreams(rt)
+	mux := http.NewServeMux()
+	for _, r := range api.Routes() {
+		mux.Handle(r.Pattern, r.Handler)
+	}
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pprof.Do(r.Context(), pprof.Labels(quietLabel, "server"), func(context.Context) { mux.ServeHTTP(w, r) })
+	}))
+	t.Cleanup(f.srv.Close)
+	f.cfg = &rest.Config{Host: f.srv.URL}
+	return f
+}
+
+// waitStreamsServed waits until no goroutine of the labelled server serves
+// a WebSocket or SPDY connection: whatever they log at a close is logged
+// then.
 func waitStreamsServed(t *testing.T) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	buf := make([]byte, 1<<20)
 	for {
-		stacks := string(buf[:goruntime.Stack(buf, true)])
-		if !strings.Contains(stacks, "wsstream.(*Conn).handle") && !strings.Contains(stacks, "spdystream.(*Connection).Serve") {
+		var b strings.Builder
+		_ = pprof.Lookup("goroutine").WriteTo(&b, 1)
+		left := ""
+		for _, g := range strings.Split(b.String(), "\n\n") {
+			if strings.Contains(g, quietLabel) && (strings.Contains(g, "wsstream.(*Conn).handle") || strings.Contains(g, "spdystream.(*Connection).Serve")) {
+				left = g
+			}
+		}
+		if left == "" {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("stream connections still served:\n%s", stacks)
+			t.Fatalf("stream connections still served:\n%s", left)
 		}
 		goruntime.Gosched()
 	}
@@ -61,8 +109,7 @@ func TestStreamsCloseQuietly(t *testing.T) {
 	klog.SetSlogLogger(slog.New(slog.NewTextHandler(&log, nil)))
 	defer klog.ClearLogger()
 	w := &watchedExec{started: make(chan struct{}, 1), returned: make(chan error, 1)}
-	f := newStreamFixture(t, w)
-	w.Streams = f.rt
+	f := newQuietFixture(t, w)
 	f.runningApp(t)
 	for name, ex := range f.executors(t, f.execURL("web", []string{"echo", "hi"}, false, false)) {
 		if err := ex.StreamWithContext(context.Background(), remotecommand.StreamOptions{Stdout: io.Discard, Stderr: io.Discard}); err != nil {
@@ -88,7 +135,7 @@ func TestStreamsCloseQuietly(t *testing.T) {
 		<-errc
 		stdinW.Close()
 	}
-	att := newStreamFixture(t, nil) // watchedExec is no Attacher
+	att := newQuietFixture(t, nil) // watchedExec is no Attacher
 	att.runningApp(t)
 	for name, ex := range att.executors(t, att.attachURL("web")) {
 		if err := ex.StreamWithContext(context.Background(), remotecommand.StreamOptions{Stdin: strings.NewReader("hi\n"), Stdout: io.Discard, Stderr: io.Discard}); err != nil {
