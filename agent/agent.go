@@ -220,10 +220,11 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Agent, err error) {
 	kube := kubeapi.New(kubeapi.Options{Store: st, Node: cfg.NodeName, Version: config.Version,
 		Visible: api.Visible, Events: recent.List, Clock: clk, PushSource: pushName(push),
 		NodeObject: a.kubeNode.object, Usage: kubeUsage{p: a.stats, window: cfg.CadvisorHousekeeping}})
-	// The optional parts of the Kubernetes API (streams, writes) are added here.
 	kube.AddStreams(rt)
 	if push != nil {
 		kube.AddWrites(push)
+	} else {
+		kube.RefuseWrites("writes go to the push source, which is off: set sources.push.enabled: true and a token file")
 	}
 	if cfg.NodeLogsDir != "" {
 		kube.AddNodeLogs(cfg.NodeLogsDir)

@@ -149,6 +149,9 @@ func (a *API) verbsOf(prefix, name string, namespaced bool, sub string) []string
 	}
 	has := map[string]bool{}
 	for _, rt := range a.routes {
+		if rt.refusal {
+			continue
+		}
 		method, path, ok := strings.Cut(rt.Pattern, " ")
 		if !ok {
 			method, path = "", rt.Pattern // every method: a stream's GET and POST

@@ -42,6 +42,9 @@ type Route struct {
 	Pattern string
 	Access  Access
 	Handler http.Handler
+	// refusal marks a route that only explains why its verb is not served;
+	// discovery does not count it.
+	refusal bool
 }
 
 // Options are what the read side serves from.
