@@ -93,7 +93,7 @@ func TestPushTokenScope(t *testing.T) {
 		t.Errorf("logs of the file pod with the push token: %d %q, want 403", code, body)
 	}
 	if r := berthExec(t, b, pushFile, nil, "trusted", "-c", "main", "--", "/testapp", "getenv", "WHO"); r.code != 1 ||
-		!strings.Contains(r.stderr, "403 Forbidden") || !strings.Contains(r.stderr, "sources.push.token_file") || r.stdout != "" {
+		!strings.Contains(r.stderr, "Error from server (Forbidden)") || !strings.Contains(r.stderr, "sources.push.token_file") || r.stdout != "" {
 		t.Errorf("exec in the file pod with the push token: %+v", r)
 	}
 

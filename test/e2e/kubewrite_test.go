@@ -106,9 +106,15 @@ func TestKubeWrites(t *testing.T) {
 	if err := pods.Delete(ctx, "kw", metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
-	if _, err := pods.Get(ctx, "kw", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Fatalf("get after delete: %v", err)
-	}
+	// As in Kubernetes, the pod is served Terminating until its containers
+	// stopped, then it is gone.
+	waitFor(t, waitLong, "kw gone from the API", func() (bool, string) {
+		p, err := pods.Get(ctx, "kw", metav1.GetOptions{})
+		if err == nil && p.DeletionTimestamp == nil {
+			t.Fatalf("get after delete: kw without deletionTimestamp")
+		}
+		return apierrors.IsNotFound(err), errString(err)
+	})
 	waitPodGone(t, b.Node, "kw")
 
 	for _, tc := range []struct {
