@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/spf13/viper"
+
+	"github.com/berth-dev/berth/internal/editdist"
 )
 
 // mapKeys are keys whose value is a map of the user's own keys.
@@ -80,30 +82,9 @@ func nearest(bad string, known map[string]bool) string {
 		if !ok || strings.Contains(rest, ".") {
 			continue
 		}
-		if d := editDistance(name, rest); d < bestDist || d == bestDist && k < best {
+		if d := editdist.Distance(name, rest); d < bestDist || d == bestDist && k < best {
 			best, bestDist = k, d
 		}
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance of a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
