@@ -35,6 +35,10 @@ func PodObject(p *model.Pod, node string) v1.Pod {
 	if node != "" {
 		out.Spec.NodeName = node
 	}
+	if out.Spec.SecurityContext == nil {
+		// The apiserver defaults it to {}; kubectl debug dereferences it.
+		out.Spec.SecurityContext = &v1.PodSecurityContext{}
+	}
 	out.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
 	out.Status = *p.Status.DeepCopy()
 	out.Status.Phase = PodStatus(p).Phase

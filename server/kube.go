@@ -41,6 +41,9 @@ func kubeRefusal(w http.ResponseWriter, code int, msg string) {
 	if code == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="berth"`)
 		reason = metav1.StatusReasonUnauthorized
+		if msg == "unauthorized" {
+			msg = "Unauthorized" // the apiserver's word, which kubectl prints
+		}
 	}
 	kubeapi.WriteStatus(w, code, reason, msg)
 }

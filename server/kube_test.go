@@ -40,6 +40,9 @@ func TestKubeRoutesAnswerStatus(t *testing.T) {
 		var got metav1.Status
 		err = json.NewDecoder(resp.Body).Decode(&got)
 		resp.Body.Close()
+		if tc.code == http.StatusUnauthorized && got.Message != "Unauthorized" {
+			t.Errorf("401 message %q, want the apiserver's Unauthorized", got.Message)
+		}
 		if err != nil || resp.StatusCode != tc.code || got.Kind != "Status" || got.Reason != tc.reason || got.Code != int32(tc.code) {
 			t.Errorf("%s with token %q: %d %+v (decode: %v), want %d %s", tc.path, tc.token, resp.StatusCode, got, err, tc.code, tc.reason)
 		}
