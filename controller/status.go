@@ -320,6 +320,16 @@ func computeStatus(p *model.Pod, byName map[string][]*model.Container, st *podSt
 	}
 	status.InitContainerStatuses = statuses(pod.Spec.InitContainers, true, prev.InitContainerStatuses)
 	status.ContainerStatuses = statuses(pod.Spec.Containers, false, prev.ContainerStatuses)
+	if sb := byName[model.SandboxName]; !pod.Spec.HostNetwork && anyRunning(sb) && sandboxIP(sb) == "" {
+		// Nothing is ready to serve before the pod has an address: the
+		// kubelet knows it before any container starts; berth asks for it
+		// beside the starts, and the pod is reconciled again once known.
+		for _, list := range [][]v1.ContainerStatus{status.InitContainerStatuses, status.ContainerStatuses} {
+			for i := range list {
+				list[i].Ready = false
+			}
+		}
+	}
 
 	status.Phase = podPhase(pod, &status, st.failedInit)
 	switch {

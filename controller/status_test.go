@@ -433,3 +433,25 @@ func TestSteadyPodsWriteNoStatus(t *testing.T) {
 		t.Fatalf("the crash of %s was not written: %+v", keys[7], p.Status.ContainerStatuses)
 	}
 }
+
+// A pod is not ready before it has an address: a running container of a
+// sandbox whose IP is not known yet counts not ready, so no status shows
+// Ready without a podIP (kubectl get -w printed Running 1/1 twice, the
+// second only adding the IP).
+func TestNotReadyWithoutPodIP(t *testing.T) {
+	p := testPod("web", ctr("a", "app:1"))
+	run := row(p, "a", 0, model.StateRunning, 0)
+	sb := *row(p, model.SandboxName, 0, model.StateRunning, 0)
+	sb.IP = ""
+	st := &podState{waiting: map[string]v1.ContainerStateWaiting{}, now: now}
+	s := computeStatus(&model.Pod{Spec: p}, map[string][]*model.Container{"a": {run}, model.SandboxName: {&sb}}, st)
+	if s.ContainerStatuses[0].Ready || s.PodIP != "" {
+		t.Fatalf("sandbox without IP: ready %v, podIP %q", s.ContainerStatuses[0].Ready, s.PodIP)
+	}
+	withIP := sb
+	withIP.IP = "172.17.0.9"
+	s = computeStatus(&model.Pod{Spec: p}, map[string][]*model.Container{"a": {run}, model.SandboxName: {&withIP}}, st)
+	if !s.ContainerStatuses[0].Ready || s.PodIP != "172.17.0.9" {
+		t.Fatalf("sandbox with IP: ready %v, podIP %q", s.ContainerStatuses[0].Ready, s.PodIP)
+	}
+}
