@@ -44,6 +44,13 @@ func notFound(group, resource, name string) error {
 }
 
 // notFoundHandler answers paths under /api and /apis that are not served.
+// Its details are empty but present, as the apiserver's: kubectl tells an
+// unserved subresource (debug's ephemeralcontainers) from a missing object
+// by them, and dereferences them.
 func notFoundHandler(w http.ResponseWriter, r *http.Request) {
-	WriteStatus(w, http.StatusNotFound, metav1.StatusReasonNotFound, fmt.Sprintf("the server could not find the requested resource (%s %s)", r.Method, r.URL.Path))
+	WriteError(w, &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusNotFound, Reason: metav1.StatusReasonNotFound,
+		Message: fmt.Sprintf("the server could not find the requested resource (%s %s)", r.Method, r.URL.Path),
+		Details: &metav1.StatusDetails{},
+	}})
 }

@@ -40,6 +40,9 @@ func TestKubeRoutesAnswerStatus(t *testing.T) {
 		var got metav1.Status
 		err = json.NewDecoder(resp.Body).Decode(&got)
 		resp.Body.Close()
+		if tc.code == http.StatusNotFound && got.Details == nil {
+			t.Errorf("%s: 404 without details; kubectl debug dereferences them", tc.path)
+		}
 		if tc.code == http.StatusUnauthorized && got.Message != "Unauthorized" {
 			t.Errorf("401 message %q, want the apiserver's Unauthorized", got.Message)
 		}
