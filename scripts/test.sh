@@ -16,3 +16,6 @@ go test -count=1 -p 1 -timeout 30m "$@" ./...
 # Pod Security levels against Kubernetes' own evaluator: a module of its own,
 # so the evaluator's dependencies stay out of berth's go.mod.
 (cd test/psa && go vet ./... && go test -count=1 "$@" ./...)
+# The real kubectl the e2e tests build: a module of its own too, so that
+# kubectl's dependencies stay out of berth's go.mod.
+(cd test/kubectl && go vet ./...)
