@@ -705,7 +705,10 @@ func planCollect(in *PlanInput, pl *Plan, byName map[string][]*model.Container) 
 			default:
 				reason = "an older exited instance of container " + name
 			}
-			if i == 0 && !ct.Running() {
+			if i == 0 && (ct.State == model.StateExited || ct.State == model.StateDead) {
+				// The newest has ended: it is the previous instance. One
+				// only created (not started yet) leaves that place to the
+				// exited one before it.
 				keptExited = true
 			}
 			if reason != "" && !killed[ct.ID] {
