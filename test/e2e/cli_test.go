@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -13,11 +12,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
-
-	"github.com/berth-dev/berth/internal/testutil"
 )
 
 // cliEnv is a berth with a token file, driven through the berth binary's
@@ -51,80 +47,15 @@ func berthCLI(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	return out.String(), errOut.String(), err
 }
 
-// cliStream is a berth command left running, its stdout read line by line.
-type cliStream struct {
-	cmd    *exec.Cmd
-	lines  chan string
-	stderr *testutil.SyncBuffer
-	done   chan error
-}
-
-func startCLIStream(t *testing.T, args ...string) *cliStream {
+// startCLIStream starts a berth client command left running (get -w,
+// logs -f); Ctrl-C must end it with exit 0.
+func startCLIStream(t *testing.T, args ...string) *lineStream {
 	t.Helper()
 	cmd := exec.Command(berthBin, args...)
 	cmd.Env = berthlessEnv()
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &cliStream{cmd: cmd, lines: make(chan string, 1000), stderr: &testutil.SyncBuffer{}, done: make(chan error, 1)}
-	cmd.Stderr = s.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start berth %v: %v", args, err)
-	}
-	scanned := make(chan struct{})
-	go func() { // ends at the process's exit (stdout closed)
-		defer close(scanned)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			s.lines <- sc.Text()
-		}
-		close(s.lines)
-	}()
-	go func() {
-		<-scanned
-		s.done <- cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-scanned
-	})
+	s := startLineStream(t, "berth", cmd)
+	s.cleanExit = true
 	return s
-}
-
-// waitLine returns the first line (from now) for which match is true.
-func (s *cliStream) waitLine(t *testing.T, what string, match func(string) bool) string {
-	t.Helper()
-	deadline := time.After(waitLong)
-	var seen []string
-	for {
-		select {
-		case l, ok := <-s.lines:
-			if !ok {
-				t.Fatalf("berth exited before printing %s; stdout %q, stderr %q", what, seen, s.stderr.String())
-			}
-			if match(l) {
-				return l
-			}
-			seen = append(seen, l)
-		case <-deadline:
-			t.Fatalf("no line with %s within %s; stdout %q", what, waitLong, seen)
-		}
-	}
-}
-
-// interrupt sends SIGINT, as Ctrl-C does, and wants a clean exit.
-func (s *cliStream) interrupt(t *testing.T) {
-	t.Helper()
-	_ = s.cmd.Process.Signal(syscall.SIGINT)
-	select {
-	case err := <-s.done:
-		if err != nil {
-			t.Errorf("after SIGINT: %v, want exit 0 (stderr %q)", err, s.stderr.String())
-		}
-	case <-time.After(10 * time.Second):
-		t.Error("still running 10s after SIGINT")
-	}
 }
 
 func TestCLI(t *testing.T) {

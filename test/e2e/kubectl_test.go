@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -13,7 +12,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -191,95 +189,10 @@ func (k *kubectlEnv) eventually(t *testing.T, what string, check func(r kubectlR
 	return r
 }
 
-// kubectlStream is a kubectl left running (get -w, logs -f,
-// port-forward), its stdout read line by line.
-type kubectlStream struct {
-	cmd    *exec.Cmd
-	lines  chan string
-	stderr *testutil.SyncBuffer
-	done   chan error
-	seen   []string
-}
-
-func (k *kubectlEnv) start(t *testing.T, args ...string) *kubectlStream {
+// start runs kubectl left running (get -w, logs -f, port-forward).
+func (k *kubectlEnv) start(t *testing.T, args ...string) *lineStream {
 	t.Helper()
-	cmd := k.command(context.Background(), k.kubeconfig, args...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &kubectlStream{cmd: cmd, lines: make(chan string, 1000), stderr: &testutil.SyncBuffer{}, done: make(chan error, 1)}
-	cmd.Stderr = s.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start kubectl %v: %v", args, err)
-	}
-	scanned := make(chan struct{})
-	go func() {
-		defer close(scanned)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			s.lines <- sc.Text()
-		}
-		close(s.lines)
-	}()
-	go func() {
-		<-scanned
-		s.done <- cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-scanned
-	})
-	return s
-}
-
-// waitLine returns the first line from now for which match is true; every
-// line read is kept in s.seen.
-func (s *kubectlStream) waitLine(t *testing.T, what string, match func(string) bool) string {
-	t.Helper()
-	deadline := time.After(waitLong)
-	for {
-		select {
-		case l, ok := <-s.lines:
-			if !ok {
-				t.Fatalf("kubectl exited before printing %s; stdout %q, stderr %q", what, s.seen, s.stderr.String())
-			}
-			s.seen = append(s.seen, l)
-			if match(l) {
-				return l
-			}
-		case <-deadline:
-			t.Fatalf("kubectl printed no line with %s within %s; stdout %q, stderr %q", what, waitLong, s.seen, s.stderr.String())
-		}
-	}
-}
-
-// collect reads lines into s.seen for d (an observation window, not a
-// wait for something).
-func (s *kubectlStream) collect(d time.Duration) {
-	end := time.After(d)
-	for {
-		select {
-		case l, ok := <-s.lines:
-			if !ok {
-				return
-			}
-			s.seen = append(s.seen, l)
-		case <-end:
-			return
-		}
-	}
-}
-
-// interrupt sends SIGINT, as Ctrl-C does, and waits for the exit.
-func (s *kubectlStream) interrupt(t *testing.T) {
-	t.Helper()
-	_ = s.cmd.Process.Signal(syscall.SIGINT)
-	select {
-	case <-s.done:
-	case <-time.After(10 * time.Second):
-		t.Error("kubectl still running 10s after SIGINT")
-	}
+	return startLineStream(t, "kubectl", k.command(context.Background(), k.kubeconfig, args...))
 }
 
 // table splits kubectl's printed table into rows of fields (a header
