@@ -7,7 +7,6 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/pkg/stdcopy"
 )
 
 // Attach connects o's streams to the main process of running container id
@@ -47,45 +46,15 @@ func (d *Docker) Attach(ctx context.Context, id string, o ExecOptions) error {
 		}()
 	}
 	if tty && o.Resize != nil {
-		go func() {
-			for {
-				select {
-				case <-ended:
-					return
-				case <-ctx.Done():
-					return
-				case sz := <-o.Resize:
-					_ = d.cli.ContainerResize(ctx, id, container.ResizeOptions{Width: uint(sz.Width), Height: uint(sz.Height)})
-				}
-			}
-		}()
+		go relayResizes(ctx, ended, o.Resize, func(sz TermSize) {
+			_ = d.cli.ContainerResize(ctx, id, container.ResizeOptions{Width: uint(sz.Width), Height: uint(sz.Height)})
+		})
 	}
-	stdout, stderr := o.Stdout, o.Stderr
-	if stdout == nil {
-		stdout = io.Discard
-	}
-	if stderr == nil {
-		stderr = io.Discard
-	}
-	copied := make(chan error, 1)
-	go func() {
-		var err error
-		if tty {
-			_, err = io.Copy(stdout, att.Reader)
-		} else {
-			_, err = stdcopy.StdCopy(stdout, stderr, att.Reader)
+	if err := relayOutput(ctx, att, tty, o.Stdout, o.Stderr); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("attach to %s: %w", id, err)
 		}
-		copied <- err
-	}()
-	select {
-	case <-ctx.Done():
-		att.Close()
-		<-copied
-		return fmt.Errorf("attach to %s: %w", id, ctx.Err())
-	case err := <-copied:
-		if err != nil && err != io.EOF {
-			return fmt.Errorf("attach to %s: output: %w", id, err)
-		}
+		return fmt.Errorf("attach to %s: output: %w", id, err)
 	}
 	return nil
 }

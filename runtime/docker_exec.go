@@ -97,47 +97,15 @@ func (d *Docker) ExecStream(ctx context.Context, id string, o ExecOptions) (int,
 		}()
 	}
 	if o.TTY && o.Resize != nil {
-		go func() {
-			for {
-				select {
-				case <-ended:
-					return
-				case <-ctx.Done():
-					return
-				case sz := <-o.Resize:
-					// Best effort, as the docker CLI does: a size that
-					// arrives as the command ends is of no use.
-					_ = d.cli.ContainerExecResize(ctx, created.ID, container.ResizeOptions{Width: uint(sz.Width), Height: uint(sz.Height)})
-				}
-			}
-		}()
+		go relayResizes(ctx, ended, o.Resize, func(sz TermSize) {
+			_ = d.cli.ContainerExecResize(ctx, created.ID, container.ResizeOptions{Width: uint(sz.Width), Height: uint(sz.Height)})
+		})
 	}
-	stdout, stderr := o.Stdout, o.Stderr
-	if stdout == nil {
-		stdout = io.Discard
-	}
-	if stderr == nil {
-		stderr = io.Discard
-	}
-	copied := make(chan error, 1)
-	go func() {
-		var err error
-		if o.TTY {
-			_, err = io.Copy(stdout, att.Reader)
-		} else {
-			_, err = stdcopy.StdCopy(stdout, stderr, att.Reader)
+	if err := relayOutput(ctx, att, o.TTY, o.Stdout, o.Stderr); err != nil {
+		if ctx.Err() != nil {
+			return 0, fmt.Errorf("exec %v in %s: %w", o.Cmd, id, err)
 		}
-		copied <- err
-	}()
-	select {
-	case <-ctx.Done():
-		att.Close()
-		<-copied
-		return 0, fmt.Errorf("exec %v in %s: %w", o.Cmd, id, ctx.Err())
-	case err := <-copied:
-		if err != nil && err != io.EOF {
-			return 0, fmt.Errorf("exec %v in %s: output: %w", o.Cmd, id, err)
-		}
+		return 0, fmt.Errorf("exec %v in %s: output: %w", o.Cmd, id, err)
 	}
 	return d.execExitCode(ctx, created.ID)
 }
