@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net/http"
 
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
@@ -56,27 +57,33 @@ func applyPatch(k writeKind, name, typ string, cur, patch []byte) ([]byte, error
 		}
 		return out, nil
 	case patchMerge:
-		p, err := decodeAny(patch)
-		if err != nil {
+		if !json.Valid(patch) {
 			return nil, badRequest("the merge patch is not JSON")
 		}
-		doc, err := decodeMap(cur)
-		if err != nil {
-			return nil, err
-		}
-		return json.Marshal(mergePatch(doc, p))
-	default:
-		doc, err := decodeAny(cur)
-		if err != nil {
-			return nil, err
-		}
-		out, err := jsonPatch(doc, patch)
+		out, err := jsonpatch.MergePatch(cur, patch)
 		if err != nil {
 			return nil, patchFailed(k, name, err)
 		}
-		return json.Marshal(out)
+		return out, nil
+	default:
+		ops, err := jsonpatch.DecodePatch(patch)
+		if err != nil {
+			return nil, patchFailed(k, name, fmt.Errorf("the patch is not a JSON array of operations: %v", err))
+		}
+		if len(ops) > maxJSONPatchOps {
+			return nil, patchFailed(k, name, fmt.Errorf("the patch has %d operations, more than %d", len(ops), maxJSONPatchOps))
+		}
+		out, err := ops.Apply(cur)
+		if err != nil {
+			return nil, patchFailed(k, name, err)
+		}
+		return out, nil
 	}
 }
+
+// maxJSONPatchOps bounds the operations of one patch, as the apiserver
+// bounds them.
+const maxJSONPatchOps = 10000
 
 func patchFailed(k writeKind, name string, err error) error {
 	return statusErr(http.StatusUnprocessableEntity, metav1.StatusReasonInvalid, k, name,
