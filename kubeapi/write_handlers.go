@@ -107,20 +107,7 @@ func (w *writer) replace(k writeKind) http.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		m, err := decodeMap(j)
-		if err != nil {
-			return err
-		}
-		if _, pre, err := normalize(m, k, ns, name); err != nil {
-			return err
-		} else if err := w.preconditions(r, k, ns, name, s, pre); err != nil {
-			return err
-		}
-		if err := checkFields(rw, mode, k, j, m); err != nil {
-			return err
-		}
-		keepUID(m, cur)
-		data, err := manifestOf(m)
+		data, err := w.replacement(rw, r, k, ns, name, s, cur, j, mode, nil)
 		if err != nil {
 			return err
 		}
@@ -161,22 +148,7 @@ func (w *writer) patch(k writeKind) http.HandlerFunc {
 			if err != nil {
 				return err
 			}
-			m, err := decodeMap(out)
-			if err != nil {
-				return err
-			}
-			_, pre, err := normalize(m, k, ns, name)
-			if err != nil {
-				return err
-			}
-			if err := w.preconditions(r, k, ns, name, s, patchPrecond(curJSON, pre)); err != nil {
-				return err
-			}
-			if err := checkFields(rw, mode, k, out, m); err != nil {
-				return err
-			}
-			keepUID(m, cur)
-			data, err := manifestOf(m)
+			data, err := w.replacement(rw, r, k, ns, name, s, cur, out, mode, func(pre precond) precond { return patchPrecond(curJSON, pre) })
 			if err != nil {
 				return err
 			}
@@ -192,6 +164,32 @@ func (w *writer) patch(k writeKind) http.HandlerFunc {
 		}
 		return conflict(k, name, "the object kept changing while being patched; please retry")
 	})
+}
+
+// replacement checks j, the whole new JSON of ns/name, against cur (its
+// persisted manifest): the preconditions it states (passed through adjust
+// when set), its fields by mode, and the UID it keeps; it returns the
+// manifest to put over cur.
+func (w *writer) replacement(rw http.ResponseWriter, r *http.Request, k writeKind, ns, name string, s *stored, cur, j []byte, mode string, adjust func(precond) precond) ([]byte, error) {
+	m, err := decodeMap(j)
+	if err != nil {
+		return nil, err
+	}
+	_, pre, err := normalize(m, k, ns, name)
+	if err != nil {
+		return nil, err
+	}
+	if adjust != nil {
+		pre = adjust(pre)
+	}
+	if err := w.preconditions(r, k, ns, name, s, pre); err != nil {
+		return nil, err
+	}
+	if err := checkFields(rw, mode, k, j, m); err != nil {
+		return nil, err
+	}
+	keepUID(m, cur)
+	return manifestOf(m)
 }
 
 func (w *writer) remove(k writeKind) http.HandlerFunc {
