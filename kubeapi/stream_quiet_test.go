@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	goruntime "runtime"
 	"runtime/pprof"
 	"strings"
@@ -14,14 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/klog/v2"
-	clocktesting "k8s.io/utils/clock/testing"
-
-	"github.com/berth-dev/berth/model"
-	"github.com/berth-dev/berth/runtime/fake"
-	"github.com/berth-dev/berth/store"
 )
 
 // syncLog is a log destination safe for concurrent writes.
@@ -49,29 +42,11 @@ const quietLabel = "kubeapi-quiet-test"
 // newQuietFixture is newStreamFixture on rt whose handlers run labelled.
 func newQuietFixture(t *testing.T, rt Streams) *streamFixture {
 	t.Helper()
-	st, err := store.New(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &streamFixture{st: st, rt: fake.New(nil), clk: clocktesting.NewFakeClock(time.Date(2026, 1, 2, 3, 4, 10, 0, time.UTC))}
-	f.rt.AddImage("img")
-	if rt == nil {
-		rt = f.rt
-	} else if w, ok := rt.(*watchedExec); ok {
-		w.Streams = f.rt
-	}
-	api := New(Options{Store: st, Node: "node1", Clock: f.clk, Visible: func(*http.Request, *model.Pod) bool { return true }})
-	api.AddStreams(rt)
-	mux := http.NewServeMux()
-	for _, r := range api.Routes() {
-		mux.Handle(r.Pattern, r.Handler)
-	}
-	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		pprof.Do(r.Context(), pprof.Labels(quietLabel, "server"), func(context.Context) { mux.ServeHTTP(w, r) })
-	}))
-	t.Cleanup(f.srv.Close)
-	f.cfg = &rest.Config{Host: f.srv.URL}
-	return f
+	return streamFixtureWith(t, rt, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			pprof.Do(r.Context(), pprof.Labels(quietLabel, "server"), func(context.Context) { h.ServeHTTP(w, r) })
+		})
+	})
 }
 
 // waitStreamsServed waits until no goroutine of the labelled server serves
@@ -110,6 +85,7 @@ func TestStreamsCloseQuietly(t *testing.T) {
 	defer klog.ClearLogger()
 	w := &watchedExec{started: make(chan struct{}, 1), returned: make(chan error, 1)}
 	f := newQuietFixture(t, w)
+	w.Streams = f.rt
 	f.runningApp(t)
 	for name, ex := range f.executors(t, f.execURL("web", []string{"echo", "hi"}, false, false)) {
 		if err := ex.StreamWithContext(context.Background(), remotecommand.StreamOptions{Stdout: io.Discard, Stderr: io.Discard}); err != nil {

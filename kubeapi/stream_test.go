@@ -37,6 +37,13 @@ type streamFixture struct {
 
 func newStreamFixture(t *testing.T, rt Streams) *streamFixture {
 	t.Helper()
+	return streamFixtureWith(t, rt, nil)
+}
+
+// streamFixtureWith is newStreamFixture with the server's handler passed
+// through wrap (nil: served as is).
+func streamFixtureWith(t *testing.T, rt Streams, wrap func(http.Handler) http.Handler) *streamFixture {
+	t.Helper()
 	st, err := store.New(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +61,11 @@ func newStreamFixture(t *testing.T, rt Streams) *streamFixture {
 	for _, r := range api.Routes() {
 		mux.Handle(r.Pattern, r.Handler)
 	}
-	f.srv = httptest.NewServer(mux)
+	var h http.Handler = mux
+	if wrap != nil {
+		h = wrap(mux)
+	}
+	f.srv = httptest.NewServer(h)
 	t.Cleanup(f.srv.Close)
 	f.cfg = &rest.Config{Host: f.srv.URL}
 	f.cs = kubernetes.NewForConfigOrDie(f.cfg)
