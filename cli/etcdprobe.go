@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"os"
 	"strings"
 	"syscall"
 	"time"
@@ -28,7 +27,7 @@ func probeEtcd(ctx context.Context, c etcdclient.Config) error {
 	var tc *tls.Config
 	if c.TLS() {
 		var err error
-		if tc, err = probeTLS(c); err != nil {
+		if tc, err = c.TLSConfig(); err != nil {
 			return nil // the client's own setup reports the files
 		}
 	}
@@ -41,27 +40,6 @@ func probeEtcd(ctx context.Context, c etcdclient.Config) error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
-}
-
-// probeTLS is the TLS side of c as the etcd client sets it up.
-func probeTLS(c etcdclient.Config) (*tls.Config, error) {
-	tc := &tls.Config{MinVersion: tls.VersionTLS12}
-	if c.CAFile != "" {
-		pem, err := os.ReadFile(c.CAFile)
-		if err != nil {
-			return nil, err
-		}
-		tc.RootCAs = x509.NewCertPool()
-		tc.RootCAs.AppendCertsFromPEM(pem)
-	}
-	if c.CertFile != "" {
-		cert, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
-		if err != nil {
-			return nil, err
-		}
-		tc.Certificates = []tls.Certificate{cert}
-	}
-	return tc, nil
 }
 
 func probeEndpoint(ctx context.Context, ep string, tc *tls.Config, hasCert bool) error {

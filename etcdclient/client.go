@@ -100,8 +100,8 @@ func SplitEndpoints(lists ...string) []string {
 	return eps
 }
 
-// tlsConfig reads the CA and key pair; nil without TLS.
-func (c Config) tlsConfig() (*tls.Config, error) {
+// TLSConfig reads the CA and key pair, as New uses them; nil without TLS.
+func (c Config) TLSConfig() (*tls.Config, error) {
 	if !c.TLS() {
 		return nil, nil
 	}
@@ -133,7 +133,7 @@ func (c Config) New(ctx context.Context) (*clientv3.Client, error) {
 	if len(c.Endpoints) == 0 {
 		return nil, errors.New("etcd: no endpoints")
 	}
-	tc, err := c.tlsConfig()
+	tc, err := c.TLSConfig()
 	if err != nil {
 		return nil, err
 	}
