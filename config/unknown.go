@@ -20,15 +20,13 @@ var mapKeys = []string{"node_labels", "sources.http.headers"}
 // section. A file that cannot be read again gives no warning (Load reports
 // its error).
 func unknownKeys(path string) []string {
-	defaults := viper.New()
-	setDefaults(defaults)
 	f := viper.New()
 	f.SetConfigFile(path)
 	if err := f.ReadInConfig(); err != nil {
 		return nil
 	}
 	known := map[string]bool{}
-	for _, k := range defaults.AllKeys() {
+	for _, k := range Keys() {
 		parts := strings.Split(k, ".")
 		for i := range parts {
 			known[strings.Join(parts[:i+1], ".")] = true
