@@ -1,15 +1,11 @@
 package testutil
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
@@ -54,7 +50,7 @@ func NewEtcd(tb testing.TB) *Etcd {
 	tb.Helper()
 	dir := tb.TempDir()
 	e := &Etcd{tb: tb, bin: EtcdBinary(tb), dataDir: filepath.Join(dir, "data"), LogPath: filepath.Join(dir, "etcd.log"),
-		ClientURL: fmt.Sprintf("http://127.0.0.1:%d", FreePort(tb)), peerURL: fmt.Sprintf("http://127.0.0.1:%d", FreePort(tb))}
+		ClientURL: fmt.Sprintf("http://127.0.0.1:%d", StablePort(tb)), peerURL: fmt.Sprintf("http://127.0.0.1:%d", StablePort(tb))}
 	tb.Cleanup(func() {
 		e.Stop()
 		if tb.Failed() {
@@ -80,47 +76,7 @@ func StartEtcd(tb testing.TB) *Etcd {
 // Start runs etcd and waits (up to 15 s) until it reports healthy.
 func (e *Etcd) Start() {
 	e.tb.Helper()
-	logf, err := os.OpenFile(e.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		e.tb.Fatal(err)
-	}
-	e.cmd = exec.Command(e.bin, "--name", "default", "--data-dir", e.dataDir,
-		"--listen-client-urls", e.ClientURL, "--advertise-client-urls", e.ClientURL,
-		"--listen-peer-urls", e.peerURL, "--initial-advertise-peer-urls", e.peerURL,
-		"--initial-cluster", "default="+e.peerURL)
-	e.cmd.Stdout, e.cmd.Stderr = logf, logf
-	e.cmd.Env = append(os.Environ(), "ETCD_UNSUPPORTED_ARCH="+runtime.GOARCH)
-	if err := e.cmd.Start(); err != nil {
-		logf.Close()
-		e.tb.Fatalf("starting etcd: %v", err)
-	}
-	exited := make(chan struct{})
-	e.exited = exited
-	go func(cmd *exec.Cmd) {
-		_ = cmd.Wait()
-		logf.Close()
-		close(exited)
-	}(e.cmd)
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		resp, err := http.Get(e.ClientURL + "/health")
-		if err == nil {
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK && bytes.Contains(b, []byte(`"true"`)) {
-				return
-			}
-		}
-		select {
-		case <-exited:
-			e.tb.Fatalf("etcd exited during startup (see log %s)", e.LogPath)
-		default:
-		}
-		if time.Now().After(deadline) {
-			e.tb.Fatalf("etcd not healthy after 15s: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	e.startWith(e.ClientURL, nil, plainHealthClient)
 }
 
 // Stop kills etcd, as a crash would, and waits for it to exit.

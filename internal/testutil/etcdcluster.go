@@ -53,7 +53,7 @@ func StartEtcdCluster(tb testing.TB, n int) *EtcdCluster {
 	for i := range n {
 		m := &clusterMember{name: fmt.Sprintf("m%d", i),
 			dataDir: filepath.Join(dir, fmt.Sprintf("m%d.data", i)), logPath: filepath.Join(dir, fmt.Sprintf("m%d.log", i)),
-			clientURL: fmt.Sprintf("http://127.0.0.1:%d", FreePort(tb)), peerURL: fmt.Sprintf("http://127.0.0.1:%d", FreePort(tb))}
+			clientURL: fmt.Sprintf("http://127.0.0.1:%d", StablePort(tb)), peerURL: fmt.Sprintf("http://127.0.0.1:%d", StablePort(tb))}
 		c.members = append(c.members, m)
 		peers = append(peers, m.name+"="+m.peerURL)
 	}
@@ -218,14 +218,46 @@ func (e *Etcd) startWith(clientURL string, extra []string, hc *http.Client) {
 		"--listen-client-urls", clientURL, "--advertise-client-urls", clientURL,
 		"--listen-peer-urls", e.peerURL, "--initial-advertise-peer-urls", e.peerURL,
 		"--initial-cluster", "default=" + e.peerURL}, extra...)
-	cmd, exited, err := spawnEtcd(e.bin, e.LogPath, args)
-	if err != nil {
-		e.tb.Fatalf("starting etcd: %v", err)
-	}
-	e.cmd, e.exited = cmd, exited
-	if err := waitEtcdHealthy(hc, clientURL, exited, time.Now().Add(15*time.Second)); err != nil {
+	deadline := time.Now().Add(15 * time.Second)
+	for attempt := 1; ; attempt++ {
+		logStart := fileSize(e.LogPath)
+		cmd, exited, err := spawnEtcd(e.bin, e.LogPath, args)
+		if err != nil {
+			e.tb.Fatalf("starting etcd: %v", err)
+		}
+		e.cmd, e.exited = cmd, exited
+		err = waitEtcdHealthy(hc, clientURL, exited, deadline)
+		if err == nil {
+			return
+		}
+		// A port of a stopped etcd can still be held a moment by a socket
+		// the kernel has not released; try again rather than fail the test.
+		if attempt < 5 && time.Now().Before(deadline) && bindFailed(e.LogPath, logStart) {
+			e.Stop()
+			time.Sleep(time.Duration(attempt) * 200 * time.Millisecond)
+			continue
+		}
 		e.tb.Fatalf("etcd: %v (see log %s)", err, e.LogPath)
 	}
+}
+
+// fileSize is the size of the file at path, 0 if it does not exist.
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// bindFailed reports whether the log written after offset says a listener
+// could not bind.
+func bindFailed(path string, offset int64) bool {
+	b, err := os.ReadFile(path)
+	if err != nil || int64(len(b)) < offset {
+		return false
+	}
+	return bytes.Contains(b[offset:], []byte("address already in use"))
 }
 
 // plainHealthClient is for /health over http; the timeout keeps one stuck

@@ -6,15 +6,66 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 )
+
+// StablePort returns a free loopback TCP port below the kernel's ephemeral
+// range, for a server the test stops and starts again on the same port (etcd).
+// A FreePort port lies inside that range, so while its server is down any
+// outgoing connection or ":0" listener may be given it, and the restart fails
+// with "address already in use" (seen in CI). Ports are not handed out twice
+// in one test binary.
+func StablePort(tb testing.TB) int {
+	tb.Helper()
+	lo := ephemeralLow()
+	stableMu.Lock()
+	defer stableMu.Unlock()
+	for range 1000 {
+		p := stableBase + rand.IntN(lo-stableBase)
+		if stableTaken[p] {
+			continue
+		}
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		stableTaken[p] = true
+		return p
+	}
+	tb.Fatalf("no free port in [%d, %d)", stableBase, lo)
+	return 0
+}
+
+const stableBase = 20000
+
+var (
+	stableMu    sync.Mutex
+	stableTaken = map[int]bool{}
+)
+
+// ephemeralLow is the first port of net.ipv4.ip_local_port_range (32768 when
+// it cannot be read, the kernel's default).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil && n > stableBase+1000 {
+				return n
+			}
+		}
+	}
+	return 32768
+}
 
 // FreePort returns a loopback TCP port that was free a moment ago.
 func FreePort(tb testing.TB) int {
