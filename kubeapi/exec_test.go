@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/client-go/util/exec"
 
+	"github.com/berth-dev/berth/internal/testutil/kubestream"
 	"github.com/berth-dev/berth/runtime"
 )
 
@@ -38,21 +38,7 @@ func (f *streamFixture) execURL(pod string, cmd []string, stdin, tty bool) *url.
 // executors are the ways kubectl 1.37 can reach pods/exec.
 func (f *streamFixture) executors(t *testing.T, u *url.URL) map[string]remotecommand.Executor {
 	t.Helper()
-	ws, err := remotecommand.NewWebSocketExecutor(f.cfg, "GET", u.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp, err := remotecommand.NewSPDYExecutor(f.cfg, "POST", u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fb, err := remotecommand.NewFallbackExecutor(ws, sp, func(err error) bool {
-		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return map[string]remotecommand.Executor{"websocket": ws, "spdy": sp, "fallback": fb}
+	return kubestream.Executors(t, f.cfg, u)
 }
 
 func (f *streamFixture) runningApp(t *testing.T) {

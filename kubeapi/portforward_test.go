@@ -16,52 +16,15 @@ import (
 	"k8s.io/apimachinery/pkg/util/httpstream"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/portforward"
-	"k8s.io/client-go/transport/spdy"
+
+	"github.com/berth-dev/berth/internal/testutil/kubestream"
 )
 
-// dialers are the ways kubectl 1.37 can reach pods/portforward: SPDY
-// tunneled in WebSocket, plain SPDY, and the first falling back to the
-// second.
+// dialers are the ways kubectl 1.37 can reach pods/portforward of pod.
 func (f *streamFixture) dialers(t *testing.T, pod string) map[string]httpstream.Dialer {
 	t.Helper()
 	u, _ := url.Parse(f.srv.URL + "/api/v1/namespaces/default/pods/" + pod + "/portforward")
-	tr, up, err := spdy.RoundTripperFor(f.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp := spdy.NewDialer(up, &http.Client{Transport: tr}, "POST", u)
-	ws, err := portforward.NewSPDYOverWebsocketDialer(u, f.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fb := portforward.NewFallbackDialer(ws, sp, func(err error) bool {
-		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
-	})
-	return map[string]httpstream.Dialer{"tunnel": ws, "spdy": sp, "fallback": fb}
-}
-
-// forward starts a port-forward of remote through d and returns the local
-// port and the channel ForwardPorts' result arrives on.
-func forward(t *testing.T, d httpstream.Dialer, remote int) (int, <-chan error) {
-	t.Helper()
-	stop, ready := make(chan struct{}), make(chan struct{})
-	t.Cleanup(func() { close(stop) })
-	pf, err := portforward.NewOnAddresses(d, []string{"127.0.0.1"}, []string{fmt.Sprintf("0:%d", remote)}, stop, ready, io.Discard, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- pf.ForwardPorts() }()
-	select {
-	case <-ready:
-	case err := <-done:
-		t.Fatalf("forward: %v", err)
-	}
-	ports, err := pf.GetPorts()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return int(ports[0].Local), done
+	return kubestream.Dialers(t, f.cfg, u)
 }
 
 func TestPortForward(t *testing.T) {
@@ -87,7 +50,7 @@ func TestPortForward(t *testing.T) {
 		dialers["hostNetwork "+name] = d
 	}
 	for name, d := range dialers {
-		local, _ := forward(t, d, remote)
+		local, _, _ := kubestream.Forward(t, d, remote)
 		for i := range 3 {
 			// A new connection each time: no keep-alive.
 			c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
@@ -123,7 +86,7 @@ func TestPortForwardRefusedPort(t *testing.T) {
 	f.pod(t, "web", "127.0.0.1", nil, "app")
 	want := fmt.Sprintf("An error occurred forwarding: error forwarding port %d to pod web, uid uid-web: dial tcp 127.0.0.1:%d: connect: connection refused", remote, remote)
 	for name, d := range f.dialers(t, "web") {
-		local, done := forward(t, d, remote)
+		local, _, done := kubestream.Forward(t, d, remote)
 		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", local))
 		if err != nil {
 			t.Fatal(err)
@@ -181,7 +144,7 @@ func TestPortForwardFollowsPodIP(t *testing.T) {
 	}
 	f := newStreamFixture(t, nil)
 	p := f.pod(t, "web", "127.0.0.1", nil, "app")
-	local, _ := forward(t, f.dialers(t, "web")["tunnel"], port)
+	local, _, _ := kubestream.Forward(t, f.dialers(t, "web")["tunnel"], port)
 	get := func() string {
 		c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
 		resp, err := c.Get(fmt.Sprintf("http://127.0.0.1:%d/", local))

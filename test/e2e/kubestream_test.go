@@ -17,13 +17,13 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/tools/remotecommand"
-	"k8s.io/client-go/transport/spdy"
 	"k8s.io/client-go/util/exec"
+
+	"github.com/berth-dev/berth/internal/testutil/kubestream"
 )
 
 // streamsYAML is pod "streams": web serving on 8080, side sleeping (the
@@ -172,21 +172,7 @@ func kubeExecutors(t *testing.T, cfg *rest.Config, ctr string, cmd []string, std
 		sub = "attach"
 	}
 	u, _ := url.Parse(cfg.Host + "/api/v1/namespaces/default/pods/streams/" + sub + "?" + q.Encode())
-	ws, err := remotecommand.NewWebSocketExecutor(cfg, "GET", u.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp, err := remotecommand.NewSPDYExecutor(cfg, "POST", u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fb, err := remotecommand.NewFallbackExecutor(ws, sp, func(err error) bool {
-		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return map[string]remotecommand.Executor{"websocket": ws, "spdy": sp, "fallback": fb}
+	return kubestream.Executors(t, cfg, u)
 }
 
 func kubeExec(t *testing.T, cfg *rest.Config) {
@@ -265,39 +251,8 @@ func (q chanQueue) Next() *remotecommand.TerminalSize {
 
 func kubePortForward(t *testing.T, cfg *rest.Config) {
 	u, _ := url.Parse(cfg.Host + "/api/v1/namespaces/default/pods/streams/portforward")
-	tr, up, err := spdy.RoundTripperFor(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp := spdy.NewDialer(up, &http.Client{Transport: tr}, "POST", u)
-	ws, err := portforward.NewSPDYOverWebsocketDialer(u, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fb := portforward.NewFallbackDialer(ws, sp, func(err error) bool {
-		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
-	})
-	for name, d := range map[string]httpstream.Dialer{"tunnel": ws, "spdy": sp, "fallback": fb} {
-		forwardTo := func(remote int) (int, chan struct{}, <-chan error) {
-			stop, ready := make(chan struct{}), make(chan struct{})
-			pf, err := portforward.NewOnAddresses(d, []string{"127.0.0.1"}, []string{fmt.Sprintf("0:%d", remote)}, stop, ready, io.Discard, io.Discard)
-			if err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- pf.ForwardPorts() }()
-			select {
-			case <-ready:
-			case err := <-done:
-				t.Fatalf("%s: forward: %v", name, err)
-			}
-			ports, err := pf.GetPorts()
-			if err != nil {
-				t.Fatal(err)
-			}
-			return int(ports[0].Local), stop, done
-		}
-		local, stop, _ := forwardTo(8080)
+	for name, d := range kubestream.Dialers(t, cfg, u) {
+		local, stop, _ := kubestream.Forward(t, d, 8080)
 		for i := range 3 {
 			c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
 			resp, err := c.Get(fmt.Sprintf("http://127.0.0.1:%d/env?name=WHO", local))
@@ -310,9 +265,9 @@ func kubePortForward(t *testing.T, cfg *rest.Config) {
 				t.Errorf("%s: request %d: %d %q", name, i, resp.StatusCode, b)
 			}
 		}
-		close(stop)
+		stop()
 
-		local, stop, done := forwardTo(9999)
+		local, stop, done := kubestream.Forward(t, d, 9999)
 		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", local))
 		if err != nil {
 			t.Fatal(err)
@@ -328,7 +283,7 @@ func kubePortForward(t *testing.T, cfg *rest.Config) {
 		case <-time.After(20 * time.Second):
 			t.Errorf("%s: port 9999: the forward did not report the refused connection", name)
 		}
-		close(stop)
+		stop()
 	}
 }
 
