@@ -29,25 +29,17 @@ func TestKubeRoutesAnswerStatus(t *testing.T) {
 		{"admin", "/api/v1/nosuch", http.StatusNotFound, metav1.StatusReasonNotFound},
 		{"admin", "/apis/nosuch.example/v1", http.StatusNotFound, metav1.StatusReasonNotFound},
 	} {
-		req, _ := http.NewRequest("GET", srv.URL+tc.path, nil)
-		if tc.token != "" {
-			req.Header.Set("Authorization", "Bearer "+tc.token)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		code, body := do(t, "GET", srv.URL+tc.path, tc.token, nil)
 		var got metav1.Status
-		err = json.NewDecoder(resp.Body).Decode(&got)
-		resp.Body.Close()
+		err := json.Unmarshal([]byte(body), &got)
 		if tc.code == http.StatusNotFound && got.Details == nil {
 			t.Errorf("%s: 404 without details; kubectl debug dereferences them", tc.path)
 		}
 		if tc.code == http.StatusUnauthorized && got.Message != "Unauthorized" {
 			t.Errorf("401 message %q, want the apiserver's Unauthorized", got.Message)
 		}
-		if err != nil || resp.StatusCode != tc.code || got.Kind != "Status" || got.Reason != tc.reason || got.Code != int32(tc.code) {
-			t.Errorf("%s with token %q: %d %+v (decode: %v), want %d %s", tc.path, tc.token, resp.StatusCode, got, err, tc.code, tc.reason)
+		if err != nil || code != tc.code || got.Kind != "Status" || got.Reason != tc.reason || got.Code != int32(tc.code) {
+			t.Errorf("%s with token %q: %d %+v (decode: %v), want %d %s", tc.path, tc.token, code, got, err, tc.code, tc.reason)
 		}
 	}
 }

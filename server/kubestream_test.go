@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -64,18 +62,9 @@ func TestKubeStreamScopes(t *testing.T) {
 		{"admin", "POST", "/pods/pushed/exec?command=echo&stdout=true", 400, "Upgrade request required"},
 		{"admin", "POST", "/pods/pushed/portforward", 400, "Upgrade request required"},
 	} {
-		req, _ := http.NewRequest(tc.method, srv.URL+"/api/v1/namespaces/default"+tc.path, nil)
-		if tc.token != "" {
-			req.Header.Set("Authorization", "Bearer "+tc.token)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != tc.code || !strings.Contains(string(b), tc.body) {
-			t.Errorf("%s %s with %q: %d %s, want %d with %q", tc.method, tc.path, tc.token, resp.StatusCode, b, tc.code, tc.body)
+		code, b := do(t, tc.method, srv.URL+"/api/v1/namespaces/default"+tc.path, tc.token, nil)
+		if code != tc.code || !strings.Contains(b, tc.body) {
+			t.Errorf("%s %s with %q: %d %s, want %d with %q", tc.method, tc.path, tc.token, code, b, tc.code, tc.body)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -40,18 +39,9 @@ func TestNodeLogsAdminOnly(t *testing.T) {
 		{"", "/api/v1/nodes/node1/proxy/logs/syslog", http.StatusUnauthorized, ""},
 		{"admin", "/api/v1/nodes/other/proxy/logs/syslog", http.StatusNotFound, ""},
 	} {
-		req, _ := http.NewRequest("GET", srv.URL+tc.path, nil)
-		if tc.token != "" {
-			req.Header.Set("Authorization", "Bearer "+tc.token)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != tc.code || (tc.body != "" && string(b) != tc.body) {
-			t.Errorf("%s with %q: %d %q, want %d", tc.path, tc.token, resp.StatusCode, b, tc.code)
+		code, b := do(t, "GET", srv.URL+tc.path, tc.token, nil)
+		if code != tc.code || (tc.body != "" && b != tc.body) {
+			t.Errorf("%s with %q: %d %q, want %d", tc.path, tc.token, code, b, tc.code)
 		}
 	}
 }
