@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/berth-dev/berth/events"
+	"github.com/berth-dev/berth/kubeapi"
 	"github.com/berth-dev/berth/metrics"
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/runtime"
@@ -105,7 +106,7 @@ func watchNames(t *testing.T, base, token string) []string {
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			t.Fatal(err)
 		}
-		if ev.Type == WatchBookmark {
+		if ev.Type == kubeapi.WatchBookmark {
 			sort.Strings(names)
 			return names
 		}

@@ -12,20 +12,8 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-)
 
-// Watch event types, as in the Kubernetes API.
-const (
-	WatchAdded    = "ADDED"
-	WatchModified = "MODIFIED"
-	WatchDeleted  = "DELETED"
-	// WatchBookmark marks the end of the initial ADDED events when the
-	// watch asked for it with ?sendInitialEvents=true, as Kubernetes' watch
-	// lists do: its object is a Pod with only the annotation
-	// InitialEventsEnd = "true".
-	WatchBookmark = "BOOKMARK"
-	// InitialEventsEnd annotates the bookmark that ends the initial events.
-	InitialEventsEnd = "k8s.io/initial-events-end"
+	"github.com/berth-dev/berth/kubeapi"
 )
 
 // WatchEvent is one line of GET /pods?watch=1: a pod as it now is, or as it
@@ -63,7 +51,8 @@ type watched struct {
 }
 
 // watchPods streams newline-delimited WatchEvents: ADDED for every current
-// pod (then a BOOKMARK if ?sendInitialEvents=true), then one event per pod
+// pod (then, if ?sendInitialEvents=true, a BOOKMARK: a Pod with only the
+// annotation kubeapi.InitialEventsEnd = "true"), then one event per pod
 // whose rendering changed, until the client leaves (or the store fails,
 // which ends the stream).
 func (s *Server) watchPods(w http.ResponseWriter, r *http.Request) {
@@ -102,9 +91,9 @@ func (s *Server) watchPods(w http.ResponseWriter, r *http.Request) {
 			old, seen := prev[p.Key]
 			switch {
 			case !seen:
-				writeWatchEvent(&out, WatchAdded, raw)
+				writeWatchEvent(&out, kubeapi.WatchAdded, raw)
 			case !bytes.Equal(old.raw, raw):
-				writeWatchEvent(&out, WatchModified, raw)
+				writeWatchEvent(&out, kubeapi.WatchModified, raw)
 			}
 		}
 		for _, p := range slices.Sorted(maps.Keys(prev)) {
@@ -117,14 +106,14 @@ func (s *Server) watchPods(w http.ResponseWriter, r *http.Request) {
 			if err != nil {
 				return
 			}
-			writeWatchEvent(&out, WatchDeleted, raw)
+			writeWatchEvent(&out, kubeapi.WatchDeleted, raw)
 		}
 		prev = cur
 		if first {
 			if bookmark {
 				raw, _ := json.Marshal(v1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-					ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{InitialEventsEnd: "true"}}})
-				writeWatchEvent(&out, WatchBookmark, raw)
+					ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{kubeapi.InitialEventsEnd: "true"}}})
+				writeWatchEvent(&out, kubeapi.WatchBookmark, raw)
 			}
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set("X-Content-Type-Options", "nosniff")

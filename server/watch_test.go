@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/berth-dev/berth/kubeapi"
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/store"
 )
@@ -124,9 +125,9 @@ func TestWatchPodsAddModifyDelete(t *testing.T) {
 	base, _ := watchServer(t, st, Limits{ReadHeader: 200 * time.Millisecond, Read: 200 * time.Millisecond, Idle: time.Second, HeaderBytes: 64 << 10})
 	w := openWatch(t, base)
 
-	expectEvent(t, w.next(t), WatchAdded, "a")
+	expectEvent(t, w.next(t), kubeapi.WatchAdded, "a")
 	ev := w.next(t)
-	expectEvent(t, ev, WatchAdded, "b")
+	expectEvent(t, ev, kubeapi.WatchAdded, "b")
 	if ev.Object.Annotations["berth.io/origin"] != "/p/b.yaml" || ev.Object.Status.Phase != v1.PodPending {
 		t.Fatalf("ADDED object is not the rendered pod: %+v", ev.Object)
 	}
@@ -135,13 +136,13 @@ func TestWatchPodsAddModifyDelete(t *testing.T) {
 	readDeadlinePassed(t, strings.TrimPrefix(base, "http://"))
 
 	_ = st.UpsertPod(watchPod("c"))
-	expectEvent(t, w.next(t), WatchAdded, "c")
+	expectEvent(t, w.next(t), kubeapi.WatchAdded, "c")
 
 	if _, err := st.UpdatePod("default/a", func(p *model.Pod) bool { p.Status.Phase = v1.PodRunning; return true }); err != nil {
 		t.Fatal(err)
 	}
 	ev = w.next(t)
-	expectEvent(t, ev, WatchModified, "a")
+	expectEvent(t, ev, kubeapi.WatchModified, "a")
 	if ev.Object.Status.Phase != v1.PodRunning {
 		t.Fatalf("MODIFIED phase %s", ev.Object.Status.Phase)
 	}
@@ -153,7 +154,7 @@ func TestWatchPodsAddModifyDelete(t *testing.T) {
 	}
 	_ = st.DeletePod("default/b")
 	ev = w.next(t)
-	expectEvent(t, ev, WatchDeleted, "b")
+	expectEvent(t, ev, kubeapi.WatchDeleted, "b")
 	if ev.Object.DeletionTimestamp == nil || ev.Object.Annotations["berth.io/source"] != "file" {
 		t.Fatalf("DELETED object lacks deletionTimestamp or its last state: %+v", ev.Object.ObjectMeta)
 	}
@@ -170,7 +171,7 @@ func TestWatchPodsCoalescesABusyStore(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Now())
 	base, _ := watchServerOn(t, st, clk, DefaultLimits)
 	w := openWatch(t, base)
-	expectEvent(t, w.next(t), WatchAdded, "busy")
+	expectEvent(t, w.next(t), kubeapi.WatchAdded, "busy")
 
 	// held waits until the watch holds a change back on its clock.
 	held := func() {
@@ -190,7 +191,7 @@ func TestWatchPodsCoalescesABusyStore(t *testing.T) {
 		held()
 		clk.Step(time.Millisecond) // the write rate of a busy store
 		if !clk.HasWaiters() {     // an interval ended: the writes so far are sent
-			if ev := w.next(t); ev.Type != WatchModified {
+			if ev := w.next(t); ev.Type != kubeapi.WatchModified {
 				t.Fatalf("event %s after %d writes, want MODIFIED", ev.Type, n)
 			}
 			modified++
@@ -201,7 +202,7 @@ func TestWatchPodsCoalescesABusyStore(t *testing.T) {
 	clk.Step(watchInterval)
 	for {
 		ev := w.next(t)
-		if ev.Type == WatchDeleted {
+		if ev.Type == kubeapi.WatchDeleted {
 			break
 		}
 		modified++
@@ -216,7 +217,7 @@ func TestWatchPodsEndsWhenClientLeaves(t *testing.T) {
 	_ = st.UpsertPod(watchPod("a"))
 	base, done := watchServer(t, st, DefaultLimits)
 	w := openWatch(t, base)
-	expectEvent(t, w.next(t), WatchAdded, "a")
+	expectEvent(t, w.next(t), kubeapi.WatchAdded, "a")
 	w.cancel()
 	select {
 	case <-done:
@@ -245,19 +246,19 @@ func TestWatchPodsBookmarksTheInitialEvents(t *testing.T) {
 	_ = st.UpsertPod(watchPod("b"))
 	base, _ := watchServer(t, st, DefaultLimits)
 	w := openWatchQuery(t, base, "watch=true&sendInitialEvents=true")
-	expectEvent(t, w.next(t), WatchAdded, "a")
-	expectEvent(t, w.next(t), WatchAdded, "b")
-	if ev := w.next(t); ev.Type != WatchBookmark || ev.Object.Annotations[InitialEventsEnd] != "true" {
+	expectEvent(t, w.next(t), kubeapi.WatchAdded, "a")
+	expectEvent(t, w.next(t), kubeapi.WatchAdded, "b")
+	if ev := w.next(t); ev.Type != kubeapi.WatchBookmark || ev.Object.Annotations[kubeapi.InitialEventsEnd] != "true" {
 		t.Fatalf("after the initial events: %s %v, want the bookmark", ev.Type, ev.Object.Annotations)
 	}
 	_ = st.DeletePod("default/a")
-	expectEvent(t, w.next(t), WatchDeleted, "a")
+	expectEvent(t, w.next(t), kubeapi.WatchDeleted, "a")
 
 	// Without the parameter: no bookmark.
 	_ = st.UpsertPod(watchPod("c"))
 	plain := openWatch(t, base)
-	expectEvent(t, plain.next(t), WatchAdded, "b")
-	expectEvent(t, plain.next(t), WatchAdded, "c")
+	expectEvent(t, plain.next(t), kubeapi.WatchAdded, "b")
+	expectEvent(t, plain.next(t), kubeapi.WatchAdded, "c")
 	_ = st.DeletePod("default/b")
-	expectEvent(t, plain.next(t), WatchDeleted, "b")
+	expectEvent(t, plain.next(t), kubeapi.WatchDeleted, "b")
 }
