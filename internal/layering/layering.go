@@ -37,7 +37,8 @@ var Layers = map[string]int{
 }
 
 // TestOnly are packages only tests, benchmarks and tools may import.
-var TestOnly = map[string]bool{"runtime/fake": true, "internal/testutil": true, "internal/testutil/imagescope": true}
+var TestOnly = map[string]bool{"runtime/fake": true, "internal/testutil": true, "internal/testutil/imagescope": true,
+	"internal/testutil/kubestream": true}
 
 // Tool reports whether pkg is a test suite, benchmark or build tool: it may
 // import anything, and no production package may import it.
