@@ -1,7 +1,6 @@
 package kubeapi
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -9,31 +8,14 @@ import (
 	goruntime "runtime"
 	"runtime/pprof"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/klog/v2"
+
+	"github.com/berth-dev/berth/internal/testutil"
 )
-
-// syncLog is a log destination safe for concurrent writes.
-type syncLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *syncLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *syncLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // quietLabel marks the goroutines of the quiet test's server (pprof
 // labels pass to the goroutines a handler starts).
@@ -80,7 +62,7 @@ func waitStreamsServed(t *testing.T) {
 // close. (The executors here are client-go's, in this process: their own
 // client-side lines are not the server's and are left out.)
 func TestStreamsCloseQuietly(t *testing.T) {
-	var log syncLog
+	var log testutil.SyncBuffer
 	klog.SetSlogLogger(slog.New(slog.NewTextHandler(&log, nil)))
 	defer klog.ClearLogger()
 	w := &watchedExec{started: make(chan struct{}, 1), returned: make(chan error, 1)}

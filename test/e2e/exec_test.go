@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,7 +40,7 @@ func startExecEnv(t *testing.T) *execEnv {
 	// them running, not only the engine.
 	waitFor(t, waitLong, "berth reports shell's containers running", func() (bool, string) {
 		var p v1.Pod
-		if err := e.getJSON("/pods/default/shell", &p); err != nil {
+		if err := e.b.getJSONAs(e.tokenFile, "/pods/default/shell", &p); err != nil {
 			return false, err.Error()
 		}
 		n := 0
@@ -54,24 +52,6 @@ func startExecEnv(t *testing.T) *execEnv {
 		return n == 2, fmt.Sprintf("%d of 2 running: %+v", n, p.Status.ContainerStatuses)
 	})
 	return e
-}
-
-func (e *execEnv) getJSON(path string, v any) error {
-	tok, err := os.ReadFile(e.tokenFile)
-	if err != nil {
-		return err
-	}
-	req, _ := http.NewRequest(http.MethodGet, e.b.URL(path), nil)
-	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(tok)))
-	resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", path, resp.Status)
-	}
-	return json.NewDecoder(resp.Body).Decode(v)
 }
 
 // execCommand is `berth exec --server ... [--token-file ...] args...`.

@@ -460,9 +460,23 @@ func engineCannotRemove(err error) bool {
 }
 
 // getJSON GETs path from berth's API into v.
-func (b *Berth) getJSON(path string, v interface{}) error {
-	c := b.HTTPClient(b.tb, 5*time.Second)
-	resp, err := c.Get(b.URL(path))
+func (b *Berth) getJSON(path string, v any) error { return b.getJSONAs("", path, v) }
+
+// getJSONAs is getJSON with the bearer token read from tokenFile ("" sends
+// none).
+func (b *Berth) getJSONAs(tokenFile, path string, v any) error {
+	req, err := http.NewRequest(http.MethodGet, b.URL(path), nil)
+	if err != nil {
+		return err
+	}
+	if tokenFile != "" {
+		tok, err := os.ReadFile(tokenFile)
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(tok)))
+	}
+	resp, err := b.HTTPClient(b.tb, 5*time.Second).Do(req)
 	if err != nil {
 		return err
 	}

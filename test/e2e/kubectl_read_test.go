@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -58,33 +56,13 @@ func engineIP(t *testing.T, sandboxID string) string {
 	return ""
 }
 
-// getJSON GETs path from berth's API with the admin token.
-func (k *kubectlEnv) getJSON(t *testing.T, path string, v any) error {
-	t.Helper()
-	tok, err := os.ReadFile(k.tokenFile)
-	if err != nil {
-		return err
-	}
-	req, _ := http.NewRequest(http.MethodGet, k.b.URL(path), nil)
-	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(tok)))
-	resp, err := k.b.HTTPClient(t, 5*time.Second).Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", path, resp.Status)
-	}
-	return json.NewDecoder(resp.Body).Decode(v)
-}
-
 // waitReady waits until berth's own API reports ns/name Running with
 // every container ready, so that kubectl's answers need no retries.
 func (k *kubectlEnv) waitReady(t *testing.T, ns, name string) {
 	t.Helper()
 	waitFor(t, waitLong, "berth reports "+ns+"/"+name+" ready", func() (bool, string) {
 		var p v1.Pod
-		if err := k.getJSON(t, "/pods/"+ns+"/"+name, &p); err != nil {
+		if err := k.b.getJSONAs(k.tokenFile, "/pods/"+ns+"/"+name, &p); err != nil {
 			return false, err.Error()
 		}
 		for _, c := range p.Status.Conditions {

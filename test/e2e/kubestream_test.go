@@ -12,7 +12,6 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/client-go/util/exec"
 
+	"github.com/berth-dev/berth/internal/testutil"
 	"github.com/berth-dev/berth/internal/testutil/kubestream"
 )
 
@@ -50,7 +50,7 @@ func startStreams(t *testing.T) (*execEnv, *rest.Config) {
 	e := &execEnv{b: b, tokenFile: tokenFile}
 	waitFor(t, waitLong, "berth reports streams running with once restarted", func() (bool, string) {
 		var p v1.Pod
-		if err := e.getJSON("/pods/default/streams", &p); err != nil {
+		if err := e.b.getJSONAs(e.tokenFile, "/pods/default/streams", &p); err != nil {
 			return false, err.Error()
 		}
 		ok := p.Status.PodIP != ""
@@ -223,7 +223,7 @@ func kubeExec(t *testing.T, cfg *rest.Config) {
 		q <- remotecommand.TerminalSize{Width: 80, Height: 24}
 		q <- remotecommand.TerminalSize{Width: 132, Height: 43}
 		stdinR, stdinW := io.Pipe()
-		out := &syncBuffer{}
+		out := &testutil.SyncBuffer{}
 		errc := make(chan error, 1)
 		go func() {
 			errc <- ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: stdinR, Stdout: out, Tty: true, TerminalSizeQueue: chanQueue(q)})
@@ -287,31 +287,13 @@ func kubePortForward(t *testing.T, cfg *rest.Config) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // kubeAttach attaches to cat (its stdin comes back) and term (a TTY that
 // takes the client's size); leaving ends the session.
 func kubeAttach(t *testing.T, cfg *rest.Config) {
 	for name, ex := range kubeExecutors(t, cfg, "cat", nil, true, false) {
 		ctx, cancel := context.WithCancel(context.Background())
 		stdinR, stdinW := io.Pipe()
-		out := &syncBuffer{}
+		out := &testutil.SyncBuffer{}
 		errc := make(chan error, 1)
 		go func() {
 			errc <- ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: stdinR, Stdout: out, Stderr: io.Discard})
@@ -334,7 +316,7 @@ func kubeAttach(t *testing.T, cfg *rest.Config) {
 		q := make(chan remotecommand.TerminalSize, 1)
 		q <- remotecommand.TerminalSize{Width: width, Height: 33}
 		stdinR, stdinW := io.Pipe()
-		out := &syncBuffer{}
+		out := &testutil.SyncBuffer{}
 		errc := make(chan error, 1)
 		go func() {
 			errc <- ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: stdinR, Stdout: out, Tty: true, TerminalSizeQueue: chanQueue(q)})
