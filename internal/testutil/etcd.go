@@ -54,12 +54,7 @@ func NewEtcd(tb testing.TB) *Etcd {
 	tb.Cleanup(func() {
 		e.Stop()
 		if tb.Failed() {
-			if b, err := os.ReadFile(e.LogPath); err == nil {
-				if len(b) > 4000 {
-					b = b[len(b)-4000:]
-				}
-				tb.Logf("etcd log tail:\n%s", b)
-			}
+			logTail(tb, "etcd", e.LogPath)
 		}
 	})
 	return e
