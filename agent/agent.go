@@ -189,6 +189,7 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Agent, err error) {
 		Store:      st,
 		Clock:      clk,
 		Node:       cfg.NodeName,
+		Address:    cfg.ServerAddress,
 		Registry:   m.Registry,
 		Tokens:     tokens,
 		PushTokens: pushTokens,

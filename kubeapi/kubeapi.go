@@ -31,9 +31,12 @@ const (
 	AccessWrite
 	// AccessExec: exec, attach, port-forward: an admin token only.
 	AccessExec
-	// AccessAdmin: an admin token, or none on an open server (node logs,
-	// node-wide data).
+	// AccessAdmin: an admin token, or none on an open server (node-wide
+	// data).
 	AccessAdmin
+	// AccessNodeLogs: the node's log directory: an admin token only, as
+	// AccessExec (root-only files must not reach every local user).
+	AccessNodeLogs
 )
 
 // Route is one handler to mount: Pattern is an http.ServeMux pattern with

@@ -97,11 +97,12 @@ func listDir(w http.ResponseWriter, d *os.File) {
 }
 
 // AddNodeLogs serves dir (NodeLogs) as the node's proxy/logs subresource,
-// GET /api/v1/nodes/{node}/proxy/logs/{path...}, admin only, as kubectl
-// get --raw reaches the kubelet's; another node's name is a 404 Status.
+// GET /api/v1/nodes/{node}/proxy/logs/{path...}, to admin tokens only
+// (AccessNodeLogs), as kubectl get --raw reaches the kubelet's; another
+// node's name is a 404 Status.
 func (a *API) AddNodeLogs(dir string) {
 	logs := NodeLogs(dir)
-	a.handle("GET /api/v1/nodes/{node}/proxy/logs/{path...}", AccessAdmin, func(w http.ResponseWriter, r *http.Request) {
+	a.handle("GET /api/v1/nodes/{node}/proxy/logs/{path...}", AccessNodeLogs, func(w http.ResponseWriter, r *http.Request) {
 		if n := r.PathValue("node"); n != a.o.Node {
 			WriteError(w, notFound("", "nodes", n))
 			return

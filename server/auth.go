@@ -18,8 +18,9 @@ import (
 //     push source's pods; 403 anywhere else.
 //   - scopeOpen: no admin token is configured and the request brings none
 //     of the tokens: what berth always served without server.token_file
-//     (on loopback only), i.e. everything but exec (403) and the push routes
-//     (401: pushing is never anonymous).
+//     (on loopback only, to loopback Host names: see hostGuard), i.e.
+//     everything but exec and node logs (403) and the push routes (401:
+//     pushing is never anonymous).
 //
 // With admin tokens configured, a request with no known token is a 401.
 type scope int
@@ -34,10 +35,11 @@ const (
 type access int
 
 const (
-	accessPods  access = iota // GET /pods, /pods/{ns}/{name}: any scope, push filtered
-	accessPush                // the push routes: push or admin
-	accessAdmin               // the rest: admin, or open without admin tokens
-	accessExec                // exec: admin only
+	accessPods     access = iota // GET /pods, /pods/{ns}/{name}: any scope, push filtered
+	accessPush                   // the push routes: push or admin
+	accessAdmin                  // the rest: admin, or open without admin tokens
+	accessExec                   // exec: admin only
+	accessNodeLogs               // the node's log directory: admin only
 )
 
 // Answers of guard.
@@ -82,6 +84,9 @@ func (s *Server) guardWith(a access, h http.Handler, refuse refusal) http.Handle
 			return
 		case sc == scopeOpen && a == accessExec:
 			refuse(w, http.StatusForbidden, ErrAnonymousExec)
+			return
+		case sc == scopeOpen && a == accessNodeLogs:
+			refuse(w, http.StatusForbidden, ErrAnonymousNodeLogs)
 			return
 		}
 		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), scopeKey{}, sc)))

@@ -11,7 +11,8 @@ import (
 
 // RegisterKube mounts the Kubernetes API routes behind the token scopes:
 // AccessRead as GET /pods (push tokens filtered by Visible), AccessWrite as
-// the push routes, AccessExec as exec, AccessAdmin as the admin routes.
+// the push routes, AccessExec as exec, AccessNodeLogs as /logs/,
+// AccessAdmin as the admin routes.
 // Refusals are Kubernetes Status objects, as kubectl expects.
 func RegisterKube(s *Server, routes []kubeapi.Route) {
 	for _, rt := range routes {
@@ -23,6 +24,8 @@ func RegisterKube(s *Server, routes []kubeapi.Route) {
 			a = accessPush
 		case kubeapi.AccessExec:
 			a = accessExec
+		case kubeapi.AccessNodeLogs:
+			a = accessNodeLogs
 		}
 		h := rt.Handler
 		if rt.Access == kubeapi.AccessWrite {

@@ -45,6 +45,9 @@ type Options struct {
 	Events func() []events.Event
 	// Node is the node's name, the spec.nodeName of every served pod.
 	Node string
+	// Address is server.address: without Tokens, the server answers only
+	// requests whose Host names localhost, a loopback IP or Address.
+	Address string
 	// Clock times the watch: its coalescing and the deletionTimestamp of
 	// DELETED (nil: the real clock).
 	Clock clock.Clock
@@ -97,7 +100,11 @@ func RegisterPush(s *Server, source string, routes map[string]http.Handler) {
 	}
 }
 
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.hostGuard(w, r) {
+		s.mux.ServeHTTP(w, r)
+	}
+}
 
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
