@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,12 +35,14 @@ func kubeconfigCmd() *cobra.Command {
 			"berth that the client commands find: --server, --token-file, $BERTH_SERVER, $BERTH_TOKEN_FILE,\n" +
 			"else the agent's config (--config, $BERTH_CONFIG or /etc/berth/config.yaml). The user refers to\n" +
 			"the token file by its path (tokenFile), so the token stays out of the kubeconfig; --embed-token\n" +
-			"copies the token in instead. kubectl sends a token over https only (server.tls.self_signed:\n" +
+			"copies the token in instead; a token file of several tokens (which kubectl would send whole)\n" +
+			"needs --embed-token, which copies the first. kubectl sends a token over https only (server.tls.self_signed:\n" +
 			"true serves it). An https server's CA is --certificate-authority FILE, else its certificate\n" +
 			"(server.tls.cert_file, or the self-signed one under root_dir/pki) itself. -o FILE\n" +
 			"writes the kubeconfig to FILE; --merge adds the context to $KUBECONFIG or ~/.kube/config,\n" +
-			"keeping the other contexts (and the current one, if any).\n\n" +
-			"  berth kubeconfig > ~/.kube/berth.yaml\n" +
+			"keeping the other contexts (and the current one, if any). Either file is written with mode 0600\n" +
+			"(replaced, even when it existed with another mode), owned by the caller.\n\n" +
+			"  berth kubeconfig -o ~/.kube/berth.yaml\n" +
 			"  kubectl --kubeconfig ~/.kube/berth.yaml get pods",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -53,15 +56,19 @@ func kubeconfigCmd() *cobra.Command {
 			switch {
 			case f.merge:
 				return mergeKubeconfig(kc, cmd.ErrOrStderr())
-			case f.output != "":
-				if err := clientcmd.WriteToFile(*kc, f.output); err != nil {
-					return fmt.Errorf("kubeconfig: -o %s: %w", f.output, err)
-				}
-				return nil
 			}
 			b, err := clientcmd.Write(*kc)
 			if err != nil {
 				return err
+			}
+			if f.output != "" {
+				if err := writePrivate(f.output, b); err != nil {
+					return fmt.Errorf("kubeconfig: -o %s: %w", f.output, err)
+				}
+				return nil
+			}
+			if hasToken(kc) {
+				fmt.Fprintln(cmd.ErrOrStderr(), "berth: the kubeconfig on stdout holds the token itself: -o FILE writes it to a file of mode 0600")
 			}
 			_, err = cmd.OutOrStdout().Write(b)
 			return err
@@ -118,9 +125,11 @@ func buildKubeconfig(l *locator, f kubeconfigFlags, stderr io.Writer) (*clientcm
 		case f.embedToken:
 			user.Token = tokens[0]
 		case len(tokens) > 1:
-			// kubectl would send the whole file as one token.
-			user.Token = tokens[0]
-			fmt.Fprintf(stderr, "berth: %s holds %d tokens; the kubeconfig holds the first itself, not the file's path\n", l.tokenFile, len(tokens))
+			// kubectl would send the whole file as one token; copying one in
+			// unasked would print it where `> file` makes it readable.
+			return nil, fmt.Errorf("kubeconfig: %s (from %s) holds %d tokens, which kubectl would send as one: "+
+				"pass --embed-token with -o FILE or --merge to copy the first into a file of mode 0600, "+
+				"or --token-file FILE naming a file of one token", l.tokenFile, l.tokenFrom, len(tokens))
 		default:
 			abs, err := filepath.Abs(l.tokenFile)
 			if err != nil {
@@ -144,31 +153,78 @@ func buildKubeconfig(l *locator, f kubeconfigFlags, stderr io.Writer) (*clientcm
 }
 
 // mergeKubeconfig adds kc's cluster, user and context to the kubeconfig
-// files kubectl reads ($KUBECONFIG, else ~/.kube/config) as kubectl config
-// set-context would, replacing entries of the same names only; the current
-// context becomes kc's only where there was none.
+// file kubectl config set-context would write (the first existing file of
+// $KUBECONFIG, else ~/.kube/config), replacing entries of the same names
+// only; the current context becomes kc's only where kubectl's merged view
+// has none. The file is locked as kubectl locks it and written with
+// writePrivate (0600).
 func mergeKubeconfig(kc *clientcmdapi.Config, stderr io.Writer) error {
 	po := clientcmd.NewDefaultPathOptions()
 	start, err := po.GetStartingConfig()
 	if err != nil {
 		return fmt.Errorf("kubeconfig --merge: %w", err)
 	}
-	name := kc.CurrentContext
-	start.Clusters[name] = kc.Clusters[name]
-	start.AuthInfos[name] = kc.AuthInfos[name]
-	start.Contexts[name] = kc.Contexts[name]
-	switched := start.CurrentContext == ""
-	if switched {
-		start.CurrentContext = name
-	}
-	if err := clientcmd.ModifyConfig(po, *start, false); err != nil {
+	file := po.GetDefaultFilename()
+	unlock, err := lockKubeconfig(file)
+	if err != nil {
 		return fmt.Errorf("kubeconfig --merge: %w", err)
 	}
-	file := po.GetDefaultFilename()
+	defer unlock()
+	dest, err := clientcmd.LoadFromFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		dest, err = clientcmdapi.NewConfig(), nil
+	}
+	if err != nil {
+		return fmt.Errorf("kubeconfig --merge: %w", err)
+	}
+	name := kc.CurrentContext
+	dest.Clusters[name] = kc.Clusters[name]
+	dest.AuthInfos[name] = kc.AuthInfos[name]
+	dest.Contexts[name] = kc.Contexts[name]
+	switched := start.CurrentContext == ""
+	if switched {
+		dest.CurrentContext = name
+	}
+	b, err := clientcmd.Write(*dest)
+	if err != nil {
+		return fmt.Errorf("kubeconfig --merge: %w", err)
+	}
+	if err := writePrivate(file, b); err != nil {
+		return fmt.Errorf("kubeconfig --merge: %s: %w", file, err)
+	}
 	if switched {
 		fmt.Fprintf(stderr, "Context %q added to %s as the current context: kubectl get pods\n", name, file)
 	} else {
 		fmt.Fprintf(stderr, "Context %q added to %s: kubectl --context %s get pods\n", name, file, name)
 	}
 	return nil
+}
+
+// lockKubeconfig takes kubectl's lock of a kubeconfig file (FILE.lock,
+// made exclusively; kubectl config commands wait on it) and returns its
+// release.
+func lockKubeconfig(file string) (unlock func(), err error) {
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		return nil, err
+	}
+	lock := file + ".lock"
+	f, err := os.OpenFile(lock, os.O_CREATE|os.O_EXCL, 0)
+	if errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("%s exists: another kubectl config command is writing %s (remove the lock if none is)", lock, file)
+	}
+	if err != nil {
+		return nil, err
+	}
+	f.Close()
+	return func() { os.Remove(lock) }, nil
+}
+
+// hasToken reports whether kc holds a token itself.
+func hasToken(kc *clientcmdapi.Config) bool {
+	for _, u := range kc.AuthInfos {
+		if u.Token != "" {
+			return true
+		}
+	}
+	return false
 }

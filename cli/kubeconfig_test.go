@@ -3,6 +3,7 @@ package cli
 import (
 	"crypto/tls"
 	"encoding/pem"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -129,12 +130,13 @@ func TestKubeconfigTLS(t *testing.T) {
 		t.Errorf("GET / over TLS through the kubeconfig: %d", code)
 	}
 
-	// kubectl sends a token file whole: one with several tokens is
-	// embedded (its first), with a note.
+	// kubectl sends a token file whole: of one with several tokens,
+	// --embed-token embeds the first (without it berth refuses:
+	// TestKubeconfigNeverLeaksATokenUnasked).
 	multi := filepath.Join(dir, "tokens")
 	_ = os.WriteFile(multi, []byte("tok\nother\n"), 0o600)
-	out, errOut, err := runCLI(t, "kubeconfig", "--config", cfg, "--token-file", multi)
-	if kc := loadKubeconfig(t, out); err != nil || kc.AuthInfos["node-t"].Token != "tok" || !strings.Contains(errOut, "holds 2 tokens") {
+	out, errOut, err := runCLI(t, "kubeconfig", "--config", cfg, "--token-file", multi, "--embed-token")
+	if kc := loadKubeconfig(t, out); err != nil || kc.AuthInfos["node-t"].Token != "tok" || strings.Contains(out, "other") {
 		t.Errorf("two tokens: %v %q\n%s", err, errOut, out)
 	} else if code := getThrough(t, kc, "/"); code != http.StatusOK {
 		t.Errorf("GET / with the embedded first token: %d", code)
@@ -201,5 +203,113 @@ func TestKubeconfigMerge(t *testing.T) {
 	}
 	if _, _, err := runCLI(t, "kubeconfig", "--merge", "-o", "x"); err == nil {
 		t.Error("--merge with -o accepted")
+	}
+}
+
+// TestKubeconfigNeverLeaksATokenUnasked: with a token file of several
+// tokens (kubectl would send the file whole), berth kubeconfig without
+// --embed-token refuses, saying what to do, and prints no token, to stdout
+// (which `berth kubeconfig > file` puts in a file anyone may read) or to
+// -o FILE.
+func TestKubeconfigNeverLeaksATokenUnasked(t *testing.T) {
+	isolate(t)
+	a := newCLIAPI(t)
+	multi := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(multi, []byte("admin-secret\nother-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(envConfig, agentConfig(t, "node-s", a.url, multi))
+	file := filepath.Join(t.TempDir(), "berth.yaml")
+	for _, args := range [][]string{{"kubeconfig"}, {"kubeconfig", "-o", file}, {"kubeconfig", "--merge"}} {
+		t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "config"))
+		out, errOut, err := runCLI(t, args...)
+		if err == nil || !strings.Contains(err.Error(), "--embed-token") || !strings.Contains(err.Error(), "2 tokens") {
+			t.Errorf("%v: err %v, want a refusal naming --embed-token", args, err)
+		}
+		for _, leak := range []string{out, errOut, fmt.Sprint(err), readOrEmpty(file), readOrEmpty(os.Getenv("KUBECONFIG"))} {
+			if strings.Contains(leak, "secret") {
+				t.Errorf("%v: a token leaked: %q", args, leak)
+			}
+		}
+	}
+	// Asked for, the first token is embedded; on stdout with a note that -o
+	// writes it privately.
+	out, errOut, err := runCLI(t, "kubeconfig", "--embed-token")
+	if kc := loadKubeconfig(t, out); err != nil || kc.AuthInfos["node-s"].Token != "admin-secret" || !strings.Contains(errOut, "-o FILE") {
+		t.Errorf("--embed-token: %v %q\n%s", err, errOut, out)
+	}
+}
+
+func readOrEmpty(path string) string {
+	b, _ := os.ReadFile(path)
+	return string(b)
+}
+
+// TestKubeconfigFilesArePrivate: a kubeconfig berth writes (-o FILE,
+// --merge) is mode 0600, also over an existing file of mode 0644, whose
+// other contexts --merge keeps; -o through a symlink writes its target.
+func TestKubeconfigFilesArePrivate(t *testing.T) {
+	isolate(t)
+	a := newCLIAPI(t)
+	t.Setenv(envConfig, agentConfig(t, "node-p", a.url, a.tokenFile))
+	mode := func(path string) os.FileMode {
+		t.Helper()
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Mode().Perm()
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "berth.yaml")
+	if err := os.WriteFile(file, []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(file, 0o644); err != nil { // whatever the umask
+		t.Fatal(err)
+	}
+	if _, _, err := runCLI(t, "kubeconfig", "--embed-token", "-o", file); err != nil {
+		t.Fatal(err)
+	}
+	if kc, err := clientcmd.LoadFromFile(file); err != nil || kc.AuthInfos["node-p"].Token != "tok" || mode(file) != 0o600 {
+		t.Errorf("-o over a 0644 file: mode %04o, %v %+v", mode(file), err, kc)
+	}
+
+	target := filepath.Join(dir, "target.yaml")
+	if err := os.WriteFile(target, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Chmod(target, 0o644)
+	link := filepath.Join(dir, "link.yaml")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runCLI(t, "kubeconfig", "--embed-token", "-o", link); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("-o through a symlink replaced the symlink: %v %v", fi, err)
+	}
+	if kc, err := clientcmd.LoadFromFile(target); err != nil || kc.AuthInfos["node-p"].Token != "tok" || mode(target) != 0o600 {
+		t.Errorf("-o through a symlink: target mode %04o, %v", mode(target), err)
+	}
+
+	kubeconfig := filepath.Join(dir, "config")
+	other := clientcmdapi.NewConfig()
+	other.Clusters["prod"] = &clientcmdapi.Cluster{Server: "https://prod.example:6443"}
+	other.AuthInfos["prod"] = &clientcmdapi.AuthInfo{TokenFile: "/etc/prod-token"}
+	other.Contexts["prod"] = &clientcmdapi.Context{Cluster: "prod", AuthInfo: "prod"}
+	other.CurrentContext = "prod"
+	if err := clientcmd.WriteToFile(*other, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Chmod(kubeconfig, 0o644)
+	t.Setenv("KUBECONFIG", kubeconfig)
+	if _, _, err := runCLI(t, "kubeconfig", "--merge", "--embed-token"); err != nil {
+		t.Fatal(err)
+	}
+	kc, err := clientcmd.LoadFromFile(kubeconfig)
+	if err != nil || kc.AuthInfos["node-p"].Token != "tok" || kc.Contexts["prod"] == nil || kc.CurrentContext != "prod" || mode(kubeconfig) != 0o600 {
+		t.Errorf("--merge into a 0644 kubeconfig: mode %04o, %v %+v", mode(kubeconfig), err, kc)
 	}
 }
