@@ -171,7 +171,7 @@ func (a *API) nodeMetricsResource() *resource {
 			if !n.CPUKnown || !n.MemoryKnown {
 				return nil, apierrors.NewServiceUnavailable("metrics are not available: the node's usage is not measured yet")
 			}
-			node, err := a.node(ctx, nil)
+			node, err := a.node(ctx, nil, nil) // for its labels only
 			if err != nil {
 				return nil, err
 			}

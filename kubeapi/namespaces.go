@@ -16,8 +16,20 @@ import (
 
 // namespacesResource serves the namespaces berth's objects are in, and
 // default: Active, created when berth first saw them (k9s and kubectl get
-// ns list them; berth keeps no namespace objects of its own).
+// ns list them; berth keeps no namespace objects of its own). Push-scoped
+// requests see default and the namespaces of the push source's objects
+// only, the namespaces their token can read anything in.
 func (a *API) namespacesResource() *resource {
+	res := a.namespacesView(nil)
+	res.push = a.namespacesView(a.pushFilter)
+	return res
+}
+
+// namespacesView is the namespaces kind over the objects of the sources
+// only selects (nil: all). Each view has its own creation times: a
+// namespace is created, for a push token, when its source first uses it,
+// so its age tells nothing of another source's.
+func (a *API) namespacesView(only sourceFilter) *resource {
 	seen := &firstSeen{}
 	return &resource{
 		name: "namespaces", singular: "namespace", kind: "Namespace", shortNames: []string{"ns"},
@@ -30,7 +42,9 @@ func (a *API) namespacesResource() *resource {
 				return nil, err
 			}
 			for _, p := range pods {
-				names[p.Spec.Namespace] = true
+				if only == nil || only(p.Source) {
+					names[p.Spec.Namespace] = true
+				}
 			}
 			for _, kind := range model.ObjectKinds {
 				objs, err := a.o.Store.Objects(ws, kind)
@@ -38,8 +52,10 @@ func (a *API) namespacesResource() *resource {
 					return nil, err
 				}
 				for _, o := range objs {
-					ns, _, _ := strings.Cut(o.Key, "/")
-					names[ns] = true
+					if only == nil || only(o.Source) {
+						ns, _, _ := strings.Cut(o.Key, "/")
+						names[ns] = true
+					}
 				}
 			}
 			seen.keep(names)

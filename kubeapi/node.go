@@ -17,18 +17,28 @@ import (
 // condition comes from checks that notify no one.
 const nodePoll = 10 * time.Second
 
-// node renders the one Node: Options.NodeObject's, or a Node with only a
-// name and an Unknown Ready condition until the agent has built it; its
-// uid is derived from its name when the rendering has none.
-func (a *API) node(ctx context.Context, ws memdb.WatchSet) (*v1.Node, error) {
+// node renders the one Node: Options.NodeObject's, counting the pods of
+// the sources only selects (nil: all), or a Node with only a name and an
+// Unknown Ready condition until the agent has built it; its uid is derived
+// from its name when the rendering has none.
+func (a *API) node(ctx context.Context, ws memdb.WatchSet, only sourceFilter) (*v1.Node, error) {
 	pods, err := a.o.Store.Pods(ws)
 	if err != nil {
 		return nil, err
 	}
+	count := len(pods)
+	if only != nil {
+		count = 0
+		for _, p := range pods {
+			if only(p.Source) {
+				count++
+			}
+		}
+	}
 	var n v1.Node
 	ok := false
 	if a.o.NodeObject != nil {
-		n, ok = a.o.NodeObject(ctx, len(pods))
+		n, ok = a.o.NodeObject(ctx, count)
 	}
 	if !ok {
 		n = v1.Node{ObjectMeta: metav1.ObjectMeta{Name: a.o.Node},
@@ -54,13 +64,23 @@ func (a *API) node(ctx context.Context, ws memdb.WatchSet) (*v1.Node, error) {
 	return &n, nil
 }
 
+// nodesResource serves the node; push-scoped requests get it with the
+// push source's pods counted only.
 func (a *API) nodesResource() *resource {
+	res := a.nodesView(nil)
+	res.push = a.nodesView(a.pushFilter)
+	return res
+}
+
+// nodesView is the nodes kind counting the pods of the sources only
+// selects (nil: all).
+func (a *API) nodesView(only sourceFilter) *resource {
 	return &resource{
 		name: "nodes", singular: "node", kind: "Node", shortNames: []string{"no"},
 		apiVersion: "v1", listKind: "NodeList", poll: nodePoll,
 		zero: func() object { return &v1.Node{} },
 		snapshot: func(ctx context.Context, ws memdb.WatchSet) ([]item, error) {
-			n, err := a.node(ctx, ws)
+			n, err := a.node(ctx, ws, only)
 			if err != nil {
 				return nil, err
 			}

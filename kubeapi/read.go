@@ -15,18 +15,25 @@ func (a *API) addReads() {
 }
 
 // addResource serves res's collection (all namespaces, and one namespace
-// when namespaced) and its objects under prefix.
+// when namespaced) and its objects under prefix; push-scoped requests get
+// res.push instead, when set.
 func (a *API) addResource(prefix string, res *resource) {
 	res.tr = newTracker(a.rev)
 	res.tr.gone = res.gone
 	a.resources = append(a.resources, res)
-	a.handle("GET "+prefix+"/"+res.name, AccessRead, a.serveList(res))
+	list, get := a.serveList(res), a.serveGet(res)
+	if p := res.push; p != nil {
+		p.tr = newTracker(a.rev)
+		p.tr.gone = p.gone
+		list, get = a.byScope(list, a.serveList(p)), a.byScope(get, a.serveGet(p))
+	}
+	a.handle("GET "+prefix+"/"+res.name, AccessRead, list)
 	if res.namespaced {
-		a.handle("GET "+prefix+"/namespaces/{ns}/"+res.name, AccessRead, a.serveList(res))
-		a.handle("GET "+prefix+"/namespaces/{ns}/"+res.name+"/{name}", AccessRead, a.serveGet(res))
+		a.handle("GET "+prefix+"/namespaces/{ns}/"+res.name, AccessRead, list)
+		a.handle("GET "+prefix+"/namespaces/{ns}/"+res.name+"/{name}", AccessRead, get)
 		return
 	}
-	a.handle("GET "+prefix+"/"+res.name+"/{name}", AccessRead, a.serveGet(res))
+	a.handle("GET "+prefix+"/"+res.name+"/{name}", AccessRead, get)
 }
 
 // resource returns the served resource of name in the core group.

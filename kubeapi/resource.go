@@ -48,6 +48,12 @@ type resource struct {
 	apiVersion, listKind string
 	zero                 func() object
 	tr                   *tracker
+	// push, when set, is the kind as push-scoped requests see it, for
+	// kinds that aggregate over sources (namespaces, the node's pod
+	// count): its own snapshot of the push source's objects, with its own
+	// tracker, so that no list, get or watch (resumed ones included) of a
+	// push token carries another source's.
+	push *resource
 }
 
 // metadataFields are the field labels of every kind.
