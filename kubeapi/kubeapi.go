@@ -58,7 +58,9 @@ type Options struct {
 	// Version is berth's version, reported by /version.
 	Version string
 	// Visible reports whether the request may see p (push-scoped requests
-	// see the push source's pods only). Nil: every pod is visible.
+	// see the push source's pods only). Nil: every pod is visible. A pod
+	// of no source must be visible exactly to the requests that see every
+	// source: the others get the push view of namespaces and the node.
 	Visible func(r *http.Request, p *model.Pod) bool
 	// Events lists recent events, oldest first (nil: none).
 	Events func() []events.Event
