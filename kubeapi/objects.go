@@ -129,22 +129,12 @@ func (a *API) secretsResource() *resource {
 		zero: func() object { return &v1.Secret{} },
 		snapshot: a.objectsSnapshot(model.KindSecret, seen, func(o *model.Object) object {
 			s := &v1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}, ObjectMeta: *o.Secret.ObjectMeta.DeepCopy(),
-				Immutable: o.Secret.Immutable, Type: o.Secret.Type}
+				Immutable: o.Secret.Immutable, Type: o.Secret.Type, Data: o.Secret.Data, StringData: o.Secret.StringData}
 			if s.Type == "" {
 				s.Type = v1.SecretTypeOpaque
 			}
-			s.Data = map[string][]byte{}
-			for k := range o.Secret.Data {
-				s.Data[k] = []byte{}
-			}
-			for k := range o.Secret.StringData {
-				s.Data[k] = []byte{}
-			}
 			a.objectMeta(&s.ObjectMeta, o, seen)
-			s.Annotations[WithheldAnnotation] = "true"
-			if last, ok := s.Annotations[v1.LastAppliedConfigAnnotation]; ok {
-				s.Annotations[v1.LastAppliedConfigAnnotation] = withheldLastApplied(last)
-			}
+			withholdSecret(s)
 			return s
 		}),
 		fields: func(o runtime.Object) fields.Set { return fields.Set{"type": string(o.(*v1.Secret).Type)} },

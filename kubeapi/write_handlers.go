@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 
+	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -144,7 +145,7 @@ func (w *writer) patch(k writeKind) http.HandlerFunc {
 			if err != nil {
 				return apierrors.NewInternalError(fmt.Errorf("the persisted manifest of %s/%s: %w", ns, name, err))
 			}
-			out, err := applyPatch(k, name, typ, curJSON, patch)
+			out, err := w.applyPatch(r.Context(), k, name, typ, curJSON, patch)
 			if err != nil {
 				return err
 			}
@@ -353,7 +354,8 @@ func deleteOptions(r *http.Request) (metav1.DeleteOptions, error) {
 }
 
 // answer writes the written object: as GET now serves it once the store
-// shows it, else (a dry run, or the store not there yet) as decoded.
+// shows it, else (a dry run, or the store not there yet) as decoded, a
+// Secret's values withheld as GET withholds them.
 func (w *writer) answer(rw http.ResponseWriter, r *http.Request, k writeKind, ns, name string, obj runtime.Object, dry bool, code int) {
 	if !dry {
 		if refusal := w.settle(r.Context(), k, ns, name, obj); refusal != "" {
@@ -363,6 +365,11 @@ func (w *writer) answer(rw http.ResponseWriter, r *http.Request, k writeKind, ns
 			writeObject(rw, code, live)
 			return
 		}
+	}
+	if s, ok := obj.(*v1.Secret); ok {
+		s = s.DeepCopy()
+		withholdSecret(s)
+		obj = s
 	}
 	obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: k.kind})
 	writeObject(rw, code, obj)

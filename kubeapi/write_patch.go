@@ -1,6 +1,7 @@
 package kubeapi
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -43,29 +44,11 @@ func readPatch(r *http.Request) (typ string, patch []byte, err error) {
 
 // applyPatch applies patch of typ to cur, the JSON of an object of kind k,
 // and returns the patched JSON; a patch that does not apply is a 422, one
-// that cannot be parsed a 400, as in the apiserver.
-func applyPatch(k writeKind, name, typ string, cur, patch []byte) ([]byte, error) {
-	switch typ {
-	case patchStrategic:
-		var probe map[string]any
-		if err := json.Unmarshal(patch, &probe); err != nil {
-			return nil, badRequest("the strategic merge patch is not a JSON object: " + err.Error())
-		}
-		out, err := strategicpatch.StrategicMergePatch(cur, patch, k.zero())
-		if err != nil {
-			return nil, patchFailed(k, name, err)
-		}
-		return out, nil
-	case patchMerge:
-		if !json.Valid(patch) {
-			return nil, badRequest("the merge patch is not JSON")
-		}
-		out, err := jsonpatch.MergePatch(cur, patch)
-		if err != nil {
-			return nil, patchFailed(k, name, err)
-		}
-		return out, nil
-	default:
+// that cannot be parsed a 400, as in the apiserver. A patch over its limits
+// (write_patch_limits.go) is refused before it costs more than they allow,
+// and a JSON patch of a Secret may not read its values (checkSecretPatch).
+func (w *writer) applyPatch(ctx context.Context, k writeKind, name, typ string, cur, patch []byte) ([]byte, error) {
+	if typ == patchJSON {
 		ops, err := jsonpatch.DecodePatch(patch)
 		if err != nil {
 			return nil, patchFailed(k, name, fmt.Errorf("the patch is not a JSON array of operations: %v", err))
@@ -73,17 +56,38 @@ func applyPatch(k writeKind, name, typ string, cur, patch []byte) ([]byte, error
 		if len(ops) > maxJSONPatchOps {
 			return nil, patchFailed(k, name, fmt.Errorf("the patch has %d operations, more than %d", len(ops), maxJSONPatchOps))
 		}
-		out, err := ops.Apply(cur)
-		if err != nil {
-			return nil, patchFailed(k, name, err)
+		if k.kind == "Secret" {
+			if err := checkSecretPatch(k, name, ops); err != nil {
+				return nil, err
+			}
 		}
-		return out, nil
+		return w.applyJSONPatch(ctx, k, name, ops, cur)
 	}
+	var decoded any
+	if err := json.Unmarshal(patch, &decoded); err != nil {
+		if typ == patchStrategic {
+			return nil, badRequest("the strategic merge patch is not a JSON object: " + err.Error())
+		}
+		return nil, badRequest("the merge patch is not JSON")
+	}
+	if _, ok := decoded.(map[string]any); !ok && decoded != nil && typ == patchStrategic {
+		return nil, badRequest("the strategic merge patch is not a JSON object")
+	}
+	if err := checkMergePatch(k, name, typ, decoded, cur); err != nil {
+		return nil, err
+	}
+	var out []byte
+	var err error
+	if typ == patchStrategic {
+		out, err = strategicpatch.StrategicMergePatch(cur, patch, k.zero())
+	} else {
+		out, err = jsonpatch.MergePatch(cur, patch)
+	}
+	if err != nil {
+		return nil, patchFailed(k, name, err)
+	}
+	return out, checkPatchedSize(k, name, out)
 }
-
-// maxJSONPatchOps bounds the operations of one patch, as the apiserver
-// bounds them.
-const maxJSONPatchOps = 10000
 
 func patchFailed(k writeKind, name string, err error) error {
 	return statusErr(http.StatusUnprocessableEntity, metav1.StatusReasonInvalid, k, name,

@@ -44,8 +44,9 @@ func newWriteFixture(t *testing.T) *writeFixture {
 	return newWriteFixtureWith(t, manifest.Options{})
 }
 
-// newWriteFixtureWith is newWriteFixture with the push source's options.
-func newWriteFixtureWith(t *testing.T, opts manifest.Options) *writeFixture {
+// newWriteFixtureWith is newWriteFixture with the push source's options;
+// each of apiOpts changes the API's Options.
+func newWriteFixtureWith(t *testing.T, opts manifest.Options, apiOpts ...func(*Options)) *writeFixture {
 	t.Helper()
 	st, err := store.New(nil)
 	if err != nil {
@@ -66,10 +67,14 @@ func newWriteFixtureWith(t *testing.T, opts manifest.Options) *writeFixture {
 	go func() { inf.Run(ctx, updates); done <- struct{}{} }()
 	t.Cleanup(func() { cancel(); <-done; <-done })
 
-	api := New(Options{Store: st, Node: "node1", PushSource: "push",
+	o := Options{Store: st, Node: "node1", PushSource: "push",
 		Visible: func(r *http.Request, p *model.Pod) bool {
 			return r.Header.Get("Authorization") != "Bearer push" || p.Source == "push"
-		}})
+		}}
+	for _, set := range apiOpts {
+		set(&o)
+	}
+	api := New(o)
 	api.AddWrites(f.push)
 	mux := http.NewServeMux()
 	for _, rt := range api.Routes() {
