@@ -36,7 +36,7 @@ type Runtime struct {
 	// dangling are the IDs of replaced images, still usable by ID.
 	dangling map[string]bool
 	// content is what built images hold, by ID.
-	content map[string]runtime.ImageContent
+	content     map[string]runtime.ImageContent
 	volumes     map[string]runtime.VolumeConfig
 	volumeTimes map[string]time.Time
 	names       map[string]string // docker name -> id
