@@ -104,20 +104,26 @@ func (f *Runtime) replaceLocked(ref, id string) {
 	delete(f.dangling, id)
 }
 
-// builtLocked records a build of tag holding one executable file: the same
-// content keeps its image ID (the builder's cache), other content gets a
-// new one.
+// builtLocked records a build of tag holding one executable file: content
+// the engine has keeps its image ID (the builder's cache), other content
+// gets a new one.
 func (f *Runtime) builtLocked(tag, digest string, size int64, path string, entrypoint []string) {
 	content := runtime.ImageContent{
 		Config: runtime.ImageConfig{Entrypoint: slices.Clone(entrypoint), Env: []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}},
 		Layers: []runtime.Layer{{Entries: []runtime.LayerEntry{{Name: strings.TrimPrefix(path, "/"), Type: tar.TypeReg, Mode: 0o755, Size: size, Digest: digest}}}},
 	}
-	id := fakeImageID(tag)
-	if f.images[tag] {
-		id = f.idOfLocked(tag)
-		if old, ok := f.content[id]; !ok || !reflect.DeepEqual(old, withID(content, id)) {
-			id = fakeImageID(tag + "@" + digest + fmt.Sprint(entrypoint))
+	id := ""
+	for have, c := range f.content {
+		if reflect.DeepEqual(c, withID(content, have)) {
+			id = have
 		}
+	}
+	switch {
+	case id != "":
+	case !f.images[tag]:
+		id = fakeImageID(tag)
+	default:
+		id = fakeImageID(tag + "@" + digest + fmt.Sprint(entrypoint))
 	}
 	f.replaceLocked(tag, id)
 	f.content[id] = withID(content, id)
