@@ -128,6 +128,7 @@ func TestSandboxRunsThePauseImageByID(t *testing.T) {
 	if id := tagID(t, ref); id != real {
 		t.Errorf("the pause tag holds %s after berth's start, not its image %s", id, real)
 	}
+	waitPodRunning(t, b.Node, "third", "app")
 }
 
 // tagID is the image ID ref resolves to now.
