@@ -31,13 +31,20 @@ type pauseImage struct {
 	rt    runtime.Runtime
 	log   *slog.Logger
 
-	mu sync.Mutex
-	id string // "" until pinned
+	// work serialises resolving, checking and building; mu guards id, so
+	// a sandbox never waits for a recheck's build.
+	work sync.Mutex
+	mu   sync.Mutex
+	id   string // "" until pinned
 }
 
 // pauseContentSlack is what berth's pause image may hold beyond its
 // program's bytes before its export is refused unread.
 const pauseContentSlack = 1 << 20
+
+// errPauseInspect is wrapped when the pause image's tag could not be
+// looked at (the engine did not answer).
+var errPauseInspect = errors.New("cannot inspect the pause image")
 
 // pauseRecheckEvery is how often the tag of berth's own pause image is
 // looked at (one inspect) to put the image back when the tag moved.
@@ -47,10 +54,13 @@ const pauseRecheckEvery = 5 * time.Second
 // image under the tag once its content is checked, else the one berth
 // builds; a configured image as the tag has it, pulled when absent.
 func (p *pauseImage) ID(ctx context.Context) (string, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.id != "" {
-		return p.id, nil
+	if id := p.Pinned(); id != "" {
+		return id, nil
+	}
+	p.work.Lock()
+	defer p.work.Unlock()
+	if id := p.Pinned(); id != "" {
+		return id, nil
 	}
 	if p.build == nil {
 		id, err := p.resolveConfigured(ctx)
@@ -58,44 +68,45 @@ func (p *pauseImage) ID(ctx context.Context) (string, error) {
 			return "", err
 		}
 		p.pin(id)
-		return p.id, nil
+		return id, nil
 	}
 	if err := p.ensureBuilt(ctx); err != nil {
 		return "", err
 	}
-	return p.id, nil
+	return p.Pinned(), nil
 }
 
 // recheck looks at the tag of berth's own image once one is pinned and,
 // when the tag holds another image, puts berth's back (ensureBuilt). A
 // configured image stays pinned to what its tag held at first.
 func (p *pauseImage) recheck(ctx context.Context) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.build == nil || p.id == "" {
+	p.work.Lock()
+	defer p.work.Unlock()
+	if p.build == nil || p.Pinned() == "" {
 		return
 	}
-	if err := p.ensureBuilt(ctx); err != nil && ctx.Err() == nil {
-		p.log.Warn("cannot put the pause image back under its tag; sandboxes keep the checked image", "image", p.ref, "pinned", p.id, "err", err)
+	// An engine that does not answer is reported by readiness, not here.
+	if err := p.ensureBuilt(ctx); err != nil && ctx.Err() == nil && !errors.Is(err, errPauseInspect) {
+		p.log.Warn("cannot put the pause image back under its tag; sandboxes keep the checked image", "image", p.ref, "pinned", p.Pinned(), "err", err)
 	}
 }
 
 // ensureBuilt pins the image under the tag when it holds exactly berth's
 // program, else builds it again (which puts berth's image back under the
 // tag) and pins that. The pinned ID stays when this fails. Callers hold
-// p.mu.
+// p.work.
 func (p *pauseImage) ensureBuilt(ctx context.Context) error {
-	tagged := ""
+	pinned, tagged := p.Pinned(), ""
 	switch info, err := p.rt.InspectImage(ctx, p.ref); {
-	case err == nil && info.ID == p.id:
+	case err == nil && info.ID == pinned:
 		return nil
 	case err == nil:
 		tagged = info.ID
 	case !errors.Is(err, runtime.ErrImageNotFound):
-		return err
+		return fmt.Errorf("%w: %w", errPauseInspect, err)
 	}
-	if p.id != "" {
-		p.log.Warn("the pause image's tag no longer holds the checked image", "image", p.ref, "pinned", p.id, "tagged", tagged)
+	if pinned != "" {
+		p.log.Warn("the pause image's tag no longer holds the checked image", "image", p.ref, "pinned", pinned, "tagged", tagged)
 	}
 	if tagged != "" {
 		err := p.check(ctx, tagged)
@@ -144,6 +155,8 @@ func (p *pauseImage) forget(id string) {
 }
 
 func (p *pauseImage) pin(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if id != p.id {
 		p.log.Info("pause image pinned", "image", p.ref, "id", id)
 	}
