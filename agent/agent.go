@@ -31,6 +31,7 @@ import (
 	"github.com/berth-dev/berth/kubeapi"
 	"github.com/berth-dev/berth/manifest"
 	"github.com/berth-dev/berth/metrics"
+	"github.com/berth-dev/berth/pause"
 	"github.com/berth-dev/berth/podfs"
 	"github.com/berth-dev/berth/prober"
 	"github.com/berth-dev/berth/runtime"
@@ -262,7 +263,7 @@ func buildSources(cfg *config.Config, nodeIP string, etcd *clientv3.Client, clk 
 	opts := func(src string) sources.Options {
 		return sources.Options{Log: log, Clock: clk, Options: manifest.Options{Level: cfg.PodSecurity[src], HostPorts: cfg.HostPorts[src],
 			AllowedUnsafeSysctls: cfg.AllowedUnsafeSysctls, MaxContainers: cfg.MaxContainersPerPod,
-			DeriveUIDs: src != "file", NodeIP: nodeIP, Node: cfg.NodeName}}
+			DeriveUIDs: src != "file", NodeIP: nodeIP, Node: cfg.NodeName, SandboxRepositories: pause.Reserved(cfg.PodInfraImage)}}
 	}
 	if cfg.FilePath != "" {
 		srcs = append(srcs, sources.NewFileSource("file", cfg.FilePath, cfg.FileRescan, opts("file")))

@@ -80,8 +80,13 @@ func (a *Agent) declared(uid string) bool {
 }
 
 // keepImages are the images collection leaves even when unused: the
-// desired pods' and the configured pause image.
+// desired pods', the configured pause image and the ID sandboxes are made
+// from (which the tag may no longer hold).
 func (a *Agent) keepImages() []string {
 	pods, _ := a.st.Pods(nil)
-	return append(imagegc.PodImages(pods), a.cfg.PodInfraImage)
+	keep := append(imagegc.PodImages(pods), a.cfg.PodInfraImage)
+	if id := a.ctrl.PauseImageID(); id != "" {
+		keep = append(keep, id)
+	}
+	return keep
 }

@@ -36,11 +36,13 @@ type Config struct {
 	RootDir  string
 	Workers  int
 	// Resync re-enqueues every known pod key this often.
-	Resync     time.Duration
-	Backoff    Backoff
+	Resync  time.Duration
+	Backoff Backoff
+	// PauseImage is the sandbox image's reference (pod_infra_image);
+	// sandboxes are made from the ID it is pinned to (see pauseImage).
 	PauseImage string
-	// PauseBuild is how to build PauseImage when it is absent or holds
-	// another executable; nil means the image is pulled when absent.
+	// PauseBuild is how to build PauseImage when the tag does not hold
+	// exactly its program; nil means the image is pulled when absent.
 	PauseBuild *pause.Build
 	Clock      clock.WithTicker
 	Metrics    Metrics
@@ -96,8 +98,8 @@ type Controller struct {
 	hooks  HookRunner
 	log    *slog.Logger
 
-	pauseMu    sync.Mutex
-	pauseReady bool
+	// pause is the sandbox image, pinned by ID.
+	pause *pauseImage
 	// evictions are the verdicts of the emptyDir sizeLimit housekeeping.
 	evictions *evictions
 	// projected is what was written of pods' projected volumes.
@@ -170,8 +172,8 @@ func New(cfg Config, st *store.Store, rt runtime.Runtime, q Queue) *Controller {
 		queue:      q,
 		restarts:   NewRestartTracker(cfg.Backoff, cfg.Clock),
 		startFails: backoff.New(cfg.Backoff.Policy(), cfg.Clock),
-		podconfig: podconfig.New(podconfig.Config{Node: cfg.Node, NodeInfo: cfg.NodeInfo, RootDir: cfg.RootDir,
-			PauseImage: cfg.PauseImage}, paths, podfs.Host{}),
+		podconfig: podconfig.New(podconfig.Config{Node: cfg.Node, NodeInfo: cfg.NodeInfo, RootDir: cfg.RootDir},
+			paths, podfs.Host{}),
 		paths:     paths,
 		evictions: newEvictions(),
 		projected: newProjections(),
@@ -181,8 +183,9 @@ func New(cfg Config, st *store.Store, rt runtime.Runtime, q Queue) *Controller {
 		hooks:     cfg.Hooks,
 		log:       cfg.Log.With("component", "controller"),
 	}
+	c.pause = &pauseImage{ref: cfg.PauseImage, build: cfg.PauseBuild, rt: rt, log: c.log}
 	c.images = images.New(images.Config{Engine: rt, Clock: cfg.Clock, Backoff: cfg.Backoff.Policy(), Metrics: cfg.Metrics,
-		Event: c.event, Enqueue: c.Enqueue, Log: c.log})
+		Event: c.event, Enqueue: c.Enqueue, Reserved: pause.Reserved(cfg.PauseImage), Log: c.log})
 	c.ops = newPodOps(c.Enqueue, c.log)
 	c.life = newLifeLog(c.log)
 	return c
@@ -195,9 +198,9 @@ func (c *Controller) Enqueue(key string) {
 	}
 }
 
-// Run starts the workers, the resync loop and the eviction housekeeping
-// loop, and blocks until ctx ends and the workers have finished their
-// current keys.
+// Run starts the workers, the resync loop, the eviction housekeeping
+// loop and the pause image's recheck, and blocks until ctx ends and the
+// workers have finished their current keys.
 func (c *Controller) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	for i := 0; i < c.cfg.Workers; i++ {
@@ -217,6 +220,11 @@ func (c *Controller) Run(ctx context.Context) {
 	go func() {
 		defer wg.Done()
 		c.evictionLoop(ctx)
+	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c.pause.recheckLoop(ctx, c.cfg.Clock)
 	}()
 	<-ctx.Done()
 	c.queue.ShutDownWithDrain()
@@ -396,41 +404,10 @@ func (c *Controller) sourceSynced(name string) bool {
 	return true
 }
 
-// ensurePauseImage builds the pause image from PauseBuild when absent or
-// holding another executable (a reused tag; running sandboxes keep the image
-// they run), or pulls a configured one when absent.
-func (c *Controller) ensurePauseImage(ctx context.Context) error {
-	c.pauseMu.Lock()
-	defer c.pauseMu.Unlock()
-	if c.pauseReady {
-		return nil
-	}
-	ref, build := c.cfg.PauseImage, c.cfg.PauseBuild
-	info, err := c.rt.InspectImage(ctx, ref)
-	if err != nil && !errors.Is(err, runtime.ErrImageNotFound) {
-		return err
-	}
-	absent := err != nil
-	switch {
-	case build != nil && (absent || info.Labels[runtime.LabelImageBinary] != build.Digest):
-		c.log.Info("building pause image", "image", ref, "bytes", len(build.Exe), "from", build.Binary, "was_absent", absent)
-		if build.Exe != nil {
-			err = c.rt.BuildImageData(ctx, ref, build.Exe, build.Path, build.Entrypoint)
-		} else {
-			err = c.rt.BuildImage(ctx, ref, build.Binary, build.Path, build.Entrypoint)
-		}
-		if err != nil {
-			return fmt.Errorf("build pause image %s: %w", ref, err)
-		}
-	case build == nil && absent:
-		// A configured pod_infra_image is pulled like any image.
-		c.log.Info("pulling pause image", "image", ref)
-		if err := c.rt.PullImage(ctx, ref, nil, nil); err != nil {
-			return fmt.Errorf("pause image %s is absent and its pull failed: %w", ref, err)
-		}
-	}
-	c.pauseReady = true
-	return nil
+// PauseImageID is the ID sandboxes are made from ("" until the first
+// sandbox), which image garbage collection keeps whatever the tag holds.
+func (c *Controller) PauseImageID() string {
+	return c.pause.Pinned()
 }
 
 // event records an event about container (empty: the pod) of pod key.

@@ -554,9 +554,8 @@ func TestPauseImageBuiltOncePerExecutable(t *testing.T) {
 	builds := func() int { return h.rt.CallCount("BuildImageData") + h.rt.CallCount("BuildImage") }
 	ensure := func(b *pause.Build) {
 		// a new berth process
-		h.ctrl.pauseReady = false
-		h.ctrl.cfg.PauseBuild = b
-		if err := h.ctrl.ensurePauseImage(t.Context()); err != nil {
+		h.ctrl.pause = &pauseImage{ref: h.ctrl.cfg.PauseImage, build: b, rt: h.rt, log: h.ctrl.log}
+		if _, err := h.ctrl.pause.ID(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -417,18 +417,17 @@ func (c *Controller) startExisting(ctx context.Context, p *model.Pod, name strin
 // createSandbox creates and starts the pod's sandbox and returns its ID, or
 // "" when it failed to start (the failure backs off).
 func (c *Controller) createSandbox(ctx context.Context, p *model.Pod, attempt int, x *execState) (string, error) {
-	if err := c.ensurePauseImage(ctx); err != nil {
+	image, err := c.pause.ID(ctx)
+	if err != nil {
 		return "", err
 	}
 	key := string(p.Spec.UID) + "/" + model.SandboxName
-	cfg := c.podconfig.SandboxConfig(p, attempt)
+	cfg := c.podconfig.SandboxConfig(p, attempt, image)
 	at, s0 := c.cfg.Clock.Now(), c.store.Seq()
 	id, err := c.rt.CreateContainer(ctx, cfg)
 	if err != nil {
 		if errors.Is(err, runtime.ErrImageNotFound) {
-			c.pauseMu.Lock()
-			c.pauseReady = false
-			c.pauseMu.Unlock()
+			c.pause.forget(image)
 		}
 		return "", fmt.Errorf("create sandbox: %w", err)
 	}

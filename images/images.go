@@ -19,6 +19,7 @@ import (
 
 	"github.com/berth-dev/berth/events"
 	"github.com/berth-dev/berth/internal/backoff"
+	"github.com/berth-dev/berth/pause"
 	"github.com/berth-dev/berth/runtime"
 )
 
@@ -44,7 +45,10 @@ type Config struct {
 	// Enqueue asks for pod podKey to be looked at again: when a pull it
 	// waits for ends, or made progress to show.
 	Enqueue func(podKey string)
-	Log     *slog.Logger
+	// Reserved are the sandbox image's repositories (pause.Reserved),
+	// never pulled for a pod; nil is berth's own (pause.Reserved("")).
+	Reserved []string
+	Log      *slog.Logger
 }
 
 // State is what the plan knows of the image pull of one container.
@@ -99,6 +103,9 @@ func New(cfg Config) *Manager {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Reserved == nil {
+		cfg.Reserved = pause.Reserved("")
+	}
 	return &Manager{cfg: cfg, ids: newImageIDs(), backoff: backoff.New(cfg.Backoff, cfg.Clock),
 		inflight: map[string]map[string]string{}, errs: map[string]pullError{}, done: map[string]bool{},
 		progress: map[string]runtime.PullProgress{}, notified: map[string]time.Time{}}
@@ -135,8 +142,16 @@ func (m *Manager) ForgetImage(ref string) { m.ids.forget(ref) }
 // creds are the pod's registry logins (its imagePullSecrets; nil: none
 // but docker.config's); a pull already in flight for the image keeps the
 // logins it started with.
+//
+// An image of the sandbox image's repositories (Config.Reserved) is used
+// as the engine has it and never pulled, whatever the policy: a pull
+// would re-tag the image later sandboxes are made from.
 func (m *Manager) Ensure(ctx context.Context, podKey, key string, ctr *v1.Container, creds *runtime.Credentials) (ready bool, wait v1.ContainerStateWaiting, retryIn time.Duration, err error) {
 	policy := runtime.PullPolicy(ctr.ImagePullPolicy)
+	repo, reserved := pause.ReservedRepository(ctr.Image, m.cfg.Reserved)
+	if reserved {
+		policy = runtime.PullNever
+	}
 	if m.takeDone(key) {
 		return true, wait, 0, nil // pulled for this start
 	}
@@ -149,6 +164,11 @@ func (m *Manager) Ensure(ctx context.Context, podKey, key string, ctr *v1.Contai
 		return true, wait, 0, nil
 	case !errors.Is(err, runtime.ErrImageNotFound):
 		return false, wait, 0, err
+	case reserved:
+		err := fmt.Errorf("container image %q is not present, and berth never pulls the pod sandbox image's repository %s for a pod", ctr.Image, repo)
+		delay := m.failed(key, err, true)
+		m.cfg.Event(podKey, ctr.Name, events.Warning, "ErrImageNeverPull", "%v", err)
+		return false, v1.ContainerStateWaiting{Reason: "ErrImageNeverPull", Message: err.Error()}, delay, nil
 	case policy == runtime.PullNever:
 		err := fmt.Errorf("container image %q is not present with pull policy of Never", ctr.Image)
 		delay := m.failed(key, err, true)

@@ -31,6 +31,10 @@ type Options struct {
 	// MaxContainers caps init and app containers of one pod; 0 is
 	// DefaultMaxContainers.
 	MaxContainers int
+	// SandboxRepositories are the repositories of the sandbox image, which
+	// pods below privileged may not name (pause.Reserved of the configured
+	// pod_infra_image); nil is berth's own (pause.Reserved("")).
+	SandboxRepositories []string
 	// NodeIP is the node's address, a hostIP that baseline pods may bind.
 	NodeIP string
 	// DeriveUIDs is set for sources reached over the network: a pod's UID,

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/pause"
 )
 
 // The Pod Security Standards as Pod Security Admission v1.37 enforces them
@@ -40,6 +41,20 @@ func (o Options) level() model.PodSecurityLevel {
 }
 
 func (o Options) privileged() bool { return o.level() == model.LevelPrivileged }
+
+// sandboxRepository is the sandbox image's repository that image names
+// when the level is below privileged (a trusted pod may run the local
+// sandbox image; it is never pulled for a pod).
+func (o Options) sandboxRepository(image string) (string, bool) {
+	if o.privileged() {
+		return "", false
+	}
+	repos := o.SandboxRepositories
+	if repos == nil {
+		repos = pause.Reserved("")
+	}
+	return pause.ReservedRepository(image, repos)
+}
 
 func (o Options) hostPorts() model.PortRanges {
 	if o.HostPorts == nil {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/pause"
 )
 
 // The audit's attacks (issue 20): each manifest was accepted from a network
@@ -125,6 +126,13 @@ func TestAuditedAttacksAreRefused(t *testing.T) {
 				p.Spec.InitContainers = append(p.Spec.InitContainers, v1.Container{Name: fmt.Sprintf("i%d", i), Image: "i"})
 			}
 		}, "spec.containers", "must have at most 100 items"},
+		{"pause image at baseline", baseline, func(p *v1.Pod) { c0(p).Image = "berth/pause:d7784547d26ebdf7" },
+			"spec.containers[0].image", "berth/pause is the pod sandbox image's repository"},
+		{"pause image by digest in an init container", restricted, func(p *v1.Pod) {
+			p.Spec.InitContainers = []v1.Container{{Name: "init", Image: "docker.io/berth/pause@sha256:" + strings.Repeat("ab", 32)}}
+		}, "spec.initContainers[0].image", "berth/pause is the pod sandbox image's repository"},
+		{"configured pod_infra_image's repository", Options{SandboxRepositories: pause.Reserved("registry.k8s.io/pause:3.9")},
+			func(p *v1.Pod) { c0(p).Image = "registry.k8s.io/pause:3.10" }, "spec.containers[0].image", "registry.k8s.io/pause is the pod sandbox image's repository"},
 		{"restricted: root", restricted, func(p *v1.Pod) {}, "spec.containers[0].securityContext.runAsNonRoot", `violates PodSecurity "restricted"`},
 		{"restricted: hostPath", restricted, func(p *v1.Pod) {
 			p.Spec.Volumes[0] = v1.Volume{Name: "data", VolumeSource: v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/"}}}
@@ -187,6 +195,12 @@ func TestLevelsAllowOrdinaryPods(t *testing.T) {
 	}
 	data, _ = json.Marshal(p)
 	decodeOK(t, string(data), Options{Level: model.LevelRestricted})
+
+	// A trusted pod may run the local sandbox image (it is never pulled).
+	sandbox := validPod()
+	sandbox.Spec.Containers[0].Image = "berth/pause:1"
+	data, _ = json.Marshal(sandbox)
+	decodeOK(t, string(data), Options{Level: model.LevelPrivileged})
 
 	unsafe := validPod()
 	unsafe.Spec.SecurityContext = &v1.PodSecurityContext{Sysctls: []v1.Sysctl{{Name: "net.core.somaxconn", Value: "1024"}, {Name: "kernel.msgmax", Value: "8192"}}}

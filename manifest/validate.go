@@ -210,6 +210,8 @@ func (v *podValidator) container(c *v1.Container, p *field.Path, init bool) fiel
 		errs = append(errs, field.Required(p.Child("image"), ""))
 	} else if strings.TrimSpace(c.Image) != c.Image {
 		errs = append(errs, field.Invalid(p.Child("image"), c.Image, "must not have leading or trailing whitespace"))
+	} else if repo, ok := v.opts.sandboxRepository(c.Image); ok {
+		errs = append(errs, field.Forbidden(p.Child("image"), fmt.Sprintf("%s is the pod sandbox image's repository: only privileged pods may name it (a pull would replace every later sandbox's image)", repo)))
 	}
 	pulls := []v1.PullPolicy{v1.PullAlways, v1.PullIfNotPresent, v1.PullNever}
 	if !slices.Contains(pulls, c.ImagePullPolicy) {

@@ -19,8 +19,7 @@ type Config struct {
 	NodeInfo NodeInfo
 	// RootDir is root_dir: Localhost seccomp profiles are read from its
 	// seccomp directory, and its filesystem is the node's ephemeral storage.
-	RootDir    string
-	PauseImage string
+	RootDir string
 }
 
 // NodeInfo describes the host berth runs on.

@@ -93,12 +93,13 @@ func podHostname(pod *v1.Pod) (hostname, domain string) {
 }
 
 // SandboxConfig is the config of the pod's sandbox (the pause container
-// holding its namespaces), instance attempt.
-func (b *Builder) SandboxConfig(p *model.Pod, attempt int) *runtime.ContainerConfig {
+// holding its namespaces), instance attempt, made from image: the pause
+// image's ID, never a tag that may have moved since it was checked.
+func (b *Builder) SandboxConfig(p *model.Pod, attempt int, image string) *runtime.ContainerConfig {
 	pod := p.Spec
 	cfg := &runtime.ContainerConfig{
 		Name:        dockerName(pod, model.SandboxName, attempt),
-		Image:       b.cfg.PauseImage,
+		Image:       image,
 		Labels:      b.labels(p, model.SandboxName, SandboxHash(pod), attempt, 0).Encode(),
 		IpcMode:     "shareable",
 		OomScoreAdj: b.clampOOM(sandboxOOMScoreAdj),

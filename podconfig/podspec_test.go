@@ -228,7 +228,7 @@ func TestContainerNamespacesAndProcess(t *testing.T) {
 	if cfg.IpcMode != "host" || cfg.PidMode != "host" {
 		t.Errorf("hostIPC/hostPID: ipc %q pid %q", cfg.IpcMode, cfg.PidMode)
 	}
-	if sb := c.SandboxConfig(host, 0); sb.IpcMode != "host" || sb.PidMode != "host" {
+	if sb := c.SandboxConfig(host, 0, "sha256:pause"); sb.IpcMode != "host" || sb.PidMode != "host" {
 		t.Errorf("sandbox ipc %q pid %q", sb.IpcMode, sb.PidMode)
 	}
 }
@@ -282,11 +282,11 @@ func TestResourcesAndOOMScores(t *testing.T) {
 			}
 		})
 	}
-	if sb := c.SandboxConfig(specPod(nil), 0); sb.OomScoreAdj != -998 {
+	if sb := c.SandboxConfig(specPod(nil), 0, "sha256:pause"); sb.OomScoreAdj != -998 {
 		t.Errorf("sandbox oom_score_adj %d, want -998", sb.OomScoreAdj)
 	}
 	c.cfg.NodeInfo.NoNegativeOOMScores = true
-	if sb := c.SandboxConfig(specPod(nil), 0); sb.OomScoreAdj != 0 {
+	if sb := c.SandboxConfig(specPod(nil), 0, "sha256:pause"); sb.OomScoreAdj != 0 {
 		t.Errorf("sandbox oom_score_adj where the host refuses negative ones: %d, want 0", sb.OomScoreAdj)
 	}
 }
@@ -302,7 +302,7 @@ func TestSandboxNetworkFiles(t *testing.T) {
 			Options: []v1.PodDNSConfigOption{{Name: "ndots", Value: ptr.To("2")}, {Name: "edns0"}}}
 		p.Spec.SecurityContext = &v1.PodSecurityContext{Sysctls: []v1.Sysctl{{Name: "net.ipv4.ping_group_range", Value: "0 1"}}}
 	})
-	sb := c.SandboxConfig(p, 0)
+	sb := c.SandboxConfig(p, 0, "sha256:pause")
 	if sb.Hostname != "db-0" || sb.Domainname != "db.prod.svc.cluster.local" {
 		t.Errorf("hostname %q domain %q", sb.Hostname, sb.Domainname)
 	}
@@ -446,7 +446,7 @@ func TestVolumesMapping(t *testing.T) {
 	if !ok || v.SizeBytes != 16<<20 || v.Mode != 0o2777 || v.GID == nil || *v.GID != 2000 {
 		t.Errorf("memory volume %+v (present %v), want 16 MiB, mode 2777, gid 2000", v, ok)
 	}
-	sb := c.SandboxConfig(p, 0)
+	sb := c.SandboxConfig(p, 0, "sha256:pause")
 	if len(sb.Mounts) != 1 || !sb.Mounts[0].Volume || sb.Mounts[0].Source != v.Name {
 		t.Errorf("sandbox mounts %+v, want it to hold the memory volume", sb.Mounts)
 	}

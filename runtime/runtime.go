@@ -202,6 +202,9 @@ type Runtime interface {
 	RemoveContainer(ctx context.Context, id string) error
 	// InspectImage describes a local image; ErrImageNotFound when absent.
 	InspectImage(ctx context.Context, image string) (ImageInfo, error)
+	// ImageContent exports image (a reference or an ID) and returns what it
+	// holds, bound to its ID; one over limit bytes is ErrImageTooLarge.
+	ImageContent(ctx context.Context, image string, limit int64) (ImageContent, error)
 	// ListImages lists the engine's top-level images, every one of them.
 	ListImages(ctx context.Context) ([]Image, error)
 	// RemoveImage removes image id with its references, never by force: a

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -29,6 +30,13 @@ type Runtime struct {
 	images      map[string]bool
 	imageLabels map[string]map[string]string
 	imageMeta   map[string]runtime.Image // created and size, set by SetImage
+	// imageIDs are the IDs of references whose image was replaced (a build
+	// of other content, ReplaceImage); the others' is fakeImageID(ref).
+	imageIDs map[string]string
+	// dangling are the IDs of replaced images, still usable by ID.
+	dangling map[string]bool
+	// content is what built images hold, by ID.
+	content     map[string]runtime.ImageContent
 	volumes     map[string]runtime.VolumeConfig
 	volumeTimes map[string]time.Time
 	names       map[string]string // docker name -> id
@@ -70,6 +78,7 @@ func New(now func() time.Time) *Runtime {
 		now = time.Now
 	}
 	return &Runtime{now: now, containers: map[string]*fakeContainer{}, images: map[string]bool{}, imageLabels: map[string]map[string]string{}, names: map[string]string{}, logs: map[string]string{},
+		imageIDs: map[string]string{}, dangling: map[string]bool{}, content: map[string]runtime.ImageContent{},
 		volumes: map[string]runtime.VolumeConfig{}, volumeTimes: map[string]time.Time{},
 		subs: map[int]chan runtime.Event{}, subErrs: map[int]chan error{}, Calls: map[string]int{}}
 }
@@ -173,7 +182,8 @@ func (f *Runtime) CreateContainer(ctx context.Context, cfg *runtime.ContainerCon
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.call("CreateContainer")
-	if !f.images[cfg.Image] {
+	imageID, ok := f.lookupImage(cfg.Image)
+	if !ok {
 		return "", fmt.Errorf("image %s: %w", cfg.Image, runtime.ErrImageNotFound)
 	}
 	if _, taken := f.names[cfg.Name]; taken {
@@ -195,7 +205,7 @@ func (f *Runtime) CreateContainer(ctx context.Context, cfg *runtime.ContainerCon
 	for k, v := range cfg.Labels {
 		labels[k] = v
 	}
-	c := model.Container{ID: id, DockerName: cfg.Name, Image: cfg.Image, ImageID: fakeImageID(cfg.Image), State: model.StateCreated, CreatedAt: f.now()}
+	c := model.Container{ID: id, DockerName: cfg.Name, Image: cfg.Image, ImageID: imageID, State: model.StateCreated, CreatedAt: f.now()}
 	if cfg.NetworkMode == "" {
 		c.IP = fmt.Sprintf("172.17.%d.%d", f.seq/250%250, f.seq%250+2)
 	}
@@ -344,10 +354,11 @@ func (f *Runtime) InspectImage(ctx context.Context, image string) (runtime.Image
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.call("InspectImage")
-	if !f.images[image] {
+	id, ok := f.lookupImage(image)
+	if !ok {
 		return runtime.ImageInfo{}, fmt.Errorf("image %s: %w", image, runtime.ErrImageNotFound)
 	}
-	return runtime.ImageInfo{ID: fakeImageID(image), Labels: f.imageLabels[image]}, nil
+	return runtime.ImageInfo{ID: id, Labels: f.imageLabels[image]}, nil
 }
 
 func (f *Runtime) CreateVolume(ctx context.Context, v runtime.VolumeConfig) error {
@@ -428,11 +439,15 @@ func (f *Runtime) BuildImage(ctx context.Context, tag, binary, path string, entr
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.call("BuildImage")
-	f.images[tag] = true
-	f.imageLabels[tag] = nil
-	if d, err := runtime.FileDigest(binary); err == nil {
-		f.imageLabels[tag] = map[string]string{runtime.LabelImageBinary: d}
+	d, err := runtime.FileDigest(binary)
+	if err != nil {
+		return fmt.Errorf("build image %s: %w", tag, err)
 	}
+	size := int64(0)
+	if st, err := os.Stat(binary); err == nil {
+		size = st.Size()
+	}
+	f.builtLocked(tag, d, size, path, entrypoint)
 	return nil
 }
 
@@ -441,8 +456,7 @@ func (f *Runtime) BuildImageData(ctx context.Context, tag string, exe []byte, pa
 	defer f.mu.Unlock()
 	f.call("BuildImageData")
 	sum := sha256.Sum256(exe)
-	f.images[tag] = true
-	f.imageLabels[tag] = map[string]string{runtime.LabelImageBinary: hex.EncodeToString(sum[:])}
+	f.builtLocked(tag, hex.EncodeToString(sum[:]), int64(len(exe)), path, entrypoint)
 	return nil
 }
 

@@ -1,10 +1,14 @@
 package fake
 
 import (
+	"archive/tar"
 	"context"
 	"fmt"
 	"maps"
+	"reflect"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/berth-dev/berth/runtime"
@@ -32,7 +36,7 @@ func (f *Runtime) ListImages(ctx context.Context) ([]runtime.Image, error) {
 	out := make([]runtime.Image, 0, len(f.images))
 	for ref := range f.images {
 		m := f.imageMeta[ref]
-		out = append(out, runtime.Image{ID: fakeImageID(ref), RepoTags: []string{ref}, Created: m.Created, Size: m.Size,
+		out = append(out, runtime.Image{ID: f.idOfLocked(ref), RepoTags: []string{ref}, Created: m.Created, Size: m.Size,
 			Labels: maps.Clone(f.imageLabels[ref])})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
@@ -51,11 +55,119 @@ func (f *Runtime) RemoveImage(ctx context.Context, id string) error {
 		}
 	}
 	for ref := range f.images {
-		if fakeImageID(ref) == id {
+		if f.idOfLocked(ref) == id {
 			delete(f.images, ref)
 			delete(f.imageLabels, ref)
 			delete(f.imageMeta, ref)
+			delete(f.imageIDs, ref)
 		}
 	}
+	delete(f.dangling, id)
+	delete(f.content, id)
 	return nil
+}
+
+// lookupImage is the ID of image, a present reference or the ID of a
+// present or replaced image. Callers hold f.mu.
+func (f *Runtime) lookupImage(image string) (string, bool) {
+	if f.images[image] {
+		return f.idOfLocked(image), true
+	}
+	if f.dangling[image] {
+		return image, true
+	}
+	for ref := range f.images {
+		if f.idOfLocked(ref) == image {
+			return image, true
+		}
+	}
+	return "", false
+}
+
+func (f *Runtime) idOfLocked(ref string) string {
+	if id, ok := f.imageIDs[ref]; ok {
+		return id
+	}
+	return fakeImageID(ref)
+}
+
+// replaceLocked gives ref a new image of ID id, the old one kept by ID
+// (dangling) as the engine keeps an untagged image.
+func (f *Runtime) replaceLocked(ref, id string) {
+	if f.images[ref] {
+		if old := f.idOfLocked(ref); old != id {
+			f.dangling[old] = true
+		}
+	}
+	f.images[ref] = true
+	f.imageIDs[ref] = id
+	delete(f.dangling, id)
+}
+
+// builtLocked records a build of tag holding one executable file: content
+// the engine has keeps its image ID (the builder's cache), other content
+// gets a new one.
+func (f *Runtime) builtLocked(tag, digest string, size int64, path string, entrypoint []string) {
+	content := runtime.ImageContent{
+		Config: runtime.ImageConfig{Entrypoint: slices.Clone(entrypoint), Env: []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}},
+		Layers: []runtime.Layer{{Entries: []runtime.LayerEntry{{Name: strings.TrimPrefix(path, "/"), Type: tar.TypeReg, Mode: 0o755, Size: size, Digest: digest}}}},
+	}
+	id := ""
+	for have, c := range f.content {
+		if reflect.DeepEqual(c, withID(content, have)) {
+			id = have
+		}
+	}
+	switch {
+	case id != "":
+	case !f.images[tag]:
+		id = fakeImageID(tag)
+	default:
+		id = fakeImageID(tag + "@" + digest + fmt.Sprint(entrypoint))
+	}
+	f.replaceLocked(tag, id)
+	f.content[id] = withID(content, id)
+	f.imageLabels[tag] = map[string]string{runtime.LabelImageBinary: digest}
+}
+
+func withID(c runtime.ImageContent, id string) runtime.ImageContent {
+	c.ID = id
+	return c
+}
+
+// ReplaceImage puts under ref a new image with labels, of unknown content
+// (ImageContent reports no layer): an impostor re-tagged as ref. The image
+// ref held before stays usable by its ID.
+func (f *Runtime) ReplaceImage(ref string, labels map[string]string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.seq++
+	f.replaceLocked(ref, fakeImageID(fmt.Sprintf("%s#%d", ref, f.seq)))
+	f.imageLabels[ref] = maps.Clone(labels)
+}
+
+// ImageContent is what a built image holds; another present image holds
+// no layer and an empty config.
+func (f *Runtime) ImageContent(ctx context.Context, image string, limit int64) (runtime.ImageContent, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.call("ImageContent")
+	id, ok := f.lookupImage(image)
+	if !ok {
+		return runtime.ImageContent{}, fmt.Errorf("image %s: %w", image, runtime.ErrImageNotFound)
+	}
+	c, ok := f.content[id]
+	if !ok {
+		return runtime.ImageContent{ID: id}, nil
+	}
+	var size int64
+	for _, l := range c.Layers {
+		for _, e := range l.Entries {
+			size += e.Size
+		}
+	}
+	if size > limit {
+		return runtime.ImageContent{}, fmt.Errorf("image %s: %w", image, runtime.ErrImageTooLarge)
+	}
+	return c, nil
 }
