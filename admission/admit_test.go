@@ -93,10 +93,21 @@ func TestHostPortClashes(t *testing.T) {
 			if refused != tc.refused {
 				t.Fatalf("refused = %v, want %v (errors %v)", refused, tc.refused, d.Errors)
 			}
-			if refused && (len(d.Errors) != 1 || !strings.Contains(d.Errors[0], "already used by pod default/held")) {
-				t.Fatalf("errors %v do not name the holder", d.Errors)
+			if refused && (len(d.Errors) != 1 || !strings.Contains(d.Errors[0], `already used by a pod of source "http"`)) {
+				t.Fatalf("errors %v do not name the holder's source", d.Errors)
+			}
+			if refused && strings.Contains(d.Errors[0], "held") {
+				t.Fatalf("errors %v name another source's pod", d.Errors)
 			}
 		})
+	}
+	// The source's own pod is named by its key.
+	d, err := Admit(v, Update{Source: "http", Pods: []manifest.Desired{held, desired("x", false, v1.ContainerPort{ContainerPort: 1, HostPort: 8080, Protocol: tcp})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Errors) != 1 || !strings.Contains(d.Errors[0], "already used by pod default/held") {
+		t.Fatalf("errors %v do not name the source's own holder", d.Errors)
 	}
 }
 
@@ -112,6 +123,9 @@ func TestOnePodPerUIDAndUnsyncedHolder(t *testing.T) {
 	d, _ := Admit(v, Update{Source: "file", Pods: []manifest.Desired{same, desired("web", false)}})
 	if len(d.Pods) != 0 || len(d.Errors) != 2 {
 		t.Fatalf("admitted %d pods, errors %v; want both refused", len(d.Pods), d.Errors)
+	}
+	if joined := strings.Join(d.Errors, "\n"); !strings.Contains(joined, `is already the uid of a pod of source "http"`) || strings.Contains(joined, "default/other") {
+		t.Fatalf("errors %v: the UID's holder of another source must be named by its source only", d.Errors)
 	}
 	v.sources["etcd"] = &model.Source{Name: "etcd", Synced: true}
 	if d, _ := Admit(v, Update{Source: "file", Pods: []manifest.Desired{desired("web", false)}}); len(d.Pods) != 1 {

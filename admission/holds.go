@@ -71,13 +71,23 @@ func (h *holds) clash(k string, p *v1.Pod) string {
 				}
 				for _, t := range h.ix.pods[hk].facts.ports {
 					if conflicts(hp, t) {
-						return clashMessage(hp, hk)
+						return clashMessage(hp, h.holder(hk))
 					}
 				}
 			}
 		}
 	}
-	return h.taken.clash(k, p)
+	return h.taken.clash(k, p, h.holder)
+}
+
+// holder names the pod at key in a refusal: by its key when it is the
+// source's own, else only by its source, since a source sees only its own
+// objects (a push client reads the refusal).
+func (h *holds) holder(key string) string {
+	if p, err := h.v.Pod(key); err == nil && p != nil && p.Source != h.source {
+		return fmt.Sprintf("a pod of source %q", p.Source)
+	}
+	return "pod " + key
 }
 
 // uidHolder is the pod holding uid last: in the maps, else in the index.
@@ -121,7 +131,7 @@ func (h *holds) check(d manifest.Desired, k string, old, merged *model.Pod) (*mo
 		return nil, clash, nil
 	}
 	if o, used := h.uidHolder(d.Pod.UID); used && o != k {
-		return nil, fmt.Sprintf("metadata.uid: %s is already the uid of pod %s", d.Pod.UID, o), nil
+		return nil, fmt.Sprintf("metadata.uid: %s is already the uid of %s", d.Pod.UID, h.holder(o)), nil
 	}
 	if msg, err := foreignRef(h.v, h.source, d); err != nil || msg != "" {
 		return nil, msg, err

@@ -67,13 +67,13 @@ func (c portClaims) addPort(key string, hp hostPort) {
 	c[s] = append(c[s], portClaim{key, hp})
 }
 
-// clash describes the first port of p (pod key) that another pod holds, or
-// returns "".
-func (c portClaims) clash(key string, p *v1.Pod) string {
+// clash describes the first port of p (pod key) that another pod holds,
+// naming the holder as name does, or returns "".
+func (c portClaims) clash(key string, p *v1.Pod, name func(key string) string) string {
 	for hp := range hostPorts(p) {
 		for _, t := range c[portSlot{hp.proto, hp.port}] {
 			if t.key != key && conflicts(hp, t.hp) {
-				return clashMessage(hp, t.key)
+				return clashMessage(hp, name(t.key))
 			}
 		}
 	}
@@ -86,7 +86,7 @@ func conflicts(a hostPort, b hostPort) bool {
 	return a.port == b.port && a.proto == b.proto && (a.ip == b.ip || a.ip == "0.0.0.0" || b.ip == "0.0.0.0")
 }
 
-// clashMessage is the refusal of a pod whose hp the pod at key holds.
-func clashMessage(hp hostPort, key string) string {
-	return fmt.Sprintf("spec.containers[].ports: hostPort %d/%s on %s already used by pod %s", hp.port, hp.proto, hp.ip, key)
+// clashMessage is the refusal of a pod whose hp holder holds.
+func clashMessage(hp hostPort, holder string) string {
+	return fmt.Sprintf("spec.containers[].ports: hostPort %d/%s on %s already used by %s", hp.port, hp.proto, hp.ip, holder)
 }

@@ -279,7 +279,7 @@ func TestUIDClaimedOnce(t *testing.T) {
 		t.Error("another source's pod took the uid")
 	}
 	src, _ := st.Source(nil, "http")
-	if joined := strings.Join(src.Errors, "\n"); !strings.Contains(joined, "metadata.uid: shared is already the uid of pod default/a") {
+	if joined := strings.Join(src.Errors, "\n"); !strings.Contains(joined, `metadata.uid: shared is already the uid of a pod of source "file"`) || strings.Contains(joined, "default/a") {
 		t.Errorf("errors %q", joined)
 	}
 	// a renamed to a2, same uid, in one update: accepted.
