@@ -90,7 +90,7 @@ func (s *streams) serveLog(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, err)
 		return
 	}
-	ctrs, err := s.o.Store.ContainersByPod(nil, p.Key)
+	ctrs, err := s.podContainers(p)
 	if err != nil {
 		WriteError(w, err)
 		return
