@@ -99,6 +99,7 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Agent, err error) {
 	}
 	a.rt = rt
 	a.closers = append(a.closers, func() { rt.Close() })
+	rt.SetContainerLogs(runtime.ContainerLogs{MaxSize: cfg.ContainerLogMaxSize, MaxFiles: cfg.ContainerLogMaxFiles})
 	if cfg.DockerConfig != "" {
 		creds, err := runtime.LoadCredentials(cfg.DockerConfig)
 		if err != nil {

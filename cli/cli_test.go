@@ -92,11 +92,11 @@ func (a *cliAPI) addPodWith(t *testing.T, ns, name string, edit func(*model.Pod)
 	}
 }
 
-// addContainer records attempt of container ctr of pod ns/name on the
-// fake runtime, with log text.
+// addContainer records attempt of container ctr of pod ns/name (of the
+// file source, as addPod stores it) on the fake runtime, with log text.
 func (a *cliAPI) addContainer(t *testing.T, ns, pod, ctr string, attempt int, text string) {
 	t.Helper()
-	labels := map[string]string{runtime.LabelPodNamespace: ns, runtime.LabelPodName: pod,
+	labels := map[string]string{runtime.LabelPodNamespace: ns, runtime.LabelPodName: pod, runtime.LabelSource: "file",
 		runtime.LabelContainerName: ctr, runtime.LabelAttempt: strconv.Itoa(attempt)}
 	id, err := a.rt.CreateContainer(context.Background(), &runtime.ContainerConfig{
 		Name: pod + "-" + ctr + "-" + strconv.Itoa(attempt), Image: "img", Labels: labels})
@@ -115,7 +115,7 @@ func (a *cliAPI) addContainer(t *testing.T, ns, pod, ctr string, attempt int, te
 func (a *cliAPI) runContainer(t *testing.T, ns, pod, ctr string) {
 	t.Helper()
 	ctx := context.Background()
-	labels := map[string]string{runtime.LabelPodNamespace: ns, runtime.LabelPodName: pod,
+	labels := map[string]string{runtime.LabelPodNamespace: ns, runtime.LabelPodName: pod, runtime.LabelSource: "file",
 		runtime.LabelContainerName: ctr, runtime.LabelAttempt: "0"}
 	id, err := a.rt.CreateContainer(ctx, &runtime.ContainerConfig{Name: pod + "-" + ctr, Image: "img", Labels: labels})
 	if err == nil {

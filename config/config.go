@@ -82,6 +82,12 @@ type Config struct {
 	// disk holding the engine's images (see config/imagegc.go).
 	ImageGCHighThreshold, ImageGCLowThreshold int
 
+	// ContainerLogMaxSize (bytes) and ContainerLogMaxFiles rotate the
+	// engine's json-file logs of every container berth creates (see
+	// config/containerlogs.go).
+	ContainerLogMaxSize  int64
+	ContainerLogMaxFiles int
+
 	ServerAddress string
 	ServerPort    int
 	TokenFile     string
@@ -186,6 +192,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("backoff.max", "300s")
 	v.SetDefault("pod_infra_image", "")
 	imageGCDefaults(v)
+	containerLogDefaults(v)
 	v.SetDefault("server.address", "127.0.0.1")
 	v.SetDefault("server.port", 10350)
 	v.SetDefault("server.token_file", "")
@@ -411,6 +418,7 @@ func fromViper(v *viper.Viper) (*Config, error) {
 	}
 	p.podSecurity(c)
 	p.imageGC(c)
+	p.containerLogs(c)
 	c.NodeLabels = p.nodeLabels(c.NodeName)
 	c.EtcdEndpoints = etcdclient.SplitEndpoints(c.EtcdEndpoints...)
 	if c.NodeName == "" {

@@ -185,7 +185,7 @@ func New(cfg Config, st *store.Store, rt runtime.Runtime, q Queue) *Controller {
 	}
 	c.pause = &pauseImage{ref: cfg.PauseImage, build: cfg.PauseBuild, rt: rt, log: c.log}
 	c.images = images.New(images.Config{Engine: rt, Clock: cfg.Clock, Backoff: cfg.Backoff.Policy(), Metrics: cfg.Metrics,
-		Event: c.event, Enqueue: c.Enqueue, Reserved: pause.Reserved(cfg.PauseImage), Log: c.log})
+		Event: c.imageEvent, Enqueue: c.Enqueue, Reserved: pause.Reserved(cfg.PauseImage), Log: c.log})
 	c.ops = newPodOps(c.Enqueue, c.log)
 	c.life = newLifeLog(c.log)
 	return c
@@ -410,9 +410,10 @@ func (c *Controller) PauseImageID() string {
 	return c.pause.Pinned()
 }
 
-// event records an event about container (empty: the pod) of pod key.
-func (c *Controller) event(key, container, typ, reason, format string, args ...interface{}) {
-	ns, name, _ := strings.Cut(key, "/")
-	c.cfg.Events.Record(events.Event{Time: c.cfg.Clock.Now(), Namespace: ns, Pod: name, Container: container,
-		Type: typ, Reason: reason, Message: fmt.Sprintf(format, args...)})
+// event records an event about container (empty: the pod) of the pod
+// incarnation pod, named by its UID and source as well as its key.
+func (c *Controller) event(pod eventPod, container, typ, reason, format string, args ...interface{}) {
+	ns, name, _ := strings.Cut(pod.key, "/")
+	c.cfg.Events.Record(events.Event{Time: c.cfg.Clock.Now(), Namespace: ns, Pod: name, PodUID: pod.uid, Source: pod.source,
+		Container: container, Type: typ, Reason: reason, Message: fmt.Sprintf(format, args...)})
 }

@@ -42,7 +42,9 @@ func (x *execState) requeue(d time.Duration) { x.requeueAfter = sooner(x.requeue
 func (c *Controller) execute(ctx context.Context, in *PlanInput, pl *Plan) (Result, error) {
 	key := in.Key
 	for _, e := range pl.Events {
-		c.event(key, e.Container, e.Type, e.Reason, "%s", e.Message)
+		for _, pod := range planEventPods(in) {
+			c.event(pod, e.Container, e.Type, e.Reason, "%s", e.Message)
+		}
 	}
 	x := &execState{waiting: map[string]v1.ContainerStateWaiting{}, requeueAfter: pl.RequeueAfter}
 	for n, w := range pl.Waiting {
@@ -290,7 +292,7 @@ func (c *Controller) stopRunning(ctx context.Context, ct *model.Container, grace
 		grace = graceOf(ct)
 	}
 	if ct.Name != model.SandboxName {
-		c.event(ct.PodKey, ct.Name, events.Normal, "Killing", "Stopping container %s", ct.Name)
+		c.event(podOfContainer(ct), ct.Name, events.Normal, "Killing", "Stopping container %s", ct.Name)
 		grace = c.runPreStop(ctx, ct, grace)
 	}
 	grace = c.waitTurn(ctx, turn, grace)
@@ -437,7 +439,7 @@ func (c *Controller) createSandbox(ctx context.Context, p *model.Pod, attempt in
 	if err != nil {
 		delay := c.startFails.Failed(key)
 		x.requeue(delay)
-		c.event(p.Key, "", events.Warning, "FailedCreatePodSandBox", "Failed to start the pod sandbox: %v", err)
+		c.event(podOf(p), "", events.Warning, "FailedCreatePodSandBox", "Failed to start the pod sandbox: %v", err)
 		c.log.Warn("pod sandbox failed to start", "pod", p.Key, "err", err, "retryIn", delay)
 		return "", nil
 	}
@@ -454,7 +456,7 @@ func (c *Controller) startNew(ctx context.Context, p *model.Pod, s Start, sbID s
 	if vol, err := volumeError(ctr, x.volumeErrs); err != nil {
 		// The object's arrival (or change) enqueues the pod again.
 		x.wait(ctr.Name, v1.ContainerStateWaiting{Reason: "CreateContainerConfigError", Message: err.Error()})
-		c.event(p.Key, ctr.Name, events.Warning, "FailedMount", "MountVolume.SetUp failed for volume %q : %v", vol, err)
+		c.event(podOf(p), ctr.Name, events.Warning, "FailedMount", "MountVolume.SetUp failed for volume %q : %v", vol, err)
 		return "", nil
 	}
 	if ok, err := c.ensureImage(ctx, p, ctr, key, x); !ok || err != nil {
@@ -464,7 +466,7 @@ func (c *Controller) startNew(ctx context.Context, p *model.Pod, s Start, sbID s
 	if err != nil {
 		x.wait(ctr.Name, v1.ContainerStateWaiting{Reason: "CreateContainerConfigError", Message: err.Error()})
 		if podconfig.IsMissing(err) {
-			c.event(p.Key, ctr.Name, events.Warning, "Failed", "Error: %v", err)
+			c.event(podOf(p), ctr.Name, events.Warning, "Failed", "Error: %v", err)
 			return "", nil
 		}
 		return "", err
@@ -479,10 +481,10 @@ func (c *Controller) startNew(ctx context.Context, p *model.Pod, s Start, sbID s
 	}
 	if err != nil {
 		x.wait(ctr.Name, v1.ContainerStateWaiting{Reason: "CreateContainerError", Message: err.Error()})
-		c.event(p.Key, ctr.Name, events.Warning, "Failed", "Error: %v", err)
+		c.event(podOf(p), ctr.Name, events.Warning, "Failed", "Error: %v", err)
 		return "", err
 	}
-	c.event(p.Key, ctr.Name, events.Normal, "Created", "Created container %s", ctr.Name)
+	c.event(podOf(p), ctr.Name, events.Normal, "Created", "Created container %s", ctr.Name)
 	t1, s1 := c.cfg.Clock.Now(), c.store.Seq()
 	err = c.rt.StartContainer(ctx, id)
 	c.observe(id, cfg, at, t1, s0, s1, err)
@@ -492,12 +494,12 @@ func (c *Controller) startNew(ctx context.Context, p *model.Pod, s Start, sbID s
 		delay := c.startFails.Failed(key)
 		x.requeue(delay)
 		x.wait(ctr.Name, v1.ContainerStateWaiting{Reason: "RunContainerError", Message: err.Error()})
-		c.event(p.Key, ctr.Name, events.Warning, "Failed", "Error: %v", err)
+		c.event(podOf(p), ctr.Name, events.Warning, "Failed", "Error: %v", err)
 		c.log.Warn("container failed to start", "pod", p.Key, "container", ctr.Name, "err", err, "retryIn", delay)
 		return "", nil
 	}
 	c.startFails.Reset(key)
-	c.event(p.Key, ctr.Name, events.Normal, "Started", "Started container %s", ctr.Name)
+	c.event(podOf(p), ctr.Name, events.Normal, "Started", "Started container %s", ctr.Name)
 	return id, nil
 }
 
@@ -529,7 +531,7 @@ func (c *Controller) newContainerConfig(ctx context.Context, p *model.Pod, ctr *
 	}
 	cfg, warnings, err := c.podconfig.ContainerConfig(p, ctr, sb, attempt, restarts, image, c.objectsOf(p))
 	for _, w := range warnings {
-		c.event(p.Key, ctr.Name, events.Warning, "InvalidEnvironmentVariableNames", "%s", w)
+		c.event(podOf(p), ctr.Name, events.Warning, "InvalidEnvironmentVariableNames", "%s", w)
 	}
 	return cfg, err
 }

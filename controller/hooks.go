@@ -80,7 +80,7 @@ func (c *Controller) runPreStop(ctx context.Context, ct *model.Container, grace 
 	start := c.cfg.Clock.Now()
 	t := prober.Target{ContainerID: ct.ID, Spec: &v1.Container{Ports: l.PreStop.Ports}, PodIP: c.podIP(ct.PodKey, l.HostNetwork)}
 	if err := c.hooks.Run(ctx, prober.FromLifecycle(l.PreStop.Handler), t, grace); err != nil {
-		c.event(ct.PodKey, ct.Name, events.Warning, "FailedPreStopHook", "PreStop hook for container %s failed: %v", ct.Name, err)
+		c.event(podOfContainer(ct), ct.Name, events.Warning, "FailedPreStopHook", "PreStop hook for container %s failed: %v", ct.Name, err)
 	}
 	return max(grace-c.cfg.Clock.Since(start), model.MinGracePeriod)
 }
@@ -94,7 +94,7 @@ func (c *Controller) runPostStart(ctx context.Context, p *model.Pod, ctr *v1.Con
 	t := prober.Target{ContainerID: id, Spec: ctr, PodIP: c.podIP(p.Key, p.Spec.Spec.HostNetwork)}
 	err := c.hooks.Run(ctx, prober.FromLifecycle(ctr.Lifecycle.PostStart), t, gracePeriod(p.Spec))
 	if err != nil {
-		c.event(p.Key, ctr.Name, events.Warning, "FailedPostStartHook", "PostStart hook for container %s failed: %v", ctr.Name, err)
+		c.event(podOf(p), ctr.Name, events.Warning, "FailedPostStartHook", "PostStart hook for container %s failed: %v", ctr.Name, err)
 	}
 	return err
 }

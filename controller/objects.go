@@ -75,7 +75,7 @@ func (c *Controller) pullCredentials(p *model.Pod) *runtime.Credentials {
 			err = fmt.Errorf("secret %q is of type %s, not %s", ref.Name, s.Type, v1.SecretTypeDockerConfigJson)
 		}
 		if err != nil {
-			c.event(p.Key, "", events.Warning, "FailedToRetrieveImagePullSecret",
+			c.event(podOf(p), "", events.Warning, "FailedToRetrieveImagePullSecret",
 				"Unable to retrieve some image pull secrets (%s); attempting to pull the image may not succeed: %v", ref.Name, err)
 			continue
 		}

@@ -15,10 +15,15 @@ const (
 )
 
 // Event is one thing that happened to a pod or one of its containers.
+// Namespace and Pod name the pod; PodUID and Source say which pod of that
+// name it was, so that a later pod taking the name (from any source) is
+// never shown an earlier one's events.
 type Event struct {
 	Time      time.Time `json:"time"`
 	Namespace string    `json:"namespace"`
 	Pod       string    `json:"pod"`
+	PodUID    string    `json:"podUID,omitempty"`
+	Source    string    `json:"source,omitempty"`
 	Container string    `json:"container,omitempty"`
 	Type      string    `json:"type"`
 	Reason    string    `json:"reason"`

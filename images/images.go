@@ -40,8 +40,10 @@ type Config struct {
 	Clock   clock.Clock
 	Backoff backoff.Policy
 	Metrics Metrics
-	// Event records an event about container of pod podKey.
-	Event func(podKey, container, typ, reason, format string, args ...interface{})
+	// Event records an event about container of pod podKey's incarnation
+	// podUID (the UID of the waiter key "podUID/name"), so that a pod
+	// replacing it under the same key is not shown its pulls.
+	Event func(podKey, podUID, container, typ, reason, format string, args ...interface{})
 	// Enqueue asks for pod podKey to be looked at again: when a pull it
 	// waits for ends, or made progress to show.
 	Enqueue func(podKey string)
@@ -167,22 +169,28 @@ func (m *Manager) Ensure(ctx context.Context, podKey, key string, ctr *v1.Contai
 	case reserved:
 		err := fmt.Errorf("container image %q is not present, and berth never pulls the pod sandbox image's repository %s for a pod", ctr.Image, repo)
 		delay := m.failed(key, err, true)
-		m.cfg.Event(podKey, ctr.Name, events.Warning, "ErrImageNeverPull", "%v", err)
+		m.cfg.Event(podKey, podUIDOf(key), ctr.Name, events.Warning, "ErrImageNeverPull", "%v", err)
 		return false, v1.ContainerStateWaiting{Reason: "ErrImageNeverPull", Message: err.Error()}, delay, nil
 	case policy == runtime.PullNever:
 		err := fmt.Errorf("container image %q is not present with pull policy of Never", ctr.Image)
 		delay := m.failed(key, err, true)
-		m.cfg.Event(podKey, ctr.Name, events.Warning, "ErrImageNeverPull", "%v", err)
+		m.cfg.Event(podKey, podUIDOf(key), ctr.Name, events.Warning, "ErrImageNeverPull", "%v", err)
 		return false, v1.ContainerStateWaiting{Reason: "ErrImageNeverPull", Message: err.Error()}, delay, nil
 	}
 	return false, m.pull(ctx, podKey, key, ctr, creds), 0, nil
+}
+
+// podUIDOf is the pod UID of waiter key "podUID/name".
+func podUIDOf(key string) string {
+	uid, _, _ := strings.Cut(key, "/")
+	return uid
 }
 
 // pull starts the pull of ctr's image for key unless one runs, and returns
 // the wait it causes.
 func (m *Manager) pull(ctx context.Context, podKey, key string, ctr *v1.Container, creds *runtime.Credentials) v1.ContainerStateWaiting {
 	if m.start(ctx, ctr.Image, key, podKey, creds) {
-		m.cfg.Event(podKey, ctr.Name, events.Normal, "Pulling", "Pulling image %q", ctr.Image)
+		m.cfg.Event(podKey, podUIDOf(key), ctr.Name, events.Normal, "Pulling", "Pulling image %q", ctr.Image)
 	}
 	return v1.ContainerStateWaiting{Reason: "ContainerCreating", Message: fmt.Sprintf("Pulling image %q", ctr.Image)}
 }
@@ -310,13 +318,13 @@ func (m *Manager) run(ctx context.Context, image string, creds *runtime.Credenti
 	}
 	m.mu.Unlock()
 	for k, pk := range waiters {
-		_, name, _ := strings.Cut(k, "/")
+		uid, name, _ := strings.Cut(k, "/")
 		if err != nil {
 			m.failed(k, err, false)
-			m.cfg.Event(pk, name, events.Warning, "Failed", "Failed to pull image %q: %v", image, err)
+			m.cfg.Event(pk, uid, name, events.Warning, "Failed", "Failed to pull image %q: %v", image, err)
 		} else {
 			m.succeeded(k)
-			m.cfg.Event(pk, name, events.Normal, "Pulled", "Successfully pulled image %q in %s (%d bytes downloaded)", image, took.Round(time.Millisecond), size)
+			m.cfg.Event(pk, uid, name, events.Normal, "Pulled", "Successfully pulled image %q in %s (%d bytes downloaded)", image, took.Round(time.Millisecond), size)
 		}
 	}
 	switch {

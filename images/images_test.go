@@ -40,7 +40,7 @@ func (r *recorder) ImagePulled(result string) {
 	r.results = append(r.results, result)
 }
 
-func (r *recorder) event(podKey, container, typ, reason, format string, args ...interface{}) {
+func (r *recorder) event(podKey, _, container, typ, reason, format string, args ...interface{}) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.events = append(r.events, reason+" "+podKey+"/"+container+": "+fmt.Sprintf(format, args...))

@@ -21,9 +21,15 @@ import (
 // which notify no one.
 const eventsPoll = time.Second
 
-// hiddenSource is the source of an event whose pod is gone: push-scoped
-// requests do not see it.
+// hiddenSource is the source of an event whose pod is gone, or whose name
+// another pod took since: push-scoped requests do not see it.
 const hiddenSource = "\x00gone"
+
+// ofPod reports whether e was recorded for p itself, not for an earlier
+// pod of p's name: same UID and same source.
+func ofPod(e events.Event, p *model.Pod) bool {
+	return e.PodUID == string(p.Spec.UID) && e.Source == p.Source
+}
 
 // eventIdent is what an event's rendering depends on.
 type eventIdent struct {
@@ -33,7 +39,7 @@ type eventIdent struct {
 }
 
 // eventObject renders one of berth's events as the kubelet's core/v1
-// Event: involvedObject is the pod (with its uid while it exists), the
+// Event: involvedObject is the pod (with the uid it was recorded for), the
 // container as fieldPath spec.containers{name}.
 func (a *API) eventObject(id eventIdent, name string) *v1.Event {
 	e := id.ev
@@ -86,9 +92,9 @@ func (a *API) eventsResource() *resource {
 			var out []item
 			names := map[string]int{}
 			for _, e := range a.o.Events() {
-				id, src := eventIdent{ev: e}, hiddenSource
-				if p := pods[e.Namespace+"/"+e.Pod]; p != nil {
-					id.uid, src = p.Spec.UID, p.Source
+				id, src := eventIdent{ev: e, uid: types.UID(e.PodUID)}, hiddenSource
+				if p := pods[e.Namespace+"/"+e.Pod]; p != nil && ofPod(e, p) {
+					src = p.Source
 					id.fieldPath = containerPath(p.Spec, e.Container)
 				} else {
 					id.fieldPath = containerPath(nil, e.Container)

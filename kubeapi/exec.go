@@ -125,9 +125,10 @@ func (s *streams) serveSession(w http.ResponseWriter, r *http.Request, command b
 	run(ctx, id, q, sess)
 }
 
-// runningInstance returns the ID of the running instance of container name.
+// runningInstance returns the ID of the running instance of container name
+// of p's incarnation.
 func (s *streams) runningInstance(p *model.Pod, name string) (string, error) {
-	ctrs, err := s.o.Store.ContainersByPod(nil, p.Key)
+	ctrs, err := s.podContainers(p)
 	if err != nil {
 		return "", err
 	}

@@ -90,7 +90,7 @@ func (s *streams) serveLog(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, err)
 		return
 	}
-	ctrs, err := s.o.Store.ContainersByPod(nil, p.Key)
+	ctrs, err := s.podContainers(p)
 	if err != nil {
 		WriteError(w, err)
 		return
@@ -135,35 +135,79 @@ func (s *streams) serveLog(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.Copy(out, rc)
 }
 
+// logChunk is the buffer of a since-filtered log: however long a line is,
+// it is copied (or skipped) this many bytes at a time, never held whole.
+const logChunk = 32 << 10
+
+// stampMax bounds the word that leads a line and may be its timestamp:
+// RFC 3339 with nanoseconds and a zone offset takes 35 bytes.
+const stampMax = 64
+
 // copySince copies the lines of src (each led by an RFC 3339 timestamp and
 // a space) stamped at or after since, without their stamp unless keep.
-// Lines without a readable stamp are kept.
+// Lines without a readable stamp are kept. It holds at most logChunk bytes
+// of src: a line is decided on its first word and then streamed.
 func copySince(dst io.Writer, src io.Reader, since time.Time, keep bool) error {
-	br := bufio.NewReader(src)
+	br := bufio.NewReaderSize(src, logChunk)
 	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
-			out := line
-			if i := bytes.IndexByte(line, ' '); i > 0 {
-				if t, perr := time.Parse(time.RFC3339Nano, string(line[:i])); perr == nil {
-					if t.Before(since) {
-						out = nil
-					} else if !keep {
-						out = line[i+1:]
-					}
-				}
-			}
-			if len(out) > 0 {
-				if _, werr := dst.Write(out); werr != nil {
-					return werr
-				}
-			}
-		}
-		if err != nil {
+		head, err := lineHead(br)
+		if len(head) == 0 {
 			if err == io.EOF {
 				return nil
 			}
 			return err
+		}
+		write := true
+		if i := len(head) - 1; i > 0 && head[i] == ' ' {
+			if t, perr := time.Parse(time.RFC3339Nano, string(head[:i])); perr == nil {
+				switch {
+				case t.Before(since):
+					write = false
+				case !keep:
+					_, _ = br.Discard(i + 1) // buffered: cannot fail
+				}
+			}
+		}
+		if err := copyLine(dst, br, write); err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// lineHead peeks at the start of br's next line: up to and including its
+// first space or newline, or stampMax bytes when neither comes first
+// (fewer at the end of the input, with its error). It reads no more than
+// that needs, so a followed line is decided as soon as its stamp is in.
+func lineHead(br *bufio.Reader) ([]byte, error) {
+	n := 1
+	for {
+		b, err := br.Peek(n)
+		if i := bytes.IndexAny(b, " \n"); i >= 0 {
+			return b[:i+1], nil
+		}
+		if err != nil || len(b) >= stampMax {
+			return b, err
+		}
+		n = min(max(br.Buffered(), len(b)+1), stampMax)
+	}
+}
+
+// copyLine copies the rest of br's current line, its newline included, to
+// dst (or skips it unless write), a buffer at a time. io.EOF: the input
+// ended.
+func copyLine(dst io.Writer, br *bufio.Reader, write bool) error {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if write && len(chunk) > 0 {
+			if _, werr := dst.Write(chunk); werr != nil {
+				return werr
+			}
+		}
+		if err != bufio.ErrBufferFull {
+			return err // nil once the line ended
 		}
 	}
 }

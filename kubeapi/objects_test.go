@@ -2,6 +2,7 @@ package kubeapi
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	apiresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/berth-dev/berth/events"
 	"github.com/berth-dev/berth/model"
@@ -20,8 +22,8 @@ func TestEvents(t *testing.T) {
 	buf := events.NewBuffer(10)
 	f := newFixture(t, Options{Events: buf.List})
 	f.pod(t, "file", "default", "web", nil, running("10.0.0.2"))
-	buf.Record(events.Event{Time: t0.Add(time.Second), Namespace: "default", Pod: "web", Container: "app", Type: events.Normal, Reason: "Started", Message: "Started container app"})
-	buf.Record(events.Event{Time: t0.Add(2 * time.Second), Namespace: "default", Pod: "gone", Type: events.Warning, Reason: "Failed", Message: "x"})
+	buf.Record(events.Event{Time: t0.Add(time.Second), Namespace: "default", Pod: "web", PodUID: "uid-web", Source: "file", Container: "app", Type: events.Normal, Reason: "Started", Message: "Started container app"})
+	buf.Record(events.Event{Time: t0.Add(2 * time.Second), Namespace: "default", Pod: "gone", PodUID: "uid-gone", Source: "file", Type: events.Warning, Reason: "Failed", Message: "x"})
 	ctx := context.Background()
 	// kubectl describe pod's query.
 	l, err := f.cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{
@@ -54,11 +56,60 @@ func TestEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Stop()
-	buf.Record(events.Event{Time: t0.Add(70 * time.Second), Namespace: "default", Pod: "web", Type: events.Normal, Reason: "Killing", Message: "y"})
+	buf.Record(events.Event{Time: t0.Add(70 * time.Second), Namespace: "default", Pod: "web", PodUID: "uid-web", Source: "file", Type: events.Normal, Reason: "Killing", Message: "y"})
 	waitTimers(t, f)
 	f.clk.Step(eventsPoll)
 	if ev := next(t, w); ev.Type != watch.Added || ev.Object.(*v1.Event).Reason != "Killing" {
 		t.Fatalf("want ADDED Killing, got %s %v", ev.Type, ev.Object)
+	}
+}
+
+// A pod that takes the name of a removed one, from another source or as
+// another incarnation, is shown only its own events: the push client
+// never sees the removed pod's, and each event names the UID it was
+// recorded for.
+func TestEventsFollowPodUID(t *testing.T) {
+	buf := events.NewBuffer(10)
+	f := newFixture(t, Options{Events: buf.List})
+	rec := func(sec int, uid, source, reason string) {
+		buf.Record(events.Event{Time: t0.Add(time.Duration(sec) * time.Second), Namespace: "default", Pod: "web", PodUID: uid, Source: source,
+			Type: events.Normal, Reason: reason, Message: reason + " of " + uid})
+	}
+	rec(1, "uid-web", "file", "Started")  // the trusted pod, since removed
+	rec(2, "uid-web", "file", "Killing")  // its stop
+	rec(3, "uid-web", "push", "Injected") // the push source's, under the trusted pod's UID
+	p := f.pod(t, "push", "default", "web", nil, v1.PodStatus{Phase: v1.PodPending})
+	cp := *p
+	cp.Spec = p.Spec.DeepCopy()
+	cp.Spec.UID = "uid-pushed"
+	if err := f.st.UpsertPod(&cp); err != nil {
+		t.Fatal(err)
+	}
+	rec(4, "uid-pushed", "push", "Scheduled")
+	ctx := context.Background()
+	reasons := func(cs *kubernetes.Clientset, sel string) []string {
+		t.Helper()
+		l, err := cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: sel})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range l.Items {
+			out = append(out, e.Reason+"@"+string(e.InvolvedObject.UID))
+		}
+		return out
+	}
+	cfg := *f.cfg
+	cfg.BearerToken = "push"
+	push := newClientset(t, &cfg)
+	if got := reasons(push, "involvedObject.name=web"); !slices.Equal(got, []string{"Scheduled@uid-pushed"}) {
+		t.Errorf("push client's events of its pod web: %q", got)
+	}
+	if got := reasons(f.cs, "involvedObject.name=web"); !slices.Equal(got, []string{"Started@uid-web", "Killing@uid-web", "Injected@uid-web", "Scheduled@uid-pushed"}) {
+		t.Errorf("admin's events of web: %q", got)
+	}
+	if got := reasons(f.cs, "involvedObject.uid=uid-pushed"); !slices.Equal(got, []string{"Scheduled@uid-pushed"}) {
+		t.Errorf("admin's events of the pushed pod's UID (kubectl describe's query): %q", got)
 	}
 }
 

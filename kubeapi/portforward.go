@@ -26,19 +26,19 @@ import (
 // portforward.k8s.io protocol, plain or tunneled in WebSocket binary frames
 // (SPDY/3.1+portforward.k8s.io, what kubectl 1.37 tries first). Each
 // forwarded connection is a data and an error stream of one requestID
-// whose "port" header is the pod's port, reached by dialing the pod's IP
-// (127.0.0.1 for hostNetwork pods) from berth.
+// whose "port" header is the pod's port, reached by dialing the IP of the
+// pod's own running sandbox (127.0.0.1 for hostNetwork pods) from berth.
 func (s *streams) servePortForward(w http.ResponseWriter, r *http.Request) {
 	p, err := s.pod(r)
 	if err != nil {
 		WriteError(w, err)
 		return
 	}
-	if _, err := podHost(p); err != nil {
+	if _, err := s.podHost(p); err != nil {
 		WriteError(w, err)
 		return
 	}
-	f := &forwarder{s: s, key: p.Key, pod: p.Spec.Name, uid: string(p.Spec.UID)}
+	f := &forwarder{s: s, key: p.Key, pod: p.Spec.Name, uid: string(p.Spec.UID), source: p.Source}
 	switch {
 	case wsstream.IsWebSocketRequestWithTunnelingProtocol(r):
 		up := gwebsocket.Upgrader{
@@ -71,27 +71,37 @@ func (s *streams) servePortForward(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// podHost is the address berth dials to reach p's ports.
-func podHost(p *model.Pod) (string, error) {
+// podHost is the address berth dials to reach p's ports: that of the
+// running sandbox of p's own incarnation (the loopback for a hostNetwork
+// pod), never one a removed pod left running under p's key; the pod's
+// status is not trusted for it.
+func (s *streams) podHost(p *model.Pod) (string, error) {
 	if p.Status.Phase != v1.PodRunning && p.Status.Phase != v1.PodPending {
 		return "", apierrors.NewBadRequest(fmt.Sprintf("pod %s is not running (%s)", p.Spec.Name, p.Status.Phase))
 	}
-	if p.Spec.Spec.HostNetwork {
-		return "127.0.0.1", nil
+	ctrs, err := s.podContainers(p)
+	if err != nil {
+		return "", err
 	}
-	if p.Status.PodIP == "" {
-		return "", apierrors.NewBadRequest(fmt.Sprintf("pod %s has no IP yet", p.Spec.Name))
+	for _, c := range ctrs {
+		switch {
+		case c.Name != model.SandboxName || !c.Running():
+		case p.Spec.Spec.HostNetwork:
+			return "127.0.0.1", nil
+		case c.IP != "":
+			return c.IP, nil
+		}
 	}
-	return p.Status.PodIP, nil
+	return "", apierrors.NewBadRequest(fmt.Sprintf("pod %s has no IP yet", p.Spec.Name))
 }
 
 // forwarder pairs the streams of one port-forward connection and forwards
 // each complete pair.
 type forwarder struct {
-	s             *streams
-	key, pod, uid string
-	mu            sync.Mutex
-	pairs         map[string]*streamPair
+	s                     *streams
+	key, pod, uid, source string
+	mu                    sync.Mutex
+	pairs                 map[string]*streamPair
 }
 
 // streamPair is the data and error stream of one requestID.
@@ -180,16 +190,17 @@ func (f *forwarder) forward(id string, pr *streamPair, port int) {
 }
 
 // dial connects to port of the pod as the store has it now: a restarted
-// pod's new IP is used by the next connection of the same forward.
+// pod's new IP is used by the next connection of the same forward; a pod
+// of another UID or source under the key is not reached.
 func (f *forwarder) dial(port int) (net.Conn, error) {
 	p, err := f.s.o.Store.Pod(nil, f.key)
 	if err != nil {
 		return nil, err
 	}
-	if p == nil || p.Spec == nil || string(p.Spec.UID) != f.uid {
+	if p == nil || p.Spec == nil || string(p.Spec.UID) != f.uid || p.Source != f.source {
 		return nil, fmt.Errorf("pod %s is gone", f.key)
 	}
-	host, err := podHost(p)
+	host, err := f.s.podHost(p)
 	if err != nil {
 		return nil, err
 	}

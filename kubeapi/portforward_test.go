@@ -124,8 +124,8 @@ func TestPortForwardRefusals(t *testing.T) {
 	}
 }
 
-// Each forwarded connection dials the pod's IP as stored then: a pod that
-// got a new IP (a new sandbox) is reached at it.
+// Each forwarded connection dials the pod's sandbox's IP as stored then:
+// a pod that got a new sandbox is reached at its address.
 func TestPortForwardFollowsPodIP(t *testing.T) {
 	l2, err := net.Listen("tcp", "127.0.0.2:0")
 	if err != nil {
@@ -158,11 +158,9 @@ func TestPortForwardFollowsPodIP(t *testing.T) {
 	if got := get(); got != "first" {
 		t.Fatalf("before the new IP: %q", got)
 	}
-	cp := *p
-	cp.Status.PodIP = "127.0.0.2"
-	if err := f.st.UpsertPod(&cp); err != nil {
-		t.Fatal(err)
-	}
+	// The sandbox is re-created with a new address.
+	f.sandbox(t, p, "sandbox-web", "127.0.0.1", false)
+	f.sandbox(t, p, "sandbox-web-2", "127.0.0.2", true)
 	if got := get(); got != "second" {
 		t.Errorf("after the new IP: %q", got)
 	}

@@ -107,6 +107,31 @@ func containerOf(p *v1.Pod, name string) (string, error) {
 	return "", apierrors.NewBadRequest(fmt.Sprintf("container %s is not valid for pod %s", name, p.Name))
 }
 
+// podContainers returns the containers of p's incarnation (IncarnationOf
+// the store's containers of p's key).
+func (s *streams) podContainers(p *model.Pod) ([]*model.Container, error) {
+	ctrs, err := s.o.Store.ContainersByPod(nil, p.Key)
+	if err != nil {
+		return nil, err
+	}
+	return IncarnationOf(ctrs, p), nil
+}
+
+// IncarnationOf returns those of ctrs (the containers of p's key) that
+// belong to p itself: labelled with p's UID and source. A removed pod's
+// containers stop under its key after another pod, of any source, took
+// it; no stream of the new pod may reach them, as the kubelet finds a
+// pod's containers by its UID.
+func IncarnationOf(ctrs []*model.Container, p *model.Pod) []*model.Container {
+	var out []*model.Container
+	for _, c := range ctrs {
+		if c.PodUID == string(p.Spec.UID) && c.Source == p.Source {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // Instances returns the instances of container name among ctrs (one
 // pod's), newest attempt first: [0] is the current one, [1] the previous.
 func Instances(ctrs []*model.Container, name string) []*model.Container {

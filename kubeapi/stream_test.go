@@ -72,8 +72,9 @@ func streamFixtureWith(t *testing.T, rt Streams, wrap func(http.Handler) http.Ha
 	return f
 }
 
-// pod stores pod default/name of source "file" with the containers named,
-// Running at ip.
+// pod stores pod default/name (UID uid-name) of source "file" with the
+// containers named, Running at ip: its sandbox, in the store only, runs
+// with that address when ip is not "".
 func (f *streamFixture) pod(t *testing.T, name, ip string, annotations map[string]string, ctrs ...string) *model.Pod {
 	t.Helper()
 	spec := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name), Annotations: annotations}}
@@ -84,18 +85,42 @@ func (f *streamFixture) pod(t *testing.T, name, ip string, annotations map[strin
 	if err := f.st.UpsertPod(p); err != nil {
 		t.Fatal(err)
 	}
+	if ip != "" {
+		f.sandbox(t, p, "sandbox-"+name, ip, true)
+	}
 	return p
 }
 
-// instance creates attempt n of container ctr of pod default/name on the
-// fake runtime, running when run (else exited), with log text logs, and
-// records it in the store; it returns its ID.
+// sandbox records (in the store only) sandbox id of p's incarnation at
+// ip, running when run (else exited).
+func (f *streamFixture) sandbox(t *testing.T, p *model.Pod, id, ip string, run bool) {
+	t.Helper()
+	state := model.StateRunning
+	if !run {
+		state = model.StateExited
+	}
+	c := &model.Container{ID: id, PodKey: p.Key, PodUID: string(p.Spec.UID), Source: p.Source, Name: model.SandboxName, IP: ip, State: state}
+	if _, err := f.st.UpsertContainer(c); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// instance creates attempt n of container ctr of pod default/name (UID
+// uid-name, source "file") on the fake runtime, running when run (else
+// exited), with log text logs, and records it in the store; it returns its
+// ID.
 func (f *streamFixture) instance(t *testing.T, name, ctr string, n int, run bool, logs string) string {
 	t.Helper()
+	return f.instanceOf(t, name, "uid-"+name, "file", ctr, n, run, logs)
+}
+
+// instanceOf is instance for pod default/name's incarnation uid of source.
+func (f *streamFixture) instanceOf(t *testing.T, name, uid, source, ctr string, n int, run bool, logs string) string {
+	t.Helper()
 	ctx := context.Background()
-	labels := map[string]string{runtime.LabelPodNamespace: "default", runtime.LabelPodName: name,
-		runtime.LabelContainerName: ctr, runtime.LabelAttempt: strconv.Itoa(n)}
-	id, err := f.rt.CreateContainer(ctx, &runtime.ContainerConfig{Name: name + "-" + ctr + "-" + strconv.Itoa(n), Image: "img", Labels: labels})
+	labels := map[string]string{runtime.LabelPodNamespace: "default", runtime.LabelPodName: name, runtime.LabelPodUID: uid,
+		runtime.LabelSource: source, runtime.LabelContainerName: ctr, runtime.LabelAttempt: strconv.Itoa(n)}
+	id, err := f.rt.CreateContainer(ctx, &runtime.ContainerConfig{Name: name + "-" + uid + "-" + source + "-" + ctr + "-" + strconv.Itoa(n), Image: "img", Labels: labels})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,7 @@ import (
 type Docker struct {
 	cli   *client.Client
 	creds *Credentials
+	logs  ContainerLogs
 }
 
 var _ Runtime = (*Docker)(nil)
@@ -173,13 +174,15 @@ func convertInspect(resp container.InspectResponse) *model.Container {
 	return c
 }
 
-// CreateContainer creates (does not start) a container and returns its ID.
+// CreateContainer creates (does not start) a container, its logs rotated
+// as SetContainerLogs says, and returns its ID.
 // A name already in use yields an error wrapping ErrNameConflict.
 func (d *Docker) CreateContainer(ctx context.Context, cfg *ContainerConfig) (string, error) {
 	config, hostConfig, err := dockerConfig(cfg)
 	if err != nil {
 		return "", fmt.Errorf("create container %s: %w", cfg.Name, err)
 	}
+	hostConfig.LogConfig = d.logs.logConfig()
 	if err := volumeSubpathSupported(cfg.Mounts, d.cli.ClientVersion()); err != nil {
 		return "", fmt.Errorf("create container %s: %w", cfg.Name, err)
 	}

@@ -87,11 +87,12 @@ func serveExec(w http.ResponseWriter, r *http.Request, st *store.Store, ex Execu
 	runExecSession(r.Context(), conn, brw.Reader, ex, id, runtime.ExecOptions{Cmd: cmd, TTY: tty}, stdin)
 }
 
-// execTarget finds the running instance of container name in pod ns/pod:
-// its ID, or an HTTP status and message.
+// execTarget finds the running instance of container name in pod ns/pod
+// (its own containers: podIncarnation): its ID, or an HTTP status and
+// message.
 func execTarget(st *store.Store, ns, pod, name string) (string, int, string) {
 	key := ns + "/" + pod
-	ctrs, err := st.ContainersByPod(nil, key)
+	ctrs, p, err := podIncarnation(st, key)
 	if err != nil {
 		return "", http.StatusInternalServerError, err.Error()
 	}
@@ -100,7 +101,7 @@ func execTarget(st *store.Store, ns, pod, name string) (string, int, string) {
 		instances = kubeapi.Instances(ctrs, name)
 	}
 	if len(instances) == 0 {
-		if p, err := st.Pod(nil, key); err == nil && p == nil && len(ctrs) == 0 {
+		if p == nil && len(ctrs) == 0 {
 			return "", http.StatusNotFound, fmt.Sprintf("pod %s not found", key)
 		}
 		return "", http.StatusNotFound, fmt.Sprintf("container %q in pod %s not found", name, key)

@@ -29,7 +29,8 @@ func TestKubeStreamScopes(t *testing.T) {
 		if err := st.UpsertPod(&model.Pod{Key: "default/" + pod.name, Source: pod.source, Spec: spec, Status: v1.PodStatus{Phase: v1.PodRunning, PodIP: "127.0.0.1"}}); err != nil {
 			t.Fatal(err)
 		}
-		labels := map[string]string{runtime.LabelPodNamespace: "default", runtime.LabelPodName: pod.name, runtime.LabelContainerName: "app", runtime.LabelAttempt: "0"}
+		labels := map[string]string{runtime.LabelPodNamespace: "default", runtime.LabelPodName: pod.name, runtime.LabelSource: pod.source,
+			runtime.LabelContainerName: "app", runtime.LabelAttempt: "0"}
 		id, err := rt.CreateContainer(context.Background(), &runtime.ContainerConfig{Name: pod.name, Image: "img", Labels: labels})
 		if err != nil {
 			t.Fatal(err)
@@ -38,6 +39,11 @@ func TestKubeStreamScopes(t *testing.T) {
 		rt.SetLogs(id, "log of "+pod.name+"\n")
 		c, _ := rt.InspectContainer(context.Background(), id)
 		_, _ = st.UpsertContainer(c)
+		sandbox := &model.Container{ID: "sandbox-" + pod.name, PodKey: "default/" + pod.name, Source: pod.source, Name: model.SandboxName,
+			State: model.StateRunning, IP: "127.0.0.1"}
+		if _, err := st.UpsertContainer(sandbox); err != nil {
+			t.Fatal(err)
+		}
 	}
 	s := New(Options{Store: st, Tokens: []string{"admin"}, PushTokens: []string{"push"}})
 	RegisterPush(s, "push", nil)

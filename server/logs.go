@@ -19,7 +19,8 @@ type LogSource interface {
 }
 
 // RegisterLogs serves GET /containerLogs/{ns}/{pod}/{container} with the
-// kubelet's query parameters follow, tailLines, previous and timestamps.
+// kubelet's query parameters follow, tailLines, previous and timestamps:
+// the logs of the pod's own containers (podIncarnation).
 func RegisterLogs(s *Server, src LogSource) {
 	s.Handle("GET /containerLogs/{ns}/{pod}/{container}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		serveLogs(w, r, s.opts.Store, src)
@@ -60,7 +61,7 @@ func serveLogs(w http.ResponseWriter, r *http.Request, st *store.Store, src LogS
 		opts.TailLines = n
 	}
 
-	ctrs, err := st.ContainersByPod(nil, key)
+	ctrs, _, err := podIncarnation(st, key)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return

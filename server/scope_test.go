@@ -40,7 +40,7 @@ func scopeAPI(t *testing.T, admin, push []string) (base, addr string) {
 			Spec: &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: pod, Namespace: "default"}}}); err != nil {
 			t.Fatal(err)
 		}
-		labels := map[string]string{runtime.LabelPodNamespace: "default", runtime.LabelPodName: pod,
+		labels := map[string]string{runtime.LabelPodNamespace: "default", runtime.LabelPodName: pod, runtime.LabelSource: src,
 			runtime.LabelContainerName: "app", runtime.LabelAttempt: "0"}
 		id, err := rt.CreateContainer(t.Context(), &runtime.ContainerConfig{Name: "c-" + pod, Image: "img", Labels: labels})
 		if err != nil {
