@@ -110,6 +110,9 @@ type Config struct {
 	AllowedUnsafeSysctls []string
 	// MaxContainersPerPod caps init, app and sidecar containers together.
 	MaxContainersPerPod int
+	// Quotas bound what each network source (http, etcd, push) may
+	// declare (see config/quota.go).
+	Quotas map[string]SourceQuota
 	// PushTokenFile holds the tokens of push clients: they may create,
 	// update, delete and read the push source's pods only.
 	PushTokenFile string
@@ -186,6 +189,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("backoff.max", "300s")
 	v.SetDefault("pod_infra_image", "")
 	imageGCDefaults(v)
+	quotaDefaults(v)
 	v.SetDefault("server.address", "127.0.0.1")
 	v.SetDefault("server.port", 10350)
 	v.SetDefault("server.token_file", "")
@@ -411,6 +415,7 @@ func fromViper(v *viper.Viper) (*Config, error) {
 	}
 	p.podSecurity(c)
 	p.imageGC(c)
+	p.quotas(c)
 	c.NodeLabels = p.nodeLabels(c.NodeName)
 	c.EtcdEndpoints = etcdclient.SplitEndpoints(c.EtcdEndpoints...)
 	if c.NodeName == "" {
