@@ -262,7 +262,7 @@ func loadTokens(cfg *config.Config) (admin, push []string, err error) {
 // source reads through etcd, the agent's one client.
 func buildSources(cfg *config.Config, nodeIP string, etcd *clientv3.Client, clk clock.WithTicker, log *slog.Logger) (srcs []sources.Source, push *sources.PushSource) {
 	opts := func(src string) sources.Options {
-		return sources.Options{Log: log, Clock: clk, Options: manifest.Options{Level: cfg.PodSecurity[src], HostPorts: cfg.HostPorts[src],
+		return sources.Options{Log: log, Clock: clk, Quota: sources.Quota(cfg.Quotas[src]), Options: manifest.Options{Level: cfg.PodSecurity[src], HostPorts: cfg.HostPorts[src],
 			AllowedUnsafeSysctls: cfg.AllowedUnsafeSysctls, MaxContainers: cfg.MaxContainersPerPod,
 			DeriveUIDs: src != "file", NodeIP: nodeIP, Node: cfg.NodeName, SandboxRepositories: pause.Reserved(cfg.PodInfraImage)}}
 	}

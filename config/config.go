@@ -116,6 +116,9 @@ type Config struct {
 	AllowedUnsafeSysctls []string
 	// MaxContainersPerPod caps init, app and sidecar containers together.
 	MaxContainersPerPod int
+	// Quotas bound what each network source (http, etcd, push) may
+	// declare (see config/quota.go).
+	Quotas map[string]SourceQuota
 	// PushTokenFile holds the tokens of push clients: they may create,
 	// update, delete and read the push source's pods only.
 	PushTokenFile string
@@ -193,6 +196,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("pod_infra_image", "")
 	imageGCDefaults(v)
 	containerLogDefaults(v)
+	quotaDefaults(v)
 	v.SetDefault("server.address", "127.0.0.1")
 	v.SetDefault("server.port", 10350)
 	v.SetDefault("server.token_file", "")
@@ -419,6 +423,7 @@ func fromViper(v *viper.Viper) (*Config, error) {
 	p.podSecurity(c)
 	p.imageGC(c)
 	p.containerLogs(c)
+	p.quotas(c)
 	c.NodeLabels = p.nodeLabels(c.NodeName)
 	c.EtcdEndpoints = etcdclient.SplitEndpoints(c.EtcdEndpoints...)
 	if c.NodeName == "" {

@@ -32,7 +32,9 @@ func conflict(k writeKind, name, why string) error {
 
 // pushStatus turns a refusal of the push source into a Status: a 422 into
 // Invalid with one cause per field, as kubectl prints them ("The Pod "x"
-// is invalid: spec.containers[0].image: Required value").
+// is invalid: spec.containers[0].image: Required value"); a 403 (over the
+// source's quota) into Forbidden, as a ResourceQuota refuses
+// ("configmaps "x" is forbidden: exceeded quota: push, ...").
 func pushStatus(k writeKind, name string, err error) error {
 	var coded interface{ HTTPStatus() int }
 	if !errors.As(err, &coded) {
@@ -57,6 +59,8 @@ func pushStatus(k writeKind, name string, err error) error {
 		return conflict(k, name, err.Error())
 	case http.StatusBadRequest:
 		return badRequest(err.Error())
+	case http.StatusForbidden:
+		return apierrors.NewForbidden(groupResource(k), name, errors.New(err.Error()))
 	case http.StatusRequestEntityTooLarge:
 		return statusErr(code, metav1.StatusReasonRequestEntityTooLarge, k, name, err.Error())
 	}

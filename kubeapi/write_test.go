@@ -48,12 +48,19 @@ func newWriteFixture(t *testing.T) *writeFixture {
 // each of apiOpts changes the API's Options.
 func newWriteFixtureWith(t *testing.T, opts manifest.Options, apiOpts ...func(*Options)) *writeFixture {
 	t.Helper()
+	return newWriteFixtureSource(t, sources.Options{Options: opts}, apiOpts...)
+}
+
+// newWriteFixtureSource is newWriteFixture with the push source's
+// sources.Options (its quota); each of apiOpts changes the API's Options.
+func newWriteFixtureSource(t *testing.T, opts sources.Options, apiOpts ...func(*Options)) *writeFixture {
+	t.Helper()
 	st, err := store.New(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := &writeFixture{st: st, dir: filepath.Join(t.TempDir(), "push")}
-	f.push = sources.NewPushSource("push", f.dir, sources.Options{Options: opts})
+	f.push = sources.NewPushSource("push", f.dir, opts)
 	inf := informer.NewSourceInformer(st, nil, nil, nil)
 	for _, s := range []string{"push", "file"} {
 		if err := inf.Register(s); err != nil {

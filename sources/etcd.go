@@ -92,7 +92,7 @@ type EtcdSource struct {
 	cfg  EtcdConfig
 	opts Options
 
-	entries *etcdEntries
+	entries *origins
 	lastErr string
 	// clusterID and revision are those of the last list or watch event:
 	// another cluster ID, or a lower revision, means etcd was replaced
@@ -102,6 +102,7 @@ type EtcdSource struct {
 	// events counts the watch events received, for simulations.
 	events atomic.Int64
 	warned warnLog
+	gate   quotaGate
 	// relisted says the entries were listed anew (or held a duplicate)
 	// since the warnings were last logged: log them whole.
 	relisted bool
@@ -264,7 +265,7 @@ func (s *EtcdSource) list(ctx context.Context, cli *clientv3.Client) (int64, err
 	}
 	s.clusterID, s.revision = resp.Header.ClusterId, resp.Header.Revision
 	old := s.entries
-	s.entries = newEtcdEntries()
+	s.entries = newOrigins()
 	s.relisted = true
 	for _, r := range resp.Responses {
 		rr := r.GetResponseRange()
@@ -298,8 +299,8 @@ func (s *EtcdSource) keysDesc() string {
 	return s.cfg.Prefix + "* and " + s.cfg.LegacyKey
 }
 
-func (s *EtcdSource) decode(key string, value []byte) *etcdEntry {
-	e := &etcdEntry{value: slices.Clone(value)}
+func (s *EtcdSource) decode(key string, value []byte) *originEntry {
+	e := &originEntry{value: slices.Clone(value), size: int64(len(value))}
 	e.decoded = manifest.DecodeAll(s.name, key, manifest.PodSequenceAsList(value), s.opts.Options)
 	return e
 }
@@ -484,9 +485,10 @@ func (s *EtcdSource) check(ctx context.Context, cli *clientv3.Client) (Update, e
 	return s.snapshot(), nil
 }
 
-// snapshot builds the full Update of the current entries. Pods of keys
-// that did not change are the objects sent before (never mutated), and only
-// pods new since the last snapshot are walked for their warnings.
+// snapshot builds the full Update of the current entries, within the
+// source's quota. Pods of keys that did not change are the objects sent
+// before (never mutated), and only pods new since the last snapshot are
+// walked for their warnings.
 func (s *EtcdSource) snapshot() Update {
 	u := s.entries.snapshot(s.name)
 	log := s.opts.logger().With("source", s.name)
@@ -499,5 +501,5 @@ func (s *EtcdSource) snapshot() Update {
 	} else {
 		s.warned.change(log, added, dropped)
 	}
-	return u
+	return s.gate.admit(s.name, s.opts.Quota, u, s.entries.sizeOf)
 }

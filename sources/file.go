@@ -416,14 +416,6 @@ func (w *dirWatch) close() {
 	}
 }
 
-// decodeFiles decodes every file (skipping ones that vanished) into one
-// complete update of source, a pod key declared twice kept by the first
-// file, the files' own warnings among its Warnings.
-func decodeFiles(source string, files []string, opts manifest.Options) Update {
-	u, _ := (*decodeCache)(nil).decodeFiles(source, files, opts)
-	return u
-}
-
 // decodeCache keeps the last decode of each file with the file's identity
 // (size, modification and change times, inode), so a scan decodes only files
 // that changed. A nil cache decodes everything.
@@ -443,8 +435,10 @@ type fileID struct {
 	ino          uint64
 }
 
-// decodeFiles is decodeFiles through the cache; it also returns the files'
-// own warnings with the files' identities.
+// decodeFiles decodes every file (skipping ones that vanished), through
+// the cache, into one complete update of source, a pod key declared twice
+// kept by the first file, the files' own warnings among its Warnings; it
+// also returns those warnings with the files' identities.
 func (c *decodeCache) decodeFiles(source string, files []string, opts manifest.Options) (Update, []fileWarning) {
 	u := Update{Source: source}
 	var warns []fileWarning

@@ -43,6 +43,9 @@ const DefaultHTTPInterval = 20 * time.Second
 //     sync time.
 //   - any other status, a timeout or a transport error: Update{Err}, which
 //     keeps every pod of the source and does not mark it synced.
+//
+// What the body declares beyond Options.Quota is left out with an error
+// naming the quota (quotaGate); the body's bytes are charged once.
 type HTTPSource struct {
 	// Timeout bounds each poll; zero means DefaultHTTPTimeout, or the
 	// interval when that is shorter. Set before Run.
@@ -62,8 +65,10 @@ type HTTPSource struct {
 	lastHash     [sha256.Size]byte
 	etag         string
 	lastModified string
+	lastSize     int64 // of the last 200's body: the bytes it charges
 	lastErr      string
 	warned       warnLog
+	gate         quotaGate
 }
 
 // NewHTTPSource returns a source named name polling url every interval
@@ -128,6 +133,7 @@ func (s *HTTPSource) poll(ctx context.Context, client *http.Client, log *slog.Lo
 		s.lastErr = ""
 		log.Info("manifests readable again")
 	}
+	u = s.gate.admit(s.name, s.opts.Quota, u, func(string) int64 { return s.lastSize })
 	s.warned.log(log, u.Pods)
 	return u
 }
@@ -200,7 +206,7 @@ func (s *HTTPSource) fetch(ctx context.Context, client *http.Client) (Update, er
 			r := manifest.DecodeAll(s.name, s.url, data, s.opts.Options)
 			u.Pods, u.Objects, u.Errors, u.Warnings = r.Pods, r.Objects, r.Errors, r.Warnings
 		}
-		s.last, s.lastHash = &u, sum
+		s.last, s.lastHash, s.lastSize = &u, sum, int64(len(data))
 	}
 	s.etag, s.lastModified = "", ""
 	s.keepValidators(resp)

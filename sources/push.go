@@ -16,6 +16,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/berth-dev/berth/manifest"
 	"github.com/berth-dev/berth/model"
 )
 
@@ -46,20 +47,31 @@ var pushRetry = 5 * time.Second
 // answer with "origin: pod: field: error" lines, the origin being the request
 // path. Success answers with the defaulted pod as JSON.
 //
+// A write that would take the source over Options.Quota is a 403 naming
+// the quota, dry runs included; a write that does not grow what it
+// replaces, and a delete, always pass.
+//
 // Accepted manifests are persisted, as received, in dir as
 // <ns>_<name>.yaml (written to a temporary file, synced and renamed, then
 // the directory synced), so pushed pods survive a restart of berth. The
-// directory is the state: Run reads it at start and after every change and
-// sends the full snapshot; each pod's origin is its file. The handlers never
-// wait for Run: they signal a change on a one-slot channel, so several quick
-// changes may be reported as one snapshot.
+// directory is the state, berth's own: it is read and decoded once (at the
+// first scan or write), then kept decoded in memory by file, each write
+// decoding its own file only, so N writes cost N decodes; a file changed
+// behind berth's back is read at its next start. Run sends the full
+// snapshot after every change; each pod's origin is its file. The handlers
+// never wait for Run: they signal a change on a one-slot channel, so
+// several quick changes may be reported as one snapshot.
 type PushSource struct {
 	name string
 	dir  string
 	opts Options
 
-	mu      sync.Mutex // serialises changes to dir
+	mu sync.Mutex // serialises changes to dir and files
+	// files are the decoded files of dir by path, with their quota usage;
+	// nil until read.
+	files   *origins
 	changed chan struct{}
+	gate    quotaGate // Run's: keeps a lowered quota over older files
 }
 
 // NewPushSource returns a push source named name persisting pods in dir.
@@ -101,17 +113,49 @@ func (s *PushSource) Run(ctx context.Context, out chan<- Update) error {
 	}
 }
 
+// scan is the snapshot of the pushed files, within the quota.
 func (s *PushSource) scan() Update {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.load(); err != nil {
+		return Update{Source: s.name, Err: err}
+	}
+	u := s.files.snapshot(s.name)
+	s.files.takeChanges() // Run logs warnings from the whole update
+	return s.gate.admit(s.name, s.opts.Quota, u, s.files.sizeOf)
+}
+
+// load reads and decodes every file of dir unless that was done; s.mu is
+// held.
+func (s *PushSource) load() error {
+	if s.files != nil {
+		return nil
+	}
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
-		return Update{Source: s.name, Err: fmt.Errorf("push: %w", err)}
+		return fmt.Errorf("push: %w", err)
 	}
-	files, err := listManifests(s.dir)
+	paths, err := listManifests(s.dir)
 	if err != nil {
-		return Update{Source: s.name, Err: fmt.Errorf("push: %w", err)}
+		return fmt.Errorf("push: %w", err)
 	}
-	return decodeFiles(s.name, files, s.opts.Options)
+	files := newOrigins()
+	for _, f := range paths {
+		data, _, err := readManifest(f)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+		case err != nil:
+			files.set(f, &originEntry{decoded: manifest.Decoded{Errors: []manifest.ManifestError{{Origin: f, Err: err.Error()}}}})
+		default:
+			files.set(f, s.decodeFile(f, data))
+		}
+	}
+	s.files = files
+	return nil
+}
+
+// decodeFile decodes data, the content of file, as a scan of dir would.
+func (s *PushSource) decodeFile(file string, data []byte) *originEntry {
+	return &originEntry{size: int64(len(data)), decoded: manifest.DecodeAll(s.name, file, data, s.opts.Options)}
 }
 
 // Routes returns the push handlers keyed by their http.ServeMux patterns.

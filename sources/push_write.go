@@ -15,9 +15,10 @@ import (
 )
 
 // PushError is a refused push. Code is its HTTP status: 400 (not one object
-// of the kind, or not the named one), 404 (absent), 409 (exists, or changed
-// since the base), 413 (larger than MaxPushBytes), 422 (did not validate:
-// Errors), 500 (persisting).
+// of the kind, or not the named one), 403 (over the source's quota: Msg is
+// the apiserver's "exceeded quota: ..." line), 404 (absent), 409 (exists,
+// or changed since the base), 413 (larger than MaxPushBytes), 422 (did not
+// validate: Errors), 500 (persisting).
 type PushError struct {
 	Code   int
 	Msg    string
@@ -84,9 +85,10 @@ func (s *PushSource) read(k pushKind, ns, name string) ([]byte, error) {
 // source's options and persists it, unless dryRun. Without replace an
 // existing object is a 409; with base set, the persisted manifest must be
 // base (else 409, or 404 when absent), so a read-modify-write never
-// overwrites a concurrent change. It returns the decoded object (the
-// defaulted *v1.Pod, *v1.ConfigMap or *v1.Secret) and whether it was
-// created. Refusals are *PushError.
+// overwrites a concurrent change. A write that grows the source's usage
+// beyond its quota is a 403, dry runs included. It returns the decoded
+// object (the defaulted *v1.Pod, *v1.ConfigMap or *v1.Secret) and whether
+// it was created. Refusals are *PushError.
 func (s *PushSource) Put(kind, ns, name string, data, base []byte, replace, dryRun bool) (runtime.Object, bool, error) {
 	k, err := kindOf(kind, ns, name)
 	if err != nil {
@@ -101,6 +103,9 @@ func (s *PushSource) Put(kind, ns, name string, data, base []byte, replace, dryR
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.load(); err != nil {
+		return nil, false, pushErr(http.StatusInternalServerError, "%v", err)
+	}
 	cur, err := s.read(k, ns, name)
 	exists := err == nil
 	if pe, ok := err.(*PushError); ok && pe.Code != http.StatusNotFound {
@@ -114,15 +119,33 @@ func (s *PushSource) Put(kind, ns, name string, data, base []byte, replace, dryR
 	case exists && !replace:
 		return nil, false, pushErr(http.StatusConflict, "%s %s/%s already exists; use PUT to replace it", k.word, ns, name)
 	}
+	file := s.file(k, ns, name)
+	if msg := s.opts.Quota.exceeded(s.name, s.files.used, s.growth(k, file, data)); msg != "" {
+		return nil, false, quotaErr(msg)
+	}
 	if dryRun {
 		return obj, !exists, nil
 	}
-	if err := writeFileAtomic(s.dir, s.file(k, ns, name), data); err != nil {
+	if err := writeFileAtomic(s.dir, file, data); err != nil {
 		s.opts.logger().Error("cannot persist pushed "+k.word, "source", s.name, k.word, ns+"/"+name, "err", err)
 		return nil, false, pushErr(http.StatusInternalServerError, "push: persisting %s: %v", k.word, err)
 	}
+	s.files.set(file, s.decodeFile(file, data))
 	s.notify()
 	return obj, !exists, nil
+}
+
+// growth is what writing data, one object of kind k, to file adds to the
+// source's usage (negative where it shrinks it); s.mu is held.
+func (s *PushSource) growth(k pushKind, file string, data []byte) usage {
+	add := usage{objects: 1, bytes: int64(len(data))}
+	if k.kind == "Pod" {
+		add = usage{pods: 1, bytes: int64(len(data))}
+	}
+	if old := s.files.get(file); old != nil {
+		return add.add(old.usage().times(-1))
+	}
+	return add
 }
 
 // Delete removes the kind's object ns/name (a 404 PushError when absent);
@@ -139,7 +162,13 @@ func (s *PushSource) Delete(kind, ns, name string, dryRun bool) error {
 		_, err := s.read(k, ns, name)
 		return err
 	}
-	if err := os.Remove(file); err != nil {
+	err = os.Remove(file)
+	if err == nil || errors.Is(err, os.ErrNotExist) {
+		if s.files != nil {
+			s.files.remove(file)
+		}
+	}
+	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return pushErr(http.StatusNotFound, "%s %s/%s not found", k.word, ns, name)
 		}

@@ -7,23 +7,36 @@ import (
 	"github.com/berth-dev/berth/manifest"
 )
 
-type etcdEntry struct {
-	value   []byte
+// originEntry is what one origin (an etcd key, a pushed file) declares.
+type originEntry struct {
+	// value is the origin's content when the source compares it with the
+	// next one (etcd); nil otherwise.
+	value []byte
+	// size is the length of the origin's manifest, charged to the
+	// source's bytes quota.
+	size    int64
 	decoded manifest.Decoded
 }
 
-// etcdEntries are an EtcdSource's decoded values by key, with the keys in
-// byte order and a count of the pod and object keys declared by more than
-// one of them, kept as entries come and go, so that a snapshot costs a
-// slice append per pod and runs the duplicate check only when there is a
+// usage is what the entry charges to its source's quota.
+func (e *originEntry) usage() usage {
+	return usage{pods: int64(len(e.decoded.Pods)), objects: int64(len(e.decoded.Objects)), bytes: e.size}
+}
+
+// origins are a source's decoded origins by key (an EtcdSource's keys, a
+// PushSource's files), with the keys in byte order, a count of the pod and
+// object keys declared by more than one of them, and the quota usage of
+// them all, kept as entries come and go, so that a snapshot costs a slice
+// append per pod and runs the duplicate check only when there is a
 // duplicate. Decoded pods are shared with the updates sent and never
 // mutated.
-type etcdEntries struct {
-	byKey map[string]*etcdEntry
+type origins struct {
+	byKey map[string]*originEntry
 	// keys in byte order, and their entries in the same order.
 	keys    []string
-	ordered []*etcdEntry
-	pods    int
+	ordered []*originEntry
+	// used is the sum of the entries' usage (their pods, objects, sizes).
+	used usage
 	// claims counts the entries declaring each pod key ("pod ns/name") and
 	// object key ("<Kind> ns/name"); dups is how many have more than one.
 	claims map[string]int
@@ -33,14 +46,22 @@ type etcdEntries struct {
 	added, dropped []manifest.Desired
 }
 
-func newEtcdEntries() *etcdEntries {
-	return &etcdEntries{byKey: map[string]*etcdEntry{}, claims: map[string]int{}}
+func newOrigins() *origins {
+	return &origins{byKey: map[string]*originEntry{}, claims: map[string]int{}}
 }
 
-func (s *etcdEntries) get(key string) *etcdEntry { return s.byKey[key] }
+func (s *origins) get(key string) *originEntry { return s.byKey[key] }
+
+// sizeOf is the size of key's entry (0 when there is none).
+func (s *origins) sizeOf(key string) int64 {
+	if e := s.byKey[key]; e != nil {
+		return e.size
+	}
+	return 0
+}
 
 // set makes e the entry of key.
-func (s *etcdEntries) set(key string, e *etcdEntry) {
+func (s *origins) set(key string, e *originEntry) {
 	i, found := slices.BinarySearch(s.keys, key)
 	if found {
 		old := s.ordered[i]
@@ -57,7 +78,7 @@ func (s *etcdEntries) set(key string, e *etcdEntry) {
 }
 
 // remove drops key's entry, if any.
-func (s *etcdEntries) remove(key string) {
+func (s *origins) remove(key string) {
 	old := s.byKey[key]
 	if old == nil {
 		return
@@ -72,8 +93,8 @@ func (s *etcdEntries) remove(key string) {
 }
 
 // claim adds d (1 or -1) to the claims of e's pods and objects.
-func (s *etcdEntries) claim(e *etcdEntry, d int) {
-	s.pods += d * len(e.decoded.Pods)
+func (s *origins) claim(e *originEntry, d int) {
+	s.used = s.used.add(e.usage().times(int64(d)))
 	count := func(k string) {
 		n := s.claims[k] + d
 		switch {
@@ -99,10 +120,10 @@ func (s *etcdEntries) claim(e *etcdEntry, d int) {
 // snapshot is the full Update of the entries: pods, objects, errors and
 // warnings in key order, a pod or object declared by two keys going to the
 // first.
-func (s *etcdEntries) snapshot(source string) Update {
+func (s *origins) snapshot(source string) Update {
 	u := Update{Source: source}
-	if s.pods > 0 {
-		u.Pods = make([]manifest.Desired, 0, s.pods)
+	if s.used.pods > 0 {
+		u.Pods = make([]manifest.Desired, 0, s.used.pods)
 	}
 	for _, e := range s.ordered {
 		u.Pods = append(u.Pods, e.decoded.Pods...)
@@ -122,7 +143,7 @@ func (s *etcdEntries) snapshot(source string) Update {
 
 // takeChanges returns the pods added since the last call that are still
 // declared, and the pods dropped, and starts again.
-func (s *etcdEntries) takeChanges() (added, dropped []manifest.Desired) {
+func (s *origins) takeChanges() (added, dropped []manifest.Desired) {
 	for _, d := range s.added {
 		if e := s.byKey[d.Origin]; e != nil && slices.ContainsFunc(e.decoded.Pods, func(p manifest.Desired) bool { return p.Pod == d.Pod }) {
 			added = append(added, d)

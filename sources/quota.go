@@ -1,0 +1,138 @@
+package sources
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/berth-dev/berth/manifest"
+)
+
+// Quota bounds what one source may declare, as a ResourceQuota bounds a
+// namespace: Pods counts its pods, Objects its ConfigMaps, Secrets and
+// claims, Bytes the manifests they come from (each origin, an etcd key, a
+// pushed file or the HTTP body, counted once). A zero field is no limit.
+type Quota struct {
+	Pods, Objects, Bytes int64
+}
+
+// usage is what a source declares, or a request adds, in a Quota's terms.
+type usage struct {
+	pods, objects, bytes int64
+}
+
+func (u usage) add(v usage) usage {
+	return usage{pods: u.pods + v.pods, objects: u.objects + v.objects, bytes: u.bytes + v.bytes}
+}
+
+func (u usage) times(n int64) usage {
+	return usage{pods: u.pods * n, objects: u.objects * n, bytes: u.bytes * n}
+}
+
+// exceeded returns the apiserver's ResourceQuota refusal ("exceeded quota:
+// NAME, requested: r=n, used: r=n, limited: r=n") of requested over used,
+// or "" when it fits. Only what requested grows is checked: a request that
+// shrinks or keeps a resource passes it even over the limit (a lowered
+// quota, a restart), as an update that does not grow usage passes a
+// ResourceQuota.
+func (q Quota) exceeded(name string, used, requested usage) string {
+	var req, use, lim []string
+	for _, r := range []struct {
+		name               string
+		limit, used, asked int64
+	}{ // in name order, as the apiserver prints resources
+		{"bytes", q.Bytes, used.bytes, requested.bytes},
+		{"objects", q.Objects, used.objects, requested.objects},
+		{"pods", q.Pods, used.pods, requested.pods},
+	} {
+		if r.limit <= 0 || r.asked <= 0 || r.used+r.asked <= r.limit {
+			continue
+		}
+		req = append(req, fmt.Sprintf("%s=%d", r.name, r.asked))
+		use = append(use, fmt.Sprintf("%s=%d", r.name, r.used))
+		lim = append(lim, fmt.Sprintf("%s=%d", r.name, r.limit))
+	}
+	if len(req) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("exceeded quota: %s, requested: %s, used: %s, limited: %s",
+		name, strings.Join(req, ","), strings.Join(use, ","), strings.Join(lim, ","))
+}
+
+// quotaErr is the 403 PushError of a write over the quota.
+func quotaErr(msg string) error { return &PushError{Code: http.StatusForbidden, Msg: msg} }
+
+// quotaGate keeps a source's full updates within its Quota: what it
+// admitted last time is admitted first, then the rest in the update's
+// order, so a new pod or object cannot push out one that runs; each one
+// beyond the quota is left out with an error naming the quota (so a
+// version admitted before is kept, as for any refused manifest). An
+// origin's bytes are charged with the first thing admitted from it. A gate
+// belongs to one source's goroutine.
+type quotaGate struct {
+	admitted map[string]bool // "pod ns/name", "<Kind> ns/name"
+}
+
+// admit returns u within q; size gives the bytes of an origin. u is not
+// changed: a refusal builds new slices.
+func (g *quotaGate) admit(source string, q Quota, u Update, size func(origin string) int64) Update {
+	if q == (Quota{}) || u.Err != nil {
+		g.admitted = nil
+		return u
+	}
+	type item struct {
+		ref, origin, kind, key string
+		use                    usage
+	}
+	items := make([]item, 0, len(u.Pods)+len(u.Objects))
+	for _, p := range u.Pods {
+		key := manifest.PodKey(p.Pod.Namespace, p.Pod.Name)
+		items = append(items, item{"pod " + key, p.Origin, "", key, usage{pods: 1}})
+	}
+	for _, o := range u.Objects {
+		items = append(items, item{o.Kind + " " + o.Key(), o.Origin, o.Kind, o.Key(), usage{objects: 1}})
+	}
+	var used usage
+	charged := map[string]bool{}
+	next := make(map[string]bool, len(items))
+	refused := map[int]string{}
+	for _, before := range []bool{true, false} {
+		for i, it := range items {
+			if g.admitted[it.ref] != before {
+				continue
+			}
+			req := it.use
+			if !charged[it.origin] {
+				req.bytes = size(it.origin)
+			}
+			if msg := q.exceeded(source, used, req); msg != "" {
+				refused[i] = msg
+				continue
+			}
+			used = used.add(req)
+			charged[it.origin] = true
+			next[it.ref] = true
+		}
+	}
+	g.admitted = next
+	if len(refused) == 0 {
+		return u
+	}
+	out := Update{Source: u.Source, Warnings: u.Warnings, Errors: append([]manifest.ManifestError(nil), u.Errors...)}
+	for i, p := range u.Pods {
+		if _, no := refused[i]; !no {
+			out.Pods = append(out.Pods, p)
+		}
+	}
+	for j, o := range u.Objects {
+		if _, no := refused[len(u.Pods)+j]; !no {
+			out.Objects = append(out.Objects, o)
+		}
+	}
+	for i, it := range items {
+		if msg, no := refused[i]; no {
+			out.Errors = append(out.Errors, manifest.ManifestError{Origin: it.origin, Kind: it.kind, PodKey: it.key, Err: "Forbidden: " + msg})
+		}
+	}
+	return out
+}
