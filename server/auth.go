@@ -68,7 +68,7 @@ func plainRefusal(w http.ResponseWriter, code int, msg string) {
 
 // guardWith is guard answering refusals with refuse. A request that holds
 // open (a watch, followed logs) also needs a slot of s.watches: over its
-// caps it is a 429 with Retry-After, its connection closed.
+// caps it is a 429 with Retry-After, its HTTP/1 connection closed.
 func (s *Server) guardWith(a access, h http.Handler, refuse refusal) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sc, token, known := s.scopeOf(r)
@@ -92,7 +92,12 @@ func (s *Server) guardWith(a access, h http.Handler, refuse refusal) http.Handle
 			release, msg := s.watches.acquire(token)
 			if msg != "" {
 				w.Header().Set("Retry-After", strconv.Itoa(watchRetryAfter))
-				w.Header().Set("Connection", "close") // its slot under server.max_connections too
+				if r.ProtoMajor == 1 {
+					// Its slot under server.max_connections too. (Over
+					// HTTP/2 it would send GOAWAY, moving the client's
+					// next requests off the connection its watches share.)
+					w.Header().Set("Connection", "close")
+				}
 				refuse(w, http.StatusTooManyRequests, msg)
 				return
 			}
