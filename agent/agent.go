@@ -197,6 +197,9 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Agent, err error) {
 		PushTokens: pushTokens,
 		Events:     recent.List,
 		Ready:      append([]server.Checker{server.SourcesSynced(st), a.dockerReady}, fileSourceReady(a.srcs)...),
+
+		MaxWatches:         cfg.MaxWatches,
+		MaxWatchesPerToken: cfg.MaxWatchesPerToken,
 	})
 	a.api = api
 	server.RegisterLogs(api, rt)
@@ -315,11 +318,18 @@ func (a *Agent) Run(ctx context.Context) error {
 	defer a.close()
 	cfg, log := a.cfg, a.log
 	addr := net.JoinHostPort(cfg.ServerAddress, strconv.Itoa(cfg.ServerPort))
-	ln, err := net.Listen("tcp", addr)
+	tcp, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
+	conns, fdLimit := server.ConnectionCap(cfg.MaxConnections)
+	if conns < cfg.MaxConnections {
+		log.Warn("server.max_connections lowered to half the open-file limit, so that API clients never take the sources' descriptors",
+			"max_connections", cfg.MaxConnections, "open_file_limit", fdLimit, "using", conns)
+	}
+	ln := server.LimitConnections(tcp, conns)
 	srv := server.HTTPServer(addr, a.api)
+	srv.ConnState = ln.ConnState
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		var err error

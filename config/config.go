@@ -99,6 +99,10 @@ type Config struct {
 	// NodeLogsDir is the directory served at /logs/ (admin only), as the
 	// kubelet serves /var/log; empty serves nothing.
 	NodeLogsDir string
+	// MaxConnections caps the API's open connections (lowered at start to
+	// half the open-file limit); MaxWatches the requests held open (watches,
+	// followed logs) in total and MaxWatchesPerToken those of one token.
+	MaxConnections, MaxWatches, MaxWatchesPerToken int
 
 	CadvisorEnabled      bool
 	CadvisorHousekeeping time.Duration
@@ -204,6 +208,9 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("server.tls.key_file", "")
 	v.SetDefault("server.tls.self_signed", false)
 	v.SetDefault("server.node_logs_dir", "/var/log")
+	v.SetDefault("server.max_connections", 4096)
+	v.SetDefault("server.max_watches", 1000)
+	v.SetDefault("server.max_watches_per_token", 100)
 	v.SetDefault("cadvisor.enabled", true)
 	v.SetDefault("cadvisor.housekeeping", "10s")
 	v.SetDefault("log.level", "info")
@@ -409,6 +416,9 @@ func fromViper(v *viper.Viper) (*Config, error) {
 		TLSKeyFile:            v.GetString("server.tls.key_file"),
 		TLSSelfSigned:         p.boolean("server.tls.self_signed"),
 		NodeLogsDir:           v.GetString("server.node_logs_dir"),
+		MaxConnections:        p.integer("server.max_connections", 16, 1<<20),
+		MaxWatches:            p.integer("server.max_watches", 1, 1<<20),
+		MaxWatchesPerToken:    p.integer("server.max_watches_per_token", 1, 1<<20),
 		CadvisorEnabled:       p.boolean("cadvisor.enabled"),
 		CadvisorHousekeeping:  p.duration("cadvisor.housekeeping", time.Second),
 		LogLevel:              p.oneOf("log.level", "debug", "info", "warn", "error"),
@@ -466,6 +476,9 @@ func fromViper(v *viper.Viper) (*Config, error) {
 	}
 	if c.NodeLogsDir != "" && !filepath.IsAbs(c.NodeLogsDir) {
 		p.errs = append(p.errs, fmt.Sprintf("server.node_logs_dir: %q is not an absolute path", c.NodeLogsDir))
+	}
+	if c.MaxWatchesPerToken > c.MaxWatches {
+		p.errs = append(p.errs, fmt.Sprintf("server.max_watches_per_token: %d is above server.max_watches %d", c.MaxWatchesPerToken, c.MaxWatches))
 	}
 	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
 		p.errs = append(p.errs, "server.tls: cert_file and key_file must be set together")

@@ -99,6 +99,14 @@ func (t *tracker) sync(snapshot func() ([]item, error)) ([]*entry, uint64, error
 		if it.obj == nil {
 			it.obj = it.render()
 		}
+		if old != nil && (old.source != it.source || old.obj.GetUID() != it.obj.GetUID()) {
+			// Another object took the key (another source's, or a new
+			// UID): the old one was deleted and this one created, as the
+			// apiserver reports them; never one modified into the other,
+			// which would hand the old object's watchers the new one.
+			t.remove(old)
+			old = nil
+		}
 		raw, err := json.Marshal(it.obj)
 		if err != nil {
 			return nil, 0, err
@@ -120,20 +128,32 @@ func (t *tracker) sync(snapshot func() ([]item, error)) ([]*entry, uint64, error
 		out = append(out, e)
 	}
 	for k, old := range t.cur {
-		if seen[k] {
-			continue
+		if !seen[k] {
+			t.remove(old)
 		}
-		gone := &entry{item: old.item, raw: old.raw, rv: t.rev.n.Add(1)}
-		gone.obj = old.obj.DeepCopyObject().(object)
-		gone.obj.SetResourceVersion(strconv.FormatUint(gone.rv, 10))
-		if t.gone != nil {
-			t.gone(gone.obj)
-		}
-		t.record(change{typ: WatchDeleted, rv: gone.rv, old: old, cur: gone})
-		delete(t.cur, k)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
 	return out, t.rev.n.Load(), nil
+}
+
+// remove records old's deletion at a new revision: its last state, marked
+// by gone. Called under the lock.
+func (t *tracker) remove(old *entry) {
+	gone := old.at(t.rev.n.Add(1))
+	if t.gone != nil {
+		t.gone(gone.obj)
+	}
+	t.record(change{typ: WatchDeleted, rv: gone.rv, old: old, cur: gone})
+	delete(t.cur, old.key)
+}
+
+// at returns a copy of e as of revision rv: the same state with rv as its
+// resourceVersion.
+func (e *entry) at(rv uint64) *entry {
+	c := &entry{item: e.item, raw: e.raw, rv: rv}
+	c.obj = e.obj.DeepCopyObject().(object)
+	c.obj.SetResourceVersion(strconv.FormatUint(rv, 10))
+	return c
 }
 
 func (t *tracker) record(c change) {

@@ -50,3 +50,22 @@ func TestTrackerVersionsAndHistory(t *testing.T) {
 		t.Fatalf("the last change: %v %d", ok, len(changes))
 	}
 }
+
+// Another source's object taking a key is the old one's deletion and the
+// new one's creation, never a modification of one into the other.
+func TestTrackerAnotherObjectAtAKey(t *testing.T) {
+	rev := &revision{}
+	tr := newTracker(rev)
+	mine, theirs := cm("x", "same"), cm("x", "same")
+	mine.source, theirs.source = "push", "file"
+	_, r1, _ := tr.sync(snap(mine))
+	entries, _, _ := tr.sync(snap(theirs))
+	changes, _ := tr.since(r1)
+	if len(changes) != 2 || changes[0].typ != WatchDeleted || changes[0].cur.source != "push" ||
+		changes[1].typ != WatchAdded || changes[1].cur.source != "file" || entries[0].source != "file" {
+		t.Fatalf("changes %+v, entries %+v", changes, entries)
+	}
+	if got := changes[0].cur.obj.GetResourceVersion(); got != "2" {
+		t.Fatalf("DELETED at version %s, want 2", got)
+	}
+}

@@ -201,8 +201,10 @@ func (a *API) serveWatch(w http.ResponseWriter, r *http.Request, res *resource, 
 }
 
 // changes writes the events of changes as m sees them: an object that
-// starts matching is ADDED, one that stops is DELETED. It returns the last
-// revision written.
+// starts matching is ADDED, one that stops is DELETED with its last state
+// that matched, at the change's revision (as the apiserver's watch cache
+// sends it): an event never carries a state the watcher may not see. It
+// returns the last revision written.
 func (s *watchStream) changes(changes []change, last uint64) (uint64, error) {
 	for _, c := range changes {
 		last = c.rv
@@ -221,7 +223,11 @@ func (s *watchStream) changes(changes []change, last uint64) (uint64, error) {
 		if typ == "" {
 			continue
 		}
-		if err := s.event(typ, c.cur); err != nil {
+		e := c.cur
+		if !is && c.typ != WatchDeleted {
+			e = c.old.at(c.rv) // it left the selection: what the watcher last saw
+		}
+		if err := s.event(typ, e); err != nil {
 			return last, err
 		}
 	}

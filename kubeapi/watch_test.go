@@ -76,11 +76,15 @@ func TestWatchPodsFromResourceVersion(t *testing.T) {
 	if err := f.st.UpsertPod(&cp); err != nil {
 		t.Fatal(err)
 	}
-	if ev := next(t, sel); ev.Type != watch.Deleted || ev.Object.(*v1.Pod).Name != "web" {
-		t.Fatalf("selected watch: want DELETED web as it leaves, got %s %v", ev.Type, ev.Object)
+	// As the apiserver's watch cache: the last state that matched, at the
+	// version of the change that made it leave.
+	left := next(t, sel)
+	if p := left.Object.(*v1.Pod); left.Type != watch.Deleted || p.Name != "web" || p.Labels["app"] != "web" {
+		t.Fatalf("selected watch: want DELETED web as it leaves, with its last matching labels, got %s %v", left.Type, left.Object)
 	}
-	if ev := next(t, w); ev.Type != watch.Modified {
-		t.Fatalf("want MODIFIED web (labels), got %s", ev.Type)
+	if ev := next(t, w); ev.Type != watch.Modified || ev.Object.(*v1.Pod).ResourceVersion != left.Object.(*v1.Pod).ResourceVersion {
+		t.Fatalf("want MODIFIED web (labels) at the version of the selected DELETED (%s), got %s %v",
+			left.Object.(*v1.Pod).ResourceVersion, ev.Type, ev.Object)
 	}
 	if err := f.st.DeletePod("default/db"); err != nil {
 		t.Fatal(err)
@@ -111,13 +115,25 @@ func TestWatchTooOldIsGone(t *testing.T) {
 	}
 }
 
+// tableAccept is kubectl's Accept for Tables.
+const tableAccept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
+
 // rawWatch opens a watch at path with accept and returns its event lines.
 func rawWatch(t *testing.T, f *fixture, path, accept string) (<-chan map[string]json.RawMessage, context.CancelFunc) {
+	t.Helper()
+	return rawWatchAs(t, f, path, accept, "")
+}
+
+// rawWatchAs is rawWatch with a bearer token (none if empty).
+func rawWatchAs(t *testing.T, f *fixture, path, accept, token string) (<-chan map[string]json.RawMessage, context.CancelFunc) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, "GET", f.srv.URL+path, nil)
 	if accept != "" {
 		req.Header.Set("Accept", accept)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/berth-dev/berth/model"
@@ -67,9 +68,12 @@ func plainRefusal(w http.ResponseWriter, code int, msg string) {
 	http.Error(w, msg, code)
 }
 
+// guardWith is guard answering refusals with refuse. A request that holds
+// open (a watch, followed logs) also needs a slot of s.watches: over its
+// caps it is a 429 with Retry-After, its HTTP/1 connection closed.
 func (s *Server) guardWith(a access, h http.Handler, refuse refusal) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sc, known := s.scopeOf(r)
+		sc, token, known := s.scopeOf(r)
 		if !known {
 			refuse(w, http.StatusUnauthorized, "unauthorized")
 			return
@@ -89,22 +93,38 @@ func (s *Server) guardWith(a access, h http.Handler, refuse refusal) http.Handle
 			refuse(w, http.StatusForbidden, ErrAnonymousNodeLogs)
 			return
 		}
+		if s.watches != nil && holdsOpen(r) {
+			release, msg := s.watches.acquire(token)
+			if msg != "" {
+				w.Header().Set("Retry-After", strconv.Itoa(watchRetryAfter))
+				if r.ProtoMajor == 1 {
+					// Its slot under server.max_connections too. (Over
+					// HTTP/2 it would send GOAWAY, moving the client's
+					// next requests off the connection its watches share.)
+					w.Header().Set("Connection", "close")
+				}
+				refuse(w, http.StatusTooManyRequests, msg)
+				return
+			}
+			defer release()
+		}
 		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), scopeKey{}, sc)))
 	})
 }
 
-// scopeOf resolves r's bearer token; known is false when admin tokens are
-// configured and r has none of the tokens.
-func (s *Server) scopeOf(r *http.Request) (sc scope, known bool) {
+// scopeOf resolves r's bearer token; token is the one matched ("" for
+// none); known is false when admin tokens are configured and r has none of
+// the tokens.
+func (s *Server) scopeOf(r *http.Request) (sc scope, token string, known bool) {
 	if got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
 		if matches(got, s.opts.Tokens) {
-			return scopeAdmin, true
+			return scopeAdmin, got, true
 		}
 		if matches(got, s.opts.PushTokens) {
-			return scopePush, true
+			return scopePush, got, true
 		}
 	}
-	return scopeOpen, len(s.opts.Tokens) == 0
+	return scopeOpen, "", len(s.opts.Tokens) == 0
 }
 
 func matches(got string, tokens []string) bool {

@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/berth-dev/berth/kubeapi"
@@ -40,6 +41,10 @@ func RegisterKube(s *Server, routes []kubeapi.Route) {
 func (s *Server) Visible(r *http.Request, p *model.Pod) bool { return s.visible(r, p) }
 
 func kubeRefusal(w http.ResponseWriter, code int, msg string) {
+	if code == http.StatusTooManyRequests {
+		kubeapi.WriteError(w, apierrors.NewTooManyRequests(msg, watchRetryAfter))
+		return
+	}
 	reason := metav1.StatusReasonForbidden
 	if code == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="berth"`)

@@ -51,6 +51,12 @@ type Options struct {
 	// Clock times the watch: its coalescing and the deletionTimestamp of
 	// DELETED (nil: the real clock).
 	Clock clock.Clock
+	// MaxWatches caps the requests held open at once (watches of /pods
+	// and of the Kubernetes API, followed logs) and MaxWatchesPerToken
+	// those of one token (requests without a known token count as one);
+	// over a cap the answer is 429 (server.max_watches,
+	// server.max_watches_per_token). Zero: no cap.
+	MaxWatches, MaxWatchesPerToken int
 }
 
 // Server serves the API; build with New, serve with http.Server{Handler: s}.
@@ -60,6 +66,8 @@ type Server struct {
 	// pushSource names the source whose pods push tokens see (set by
 	// RegisterPush; empty: they see none).
 	pushSource string
+	// watches holds the slots of the requests held open (nil: no cap).
+	watches *watchLimit
 }
 
 // New returns the API handler.
@@ -68,6 +76,9 @@ func New(o Options) *Server {
 		o.Clock = clock.RealClock{}
 	}
 	s := &Server{opts: o, mux: newPatternMux()}
+	if o.MaxWatches > 0 || o.MaxWatchesPerToken > 0 {
+		s.watches = newWatchLimit(o.MaxWatches, o.MaxWatchesPerToken)
+	}
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
 	s.mux.HandleFunc("GET /readyz", s.readyz)
 	if o.Registry != nil {

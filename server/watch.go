@@ -53,8 +53,9 @@ type watched struct {
 // watchPods streams newline-delimited WatchEvents: ADDED for every current
 // pod (then, if ?sendInitialEvents=true, a BOOKMARK: a Pod with only the
 // annotation kubeapi.InitialEventsEnd = "true"), then one event per pod
-// whose rendering changed, until the client leaves (or the store fails,
-// which ends the stream).
+// whose rendering changed (DELETED, then ADDED, when another pod, by UID
+// or source, takes a key), until the client leaves (or the store fails,
+// which ends the stream). Only pods the request may see are ever sent.
 func (s *Server) watchPods(w http.ResponseWriter, r *http.Request) {
 	bookmark, err := boolParam(r, "sendInitialEvents")
 	if err != nil {
@@ -89,6 +90,13 @@ func (s *Server) watchPods(w http.ResponseWriter, r *http.Request) {
 			}
 			cur[p.Key] = watched{obj: obj, raw: raw}
 			old, seen := prev[p.Key]
+			if seen && (old.obj.UID != obj.UID || old.obj.Annotations[kubeapi.SourceAnnotation] != p.Source) {
+				// Another pod took the key: the one sent is deleted.
+				if !s.writeGone(&out, old) {
+					return
+				}
+				seen = false
+			}
 			switch {
 			case !seen:
 				writeWatchEvent(&out, kubeapi.WatchAdded, raw)
@@ -100,13 +108,9 @@ func (s *Server) watchPods(w http.ResponseWriter, r *http.Request) {
 			if _, ok := cur[p]; ok {
 				continue
 			}
-			gone := prev[p].obj
-			gone.DeletionTimestamp = &metav1.Time{Time: s.opts.Clock.Now()}
-			raw, err := json.Marshal(gone)
-			if err != nil {
+			if !s.writeGone(&out, prev[p]) {
 				return
 			}
-			writeWatchEvent(&out, kubeapi.WatchDeleted, raw)
 		}
 		prev = cur
 		if first {
@@ -140,6 +144,20 @@ func (s *Server) watchPods(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+}
+
+// writeGone writes the DELETED event of a pod last sent as w: that state,
+// stamped with the time the watch saw it gone; false if it cannot be
+// encoded.
+func (s *Server) writeGone(buf *bytes.Buffer, w watched) bool {
+	gone := w.obj
+	gone.DeletionTimestamp = &metav1.Time{Time: s.opts.Clock.Now()}
+	raw, err := json.Marshal(gone)
+	if err != nil {
+		return false
+	}
+	writeWatchEvent(buf, kubeapi.WatchDeleted, raw)
+	return true
 }
 
 func writeWatchEvent(buf *bytes.Buffer, typ string, obj []byte) {

@@ -1,0 +1,154 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/berth-dev/berth/kubeapi"
+	"github.com/berth-dev/berth/store"
+)
+
+// limitedAPI serves /pods, the logs and the Kubernetes API with admin and
+// push tokens (none when admin is nil) and the watch caps given.
+func limitedAPI(t *testing.T, admin []string, total, perToken int) (*Server, string) {
+	t.Helper()
+	st, _ := store.New(nil)
+	s := New(Options{Store: st, Tokens: admin, PushTokens: []string{"pusher"}, MaxWatches: total, MaxWatchesPerToken: perToken})
+	RegisterLogs(s, nil)
+	RegisterKube(s, kubeapi.New(kubeapi.Options{Store: st, Visible: s.Visible}).Routes())
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	return s, srv.URL
+}
+
+// hold opens GET path with token and returns its status, body (read whole
+// unless 200) and, for a 200, the function that closes it.
+func hold(t *testing.T, url, token string) (code int, body string, retryAfter string, stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	if resp.StatusCode == http.StatusOK {
+		return resp.StatusCode, "", "", func() { cancel(); resp.Body.Close() }
+	}
+	defer cancel()
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Header.Get("Retry-After"), nil
+}
+
+// waitOpen waits until the server holds n watches (a closed one is given
+// back when its handler returns, after the client left).
+func waitOpen(t *testing.T, s *Server, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s.watches.mu.Lock()
+		open := s.watches.open
+		s.watches.mu.Unlock()
+		if open == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d watches open, want %d", open, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestWatchCaps: one token holds at most the per-token cap of watches and
+// followed logs, all tokens together the total cap; the next is a 429 with
+// Retry-After (a TooManyRequests Status under /api), and a closed watch
+// gives its slot back. Other requests are not counted.
+func TestWatchCaps(t *testing.T) {
+	s, base := limitedAPI(t, []string{"admin"}, 3, 2)
+	_, _, _, w1 := hold(t, base+"/pods?watch=1", "pusher")
+	code, _, _, w2 := hold(t, base+"/api/v1/pods?watch=true", "pusher")
+	if w1 == nil || code != http.StatusOK {
+		t.Fatalf("the push token's first two watches: %d", code)
+	}
+	defer w2()
+	code, body, retry, _ := hold(t, base+"/api/v1/namespaces/default/configmaps?watch=1", "pusher")
+	var st metav1.Status
+	if err := json.Unmarshal([]byte(body), &st); err != nil || code != http.StatusTooManyRequests || retry != "1" ||
+		st.Reason != metav1.StatusReasonTooManyRequests || st.Details == nil || st.Details.RetryAfterSeconds != 1 ||
+		!strings.Contains(st.Message, "server.max_watches_per_token") {
+		t.Fatalf("the push token's third watch: %d Retry-After %q %s", code, retry, body)
+	}
+	if code, _ := do(t, "GET", base+"/pods?watch=false", "pusher", nil); code != http.StatusOK {
+		t.Fatalf("a list beside the watches: %d", code)
+	}
+	_, _, _, a1 := hold(t, base+"/pods?watch=1", "admin")
+	if a1 == nil {
+		t.Fatal("the admin's first watch is refused")
+	}
+	defer a1()
+	code, body, retry, _ = hold(t, base+"/containerLogs/default/web/app?follow", "admin")
+	if code != http.StatusTooManyRequests || retry != "1" || !strings.Contains(body, "server.max_watches") ||
+		strings.Contains(body, "per_token") {
+		t.Fatalf("followed logs over the total cap: %d Retry-After %q %s", code, retry, body)
+	}
+
+	w1()
+	waitOpen(t, s, 2)
+	code, _, _, w3 := hold(t, base+"/pods?watch=1", "pusher")
+	if code != http.StatusOK {
+		t.Fatalf("a watch after one closed: %d", code)
+	}
+	w3()
+}
+
+// Without admin tokens, requests without a known token share one slot
+// count: a made-up token does not open another.
+func TestWatchCapOfUnknownTokens(t *testing.T) {
+	_, base := limitedAPI(t, nil, 10, 1)
+	_, _, _, stop := hold(t, base+"/pods?watch=1", "")
+	if stop == nil {
+		t.Fatal("the anonymous watch is refused")
+	}
+	defer stop()
+	if code, _, _, _ := hold(t, base+"/pods?watch=1", "made-up"); code != http.StatusTooManyRequests {
+		t.Fatalf("a made-up token's watch: %d, want 429", code)
+	}
+	_, _, _, push := hold(t, base+"/pods?watch=1", "pusher")
+	if push == nil {
+		t.Fatal("the push token's watch is refused")
+	}
+	push()
+}
+
+func TestHoldsOpen(t *testing.T) {
+	for target, want := range map[string]bool{
+		"/pods":                                        false,
+		"/pods?watch=1":                                true,
+		"/pods?watch=0":                                false,
+		"/api/v1/pods?watch=true":                      true,
+		"/api/v1/pods?watch":                           true,
+		"/api/v1/pods?watch=bogus":                     true,
+		"/containerLogs/a/b/c?follow":                  true,
+		"/containerLogs/a/b/c?follow=no":               true,
+		"/api/v1/namespaces/a/pods/b/log?follow=false": false,
+	} {
+		if got := holdsOpen(httptest.NewRequest("GET", target, nil)); got != want {
+			t.Errorf("%s: %v, want %v", target, got, want)
+		}
+	}
+	if holdsOpen(httptest.NewRequest("POST", "/pods?watch=1", nil)) {
+		t.Error("a POST holds open")
+	}
+}
