@@ -177,7 +177,7 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Agent, err error) {
 
 	a.srcInf = informer.NewSourceInformer(st, clk, m, log)
 	var push *sources.PushSource
-	a.srcs, push = buildSources(cfg, node.IP, a.etcd, clk, log)
+	a.srcs, push = buildSources(cfg, node.IP, a.etcd, st, clk, log)
 	for _, s := range a.srcs {
 		if err := a.srcInf.Register(s.Name()); err != nil {
 			return nil, err
@@ -262,12 +262,22 @@ func loadTokens(cfg *config.Config) (admin, push []string, err error) {
 
 // buildSources returns the configured sources, file first; push is also
 // returned on its own (nil when disabled) for its API routes. The etcd
-// source reads through etcd, the agent's one client.
-func buildSources(cfg *config.Config, nodeIP string, etcd *clientv3.Client, clk clock.WithTicker, log *slog.Logger) (srcs []sources.Source, push *sources.PushSource) {
+// source reads through etcd, the agent's one client; the quotas count the
+// pods st holds (terminating ones too).
+func buildSources(cfg *config.Config, nodeIP string, etcd *clientv3.Client, st *store.Store, clk clock.WithTicker, log *slog.Logger) (srcs []sources.Source, push *sources.PushSource) {
+	held := func(source string) []string {
+		uids, err := st.HeldPods(source)
+		if err != nil {
+			log.Error("cannot count the pods a source holds; its pods quota counts its declarations only", "source", source, "err", err)
+		}
+		return uids
+	}
 	opts := func(src string) sources.Options {
-		return sources.Options{Log: log, Clock: clk, Quota: sources.Quota(cfg.Quotas[src]), Options: manifest.Options{Level: cfg.PodSecurity[src], HostPorts: cfg.HostPorts[src],
-			AllowedUnsafeSysctls: cfg.AllowedUnsafeSysctls, MaxContainers: cfg.MaxContainersPerPod,
-			DeriveUIDs: src != "file", NodeIP: nodeIP, Node: cfg.NodeName, SandboxRepositories: pause.Reserved(cfg.PodInfraImage)}}
+		q := cfg.Quotas[src]
+		return sources.Options{Log: log, Clock: clk, Quota: sources.Quota{Pods: q.Pods, Objects: q.Objects, Bytes: q.Bytes, Held: held},
+			Options: manifest.Options{Level: cfg.PodSecurity[src], HostPorts: cfg.HostPorts[src],
+				AllowedUnsafeSysctls: cfg.AllowedUnsafeSysctls, MaxContainers: cfg.MaxContainersPerPod,
+				DeriveUIDs: src != "file", NodeIP: nodeIP, Node: cfg.NodeName, SandboxRepositories: pause.Reserved(cfg.PodInfraImage)}}
 	}
 	if cfg.FilePath != "" {
 		srcs = append(srcs, sources.NewFileSource("file", cfg.FilePath, cfg.FileRescan, opts("file")))

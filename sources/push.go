@@ -122,7 +122,12 @@ func (s *PushSource) scan() Update {
 	}
 	u := s.files.snapshot(s.name)
 	s.files.takeChanges() // Run logs warnings from the whole update
-	return s.gate.admit(s.name, s.opts.Quota, u, s.files.sizeOf)
+	// Put counted the pods still terminating; the gate does not: a scan
+	// runs only after a change, so a pod Put accepted and the gate left
+	// out would wait for another write once they are gone.
+	q := s.opts.Quota
+	q.Held = nil
+	return s.gate.admit(s.name, q, u, s.files.sizeOf)
 }
 
 // load reads and decodes every file of dir unless that was done; s.mu is

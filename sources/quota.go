@@ -11,9 +11,27 @@ import (
 // Quota bounds what one source may declare, as a ResourceQuota bounds a
 // namespace: Pods counts its pods, Objects its ConfigMaps, Secrets and
 // claims, Bytes the manifests they come from (each origin, an etcd key, a
-// pushed file or the HTTP body, counted once). A zero field is no limit.
+// pushed file or the HTTP body, counted once). A zero limit is no limit.
 type Quota struct {
 	Pods, Objects, Bytes int64
+	// Held, when set, returns the UIDs of the source's pods that the node
+	// still holds: declared in the store, or removed while a container of
+	// them still runs (it stops for its grace period, which nothing caps).
+	// Pods counts them until they are gone, as a ResourceQuota counts a
+	// terminating pod; without Held a deleted pod frees its place at once.
+	Held func(source string) []string
+}
+
+// limited reports whether q limits anything.
+func (q Quota) limited() bool { return q.Pods > 0 || q.Objects > 0 || q.Bytes > 0 }
+
+// held returns the UIDs of the pods of source that the node holds (none
+// without Held or a pods limit).
+func (q Quota) held(source string) []string {
+	if q.Held == nil || q.Pods <= 0 {
+		return nil
+	}
+	return q.Held(source)
 }
 
 // usage is what a source declares, or a request adds, in a Quota's terms.
@@ -31,11 +49,23 @@ func (u usage) times(n int64) usage {
 
 // exceeded returns the apiserver's ResourceQuota refusal ("exceeded quota:
 // NAME, requested: r=n, used: r=n, limited: r=n") of requested over used,
-// or "" when it fits. Only what requested grows is checked: a request that
-// shrinks or keeps a resource passes it even over the limit (a lowered
-// quota, a restart), as an update that does not grow usage passes a
-// ResourceQuota.
+// the usage of source NAME's current declarations, or "" when it fits.
+// Only what requested grows is checked: a request that shrinks or keeps a
+// resource passes it even over the limit (a lowered quota, a restart), as
+// an update that does not grow usage passes a ResourceQuota. A request for
+// pods counts the pods the node holds (Held) when they are more than used
+// counts: a deleted pod until its containers have stopped. (Both count
+// UIDs a write has not yet reached the store with, so used.pods is only
+// raised to the held count, never summed with it.)
 func (q Quota) exceeded(name string, used, requested usage) string {
+	if requested.pods > 0 {
+		used.pods = max(used.pods, int64(len(q.held(name))))
+	}
+	return q.over(name, used, requested)
+}
+
+// over is exceeded without the held pods.
+func (q Quota) over(name string, used, requested usage) string {
 	var req, use, lim []string
 	for _, r := range []struct {
 		name               string
@@ -63,12 +93,14 @@ func (q Quota) exceeded(name string, used, requested usage) string {
 func quotaErr(msg string) error { return &PushError{Code: http.StatusForbidden, Msg: msg} }
 
 // quotaGate keeps a source's full updates within its Quota: what it
-// admitted last time is admitted first, then the rest in the update's
-// order, so a new pod or object cannot push out one that runs; each one
+// admitted last time is admitted first, then the pods the node holds that
+// the update no longer declares (removed, still terminating: Quota.Held),
+// then the rest in the update's order, so a new pod or object cannot push
+// out one that runs, nor take the place of one still stopping; each one
 // beyond the quota is left out with an error naming the quota (so a
-// version admitted before is kept, as for any refused manifest). An
-// origin's bytes are charged with the first thing admitted from it. A gate
-// belongs to one source's goroutine.
+// version admitted before is kept, as for any refused manifest) until an
+// update finds room for it. An origin's bytes are charged with the first
+// thing admitted from it. A gate belongs to one source's goroutine.
 type quotaGate struct {
 	admitted map[string]bool // "pod ns/name", "<Kind> ns/name"
 }
@@ -76,7 +108,7 @@ type quotaGate struct {
 // admit returns u within q; size gives the bytes of an origin. u is not
 // changed: a refusal builds new slices.
 func (g *quotaGate) admit(source string, q Quota, u Update, size func(origin string) int64) Update {
-	if q == (Quota{}) || u.Err != nil {
+	if !q.limited() || u.Err != nil {
 		g.admitted = nil
 		return u
 	}
@@ -97,6 +129,9 @@ func (g *quotaGate) admit(source string, q Quota, u Update, size func(origin str
 	next := make(map[string]bool, len(items))
 	refused := map[int]string{}
 	for _, before := range []bool{true, false} {
+		if !before {
+			used.pods += g.terminating(source, q, u, next)
+		}
 		for i, it := range items {
 			if g.admitted[it.ref] != before {
 				continue
@@ -105,7 +140,7 @@ func (g *quotaGate) admit(source string, q Quota, u Update, size func(origin str
 			if !charged[it.origin] {
 				req.bytes = size(it.origin)
 			}
-			if msg := q.exceeded(source, used, req); msg != "" {
+			if msg := q.over(source, used, req); msg != "" {
 				refused[i] = msg
 				continue
 			}
@@ -135,4 +170,37 @@ func (g *quotaGate) admit(source string, q Quota, u Update, size func(origin str
 		}
 	}
 	return out
+}
+
+// terminating counts the pods of source the node holds (q.Held) that u
+// does not declare: removed ones still stopping. It asks Held only when u
+// has a pod not admitted before (next holds the admitted refs so far). A
+// held pod u declares is counted as u's, never twice (after a restart
+// every declared pod's containers run before any is admitted).
+func (g *quotaGate) terminating(source string, q Quota, u Update, next map[string]bool) int64 {
+	fresh := false
+	for _, p := range u.Pods {
+		if !next["pod "+manifest.PodKey(p.Pod.Namespace, p.Pod.Name)] {
+			fresh = true
+			break
+		}
+	}
+	if !fresh {
+		return 0
+	}
+	held := q.held(source)
+	if len(held) == 0 {
+		return 0
+	}
+	declared := make(map[string]bool, len(u.Pods))
+	for _, p := range u.Pods {
+		declared[string(p.Pod.UID)] = true
+	}
+	var n int64
+	for _, uid := range held {
+		if !declared[uid] {
+			n++
+		}
+	}
+	return n
 }

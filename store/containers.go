@@ -31,6 +31,41 @@ func (s *Store) ContainersByPod(ws memdb.WatchSet, podKey string) ([]*model.Cont
 	return s.containersBy(ws, IndexPod, podKey)
 }
 
+// HeldPods returns the UIDs of source's pods the node still holds, each
+// once: those the store declares for source, and those of source's
+// containers (by their labels) that still run, a removed pod's while they
+// stop for its grace period. It reads one snapshot of both tables.
+func (s *Store) HeldPods(source string) ([]string, error) {
+	txn := s.db.Txn(false)
+	pods, err := podsIn(txn, nil, IndexSource, source)
+	if err != nil {
+		return nil, err
+	}
+	seen := make(map[string]bool, len(pods))
+	out := make([]string, 0, len(pods))
+	add := func(uid string) {
+		if !seen[uid] {
+			seen[uid] = true
+			out = append(out, uid)
+		}
+	}
+	for _, p := range pods {
+		if p.Spec != nil {
+			add(string(p.Spec.UID))
+		}
+	}
+	it, err := txn.Get(TableContainers, IndexSource, source)
+	if err != nil {
+		return nil, fmt.Errorf("container list: %w", err)
+	}
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		if c := raw.(*model.Container); c.Running() && c.PodUID != "" {
+			add(c.PodUID)
+		}
+	}
+	return out, nil
+}
+
 func (s *Store) containersBy(ws memdb.WatchSet, index string, args ...interface{}) ([]*model.Container, error) {
 	txn := s.db.Txn(false)
 	it, err := txn.Get(TableContainers, index, args...)

@@ -70,8 +70,9 @@ func containersTableSchema() *memdb.TableSchema {
 	return &memdb.TableSchema{
 		Name: TableContainers,
 		Indexes: map[string]*memdb.IndexSchema{
-			IndexID:  {Name: IndexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
-			IndexPod: {Name: IndexPod, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "PodKey"}},
+			IndexID:     {Name: IndexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
+			IndexPod:    {Name: IndexPod, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "PodKey"}},
+			IndexSource: {Name: IndexSource, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "Source"}},
 		},
 	}
 }

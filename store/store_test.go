@@ -1,12 +1,14 @@
 package store
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/berth-dev/berth/model"
 	memdb "github.com/hashicorp/go-memdb"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestNotifyAndWatch(t *testing.T) {
@@ -87,5 +89,32 @@ func TestSourceSyncNotifiesContainerPods(t *testing.T) {
 	_ = s.UpsertSource(&model.Source{Name: "file", Synced: true})
 	if len(got) != 1 || got[0] != "default/orphan" {
 		t.Fatalf("notified %v", got)
+	}
+}
+
+// TestHeldPods: a source holds the pods it declares and, once removed,
+// those whose containers still run; a stopped container, another
+// source's, and a pod declared and running count once.
+func TestHeldPods(t *testing.T) {
+	s, _ := New(nil)
+	_ = s.UpsertPod(&model.Pod{Key: "default/a", Source: "push", Spec: &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "uid-a"}}})
+	_ = s.UpsertPod(&model.Pod{Key: "default/f", Source: "file", Spec: &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "uid-f"}}})
+	for _, c := range []*model.Container{
+		{ID: "1", PodKey: "default/a", PodUID: "uid-a", Source: "push", State: model.StateRunning},
+		{ID: "2", PodKey: "default/gone", PodUID: "uid-gone", Source: "push", State: model.StateRunning},
+		{ID: "3", PodKey: "default/gone", PodUID: "uid-gone", Source: "push", State: model.StateExited},
+		{ID: "4", PodKey: "default/old", PodUID: "uid-old", Source: "push", State: model.StateExited},
+		{ID: "5", PodKey: "default/f", PodUID: "uid-f2", Source: "file", State: model.StateRunning},
+	} {
+		if _, err := s.UpsertContainer(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.HeldPods("push")
+	if err != nil || strings.Join(got, " ") != "uid-a uid-gone" {
+		t.Fatalf("HeldPods(push) = %v, %v; want uid-a uid-gone", got, err)
+	}
+	if got, _ := s.HeldPods("http"); len(got) != 0 {
+		t.Fatalf("HeldPods(http) = %v", got)
 	}
 }
