@@ -101,7 +101,7 @@ func (u kubeUsage) Usage(ctx context.Context) (*kubeapi.Usage, error) {
 		}
 	}
 	for _, p := range sum.Pods {
-		pu := kubeapi.PodUsage{Namespace: p.PodRef.Namespace, Name: p.PodRef.Name, Window: u.window}
+		pu := kubeapi.PodUsage{Namespace: p.PodRef.Namespace, Name: p.PodRef.Name, UID: p.PodRef.UID, Source: p.Source, Window: u.window}
 		for _, c := range p.Containers {
 			cu := kubeapi.ContainerUsage{Name: c.Name}
 			if c.CPU != nil && c.CPU.UsageNanoCores != nil {

@@ -125,8 +125,8 @@ func (a *API) podMetricsResource() *resource {
 			var out []item
 			for _, pu := range u.Pods {
 				p := byKey[pu.Namespace+"/"+pu.Name]
-				if p == nil {
-					continue
+				if p == nil || p.Spec == nil || string(p.Spec.UID) != pu.UID || p.Source != pu.Source {
+					continue // another pod's containers under this key
 				}
 				m := &PodMetrics{TypeMeta: metav1.TypeMeta{APIVersion: MetricsGroupVersion, Kind: "PodMetrics"},
 					ObjectMeta: metav1.ObjectMeta{Name: pu.Name, Namespace: pu.Namespace, Labels: p.Spec.Labels,

@@ -21,7 +21,7 @@ func TestMetrics(t *testing.T) {
 	f := newFixture(t, Options{Usage: fakeUsage{u: &Usage{
 		Node: NodeUsage{Time: t0, Window: 10 * time.Second, CPUNanoCores: 250_000_000, MemoryBytes: 512 << 20, CPUKnown: true, MemoryKnown: true},
 		Pods: []PodUsage{
-			{Namespace: "default", Name: "web", Time: t0, Window: 10 * time.Second, Containers: []ContainerUsage{{Name: "app", CPUNanoCores: 1_500_000, MemoryBytes: 10 << 20}}},
+			{Namespace: "default", Name: "web", UID: "uid-web", Source: "file", Time: t0, Window: 10 * time.Second, Containers: []ContainerUsage{{Name: "app", CPUNanoCores: 1_500_000, MemoryBytes: 10 << 20}}},
 			{Namespace: "default", Name: "unknown", Time: t0},
 		}}}})
 	f.pod(t, "file", "default", "web", map[string]string{"app": "web"}, running("10.0.0.2"))

@@ -28,9 +28,13 @@ type NodeUsage struct {
 	CPUKnown, MemoryKnown bool
 }
 
-// PodUsage is one pod's containers' usage.
+// PodUsage is one pod's containers' usage: those labelled with one pod
+// key, UID and source. Two pods may share a key (a removed pod still
+// stopping, and the pod that took its name); a pod is served only the
+// usage of its own UID and source.
 type PodUsage struct {
 	Namespace, Name string
+	UID, Source     string
 	Time            time.Time
 	Window          time.Duration
 	Containers      []ContainerUsage

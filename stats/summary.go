@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	cadvisorv1 "github.com/google/cadvisor/info/v1"
@@ -38,7 +39,9 @@ type summaryInput struct {
 }
 
 type podAcc struct {
+	key, uid  string // the pod's namespace/name and UID label
 	ref       PodReference
+	source    string
 	start     time.Time
 	sandbox   *cadvisorv2.ContainerInfo
 	sandboxAt time.Time
@@ -50,7 +53,10 @@ type podAcc struct {
 
 // buildSummary turns cAdvisor infos into the kubelet-style summary. Only
 // containers labelled io.berth.managed=true (and, when NodeName is set,
-// io.berth.node=NodeName or no node label) count as pods.
+// io.berth.node=NodeName or no node label) count as pods, each pod being
+// the containers of one pod key, UID and source (the kubelet keys pods by
+// UID): a removed pod still stopping and the pod that took its name are
+// two.
 func buildSummary(in summaryInput) *Summary {
 	out := &Summary{Node: NodeStats{NodeName: in.NodeName}, Pods: []PodStats{}}
 	if root, ok := in.Infos["/"]; ok {
@@ -87,14 +93,13 @@ func buildSummary(in summaryInput) *Summary {
 		if ns == "" {
 			ns = "default"
 		}
-		key := ns + "/" + pod
-		acc := pods[key]
+		key, uid, source := ns+"/"+pod, l[berthrt.LabelPodUID], l[berthrt.LabelSource]
+		id := key + "\x00" + uid + "\x00" + source
+		acc := pods[id]
 		if acc == nil {
-			acc = &podAcc{ref: PodReference{Name: pod, Namespace: ns}, containers: map[string]*cadvisorv2.ContainerInfo{}}
-			pods[key] = acc
-		}
-		if uid := l[berthrt.LabelPodUID]; uid != "" {
-			acc.ref.UID = uid
+			acc = &podAcc{key: key, uid: uid, ref: PodReference{Name: pod, Namespace: ns, UID: uid}, source: source,
+				containers: map[string]*cadvisorv2.ContainerInfo{}}
+			pods[id] = acc
 		}
 		created := ci.Spec.CreationTime
 		acc.all = append(acc.all, &ci)
@@ -112,14 +117,26 @@ func buildSummary(in summaryInput) *Summary {
 		}
 	}
 
-	for _, k := range slices.Sorted(maps.Keys(pods)) {
-		acc := pods[k]
+	// By key, a key's newest pod first (where the kubelet's series,
+	// named by key, keep one pod: the one that took the name).
+	ids := slices.SortedFunc(maps.Keys(pods), func(a, b string) int {
+		pa, pb := pods[a], pods[b]
+		if c := strings.Compare(pa.key, pb.key); c != 0 {
+			return c
+		}
+		if c := pb.start.Compare(pa.start); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	for _, id := range ids {
+		acc := pods[id]
 		if acc.ref.UID == "" && in.Store != nil {
-			if p, err := in.Store.Pod(nil, k); err == nil && p != nil && p.Spec != nil {
+			if p, err := in.Store.Pod(nil, acc.key); err == nil && p != nil && p.Spec != nil {
 				acc.ref.UID = string(p.Spec.UID)
 			}
 		}
-		ps := PodStats{PodRef: acc.ref, StartTime: metav1.NewTime(acc.start), Containers: []ContainerStats{}}
+		ps := PodStats{PodRef: acc.ref, Source: acc.source, StartTime: metav1.NewTime(acc.start), Containers: []ContainerStats{}}
 		if acc.sandbox != nil {
 			ps.StartTime = metav1.NewTime(acc.sandbox.Spec.CreationTime)
 			if s := latest(*acc.sandbox); s != nil {

@@ -165,3 +165,42 @@ func TestUnavailable(t *testing.T) {
 		t.Error("Collector should be nil")
 	}
 }
+
+// TestSummaryKeepsIncarnationsApart: containers of one pod key but of two
+// pods (a removed pod still stopping, and the pod of another source that
+// took its name) are two pods of the summary, each with its own
+// containers and totals, as the kubelet keys pods by UID.
+func TestSummaryKeepsIncarnationsApart(t *testing.T) {
+	created := time.Unix(500, 0)
+	of := func(uid, source, ctr string) map[string]string {
+		l := labels("n1", "default", "web", uid, ctr)
+		l[berthrt.LabelSource] = source
+		return l
+	}
+	got := buildSummary(summaryInput{NodeName: "n1", Infos: map[string]cadvisorv2.ContainerInfo{
+		"/docker/old-pod": info(of("uid-old", "file", model.SandboxName), created, 1, 1, 1),
+		"/docker/old-db":  info(of("uid-old", "file", "db"), created, 9000, 900, 90000),
+		"/docker/new-pod": info(of("uid-new", "push", model.SandboxName), created.Add(time.Minute), 2, 2, 2),
+		"/docker/new-app": info(of("uid-new", "push", "app"), created.Add(time.Minute), 30, 3, 300),
+	}})
+	if len(got.Pods) != 2 {
+		t.Fatalf("pods = %+v, want the two incarnations of default/web apart", got.Pods)
+	}
+	if got.Pods[0].PodRef.UID != "uid-new" {
+		t.Errorf("first pod %+v, want the newest of the key first", got.Pods[0].PodRef)
+	}
+	by := map[string]PodStats{}
+	for _, p := range got.Pods {
+		by[p.PodRef.UID+" "+p.Source] = p
+	}
+	old, cur := by["uid-old file"], by["uid-new push"]
+	if len(old.Containers) != 1 || old.Containers[0].Name != "db" || *old.Memory.WorkingSetBytes != 1+90000 {
+		t.Errorf("the removed pod = %+v", old)
+	}
+	if len(cur.Containers) != 1 || cur.Containers[0].Name != "app" || *cur.Memory.WorkingSetBytes != 2+300 || *cur.CPU.UsageNanoCores != 2+3 {
+		t.Errorf("the new pod = %+v (memory %+v)", cur, cur.Memory)
+	}
+	if b, _ := json.Marshal(cur); strings.Contains(string(b), "push") {
+		t.Errorf("the source is served in the kubelet's JSON: %s", b)
+	}
+}

@@ -36,7 +36,11 @@ type PodReference struct {
 // all the pod's running containers including the sandbox; Network is the
 // sandbox's (the pod's network namespace).
 type PodStats struct {
-	PodRef     PodReference     `json:"podRef"`
+	PodRef PodReference `json:"podRef"`
+	// Source is the berth source of the pod's containers (not in the
+	// kubelet's JSON): with PodRef.UID it tells this pod from another
+	// that held its name.
+	Source     string           `json:"-"`
 	StartTime  metav1.Time      `json:"startTime"`
 	Containers []ContainerStats `json:"containers"`
 	CPU        *CPUStats        `json:"cpu,omitempty"`
