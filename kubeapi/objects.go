@@ -2,8 +2,10 @@ package kubeapi
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
 	"encoding/json"
-
 	"strings"
 	"sync"
 	"time"
@@ -82,8 +84,9 @@ func cloneMap(m map[string]string) map[string]string {
 }
 
 // objectsSnapshot lists the stored objects of kind rendered by render,
-// whose first-seen times are in seen.
-func (a *API) objectsSnapshot(kind string, seen *firstSeen, render func(*model.Object) object) func(context.Context, memdb.WatchSet) ([]item, error) {
+// whose first-seen times are in seen; withheld, when set, digests what
+// render leaves out (item.withheld).
+func (a *API) objectsSnapshot(kind string, seen *firstSeen, render func(*model.Object) object, withheld func(*model.Object) []byte) func(context.Context, memdb.WatchSet) ([]item, error) {
 	return func(_ context.Context, ws memdb.WatchSet) ([]item, error) {
 		objs, err := a.o.Store.Objects(ws, kind)
 		if err != nil {
@@ -93,7 +96,11 @@ func (a *API) objectsSnapshot(kind string, seen *firstSeen, render func(*model.O
 		keys := make(map[string]bool, len(objs))
 		for _, o := range objs {
 			keys[o.Ref] = true
-			out = append(out, item{key: o.Key, render: func() object { return render(o) }, ident: o, source: o.Source})
+			it := item{key: o.Key, render: func() object { return render(o) }, ident: o, source: o.Source}
+			if withheld != nil {
+				it.withheld = func() []byte { return withheld(o) }
+			}
+			out = append(out, it)
 		}
 		seen.keep(keys)
 		return out, nil
@@ -111,7 +118,7 @@ func (a *API) configMapsResource() *resource {
 			cm.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}
 			a.objectMeta(&cm.ObjectMeta, o, seen)
 			return cm
-		}),
+		}, nil),
 		columns: []metav1.TableColumnDefinition{nameColumn,
 			{Name: "Data", Type: "integer", Description: "Data contains the configuration data."}, ageColumn},
 		cells: func(o runtime.Object, now time.Time) ([]any, []metav1.TableRowCondition) {
@@ -136,7 +143,7 @@ func (a *API) secretsResource() *resource {
 			a.objectMeta(&s.ObjectMeta, o, seen)
 			withholdSecret(s)
 			return s
-		}),
+		}, func(o *model.Object) []byte { return secretDigest(o.Secret) }),
 		fields: func(o runtime.Object) fields.Set { return fields.Set{"type": string(o.(*v1.Secret).Type)} },
 		columns: []metav1.TableColumnDefinition{nameColumn,
 			{Name: "Type", Type: "string", Description: "Used to facilitate programmatic handling of secret data."},
@@ -146,6 +153,28 @@ func (a *API) secretsResource() *resource {
 			return []any{s.Name, string(s.Type), int64(len(s.Data)), translateTimestampSince(s.CreationTimestamp, now)}, nil
 		},
 	}
+}
+
+// digestKey keys secretDigest, once per process, so that a digest is no
+// hash of a guess even if one ever left the tracker.
+var digestKey = func() []byte {
+	k := make([]byte, 32)
+	_, _ = rand.Read(k) // never fails (crypto/rand)
+	return k
+}()
+
+// secretDigest is a keyed digest of s as stored, its values included:
+// what the tracker compares beside the withheld rendering, so that a
+// change of only values is a new resourceVersion and a MODIFIED event,
+// as in Kubernetes. It is never served.
+func secretDigest(s *v1.Secret) []byte {
+	b, err := json.Marshal(s) // map keys sorted: the same Secret, the same bytes
+	if err != nil {
+		return nil
+	}
+	h := hmac.New(sha256.New, digestKey)
+	h.Write(b)
+	return h.Sum(nil)
 }
 
 func (a *API) claimsResource() *resource {
@@ -159,7 +188,7 @@ func (a *API) claimsResource() *resource {
 			c.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"}
 			a.objectMeta(&c.ObjectMeta, o, seen)
 			return c
-		}),
+		}, nil),
 		columns: []metav1.TableColumnDefinition{nameColumn,
 			{Name: "Status", Type: "string", Description: "Phase represents the current phase of PersistentVolumeClaim."},
 			{Name: "Volume", Type: "string", Description: "VolumeName is the binding reference to the PersistentVolume backing this claim."},
