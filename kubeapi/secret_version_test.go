@@ -130,3 +130,33 @@ func servedJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// TestSecretPreconditionSeesAValueChange: a resourceVersion read before a
+// change of only a pushed Secret's values is stale after it: a delete
+// with it as its precondition is a 409 and deletes nothing.
+func TestSecretPreconditionSeesAValueChange(t *testing.T) {
+	f := newWriteFixture(t)
+	f.createSecret(t, "pw", "value-one")
+	get := func() string {
+		t.Helper()
+		code, _, body := f.do(t, "GET", "/api/v1/namespaces/default/secrets/pw", "", "")
+		var s v1.Secret
+		if code != http.StatusOK || json.Unmarshal([]byte(body), &s) != nil {
+			t.Fatalf("GET: %d %s", code, body)
+		}
+		return s.ResourceVersion
+	}
+	before := get()
+	if code, _, body := f.do(t, "PUT", "/api/v1/namespaces/default/secrets/pw", "application/json", secretJSON("pw", "value-two")); code != http.StatusOK {
+		t.Fatalf("PUT of new values: %d %s", code, body)
+	}
+	if after := get(); after == before {
+		t.Fatalf("resourceVersion %s kept across a change of the values", after)
+	}
+	code, _, body := f.do(t, "DELETE", "/api/v1/namespaces/default/secrets/pw", "application/json",
+		`{"preconditions":{"resourceVersion":"`+before+`"}}`)
+	if code != http.StatusConflict {
+		t.Fatalf("DELETE with the resourceVersion from before the change: %d %s, want 409", code, body)
+	}
+	get()
+}
