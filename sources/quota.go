@@ -54,9 +54,10 @@ func (u usage) times(n int64) usage {
 // resource passes it even over the limit (a lowered quota, a restart), as
 // an update that does not grow usage passes a ResourceQuota. A request for
 // pods counts the pods the node holds (Held) when they are more than used
-// counts: a deleted pod until its containers have stopped. (Both count
-// UIDs a write has not yet reached the store with, so used.pods is only
-// raised to the held count, never summed with it.)
+// counts: a deleted pod until its containers have stopped. The two mostly
+// name the same pods (a declared pod the store admitted is in both), so
+// used.pods is raised to the held count, never summed with it; writes
+// racing to the store can thus be counted low, never high.
 func (q Quota) exceeded(name string, used, requested usage) string {
 	if requested.pods > 0 {
 		used.pods = max(used.pods, int64(len(q.held(name))))
