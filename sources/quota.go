@@ -57,7 +57,7 @@ func (u usage) times(n int64) usage {
 // counts: a deleted pod until its containers have stopped. The two mostly
 // name the same pods (a declared pod the store admitted is in both), so
 // used.pods is raised to the held count, never summed with it; writes
-// racing to the store can thus be counted low, never high.
+// racing to the store can thus be counted low (SECURITY.md).
 func (q Quota) exceeded(name string, used, requested usage) string {
 	if requested.pods > 0 {
 		used.pods = max(used.pods, int64(len(q.held(name))))
