@@ -430,6 +430,7 @@ func (d *decoder) accept(pod *v1.Pod, prefix string, reported []string, rename f
 	if pod.Name != "" {
 		key = PodKey(pod.Namespace, pod.Name)
 	}
+	declared := pod.UID
 	var errs field.ErrorList
 	if d.opts.DeriveUIDs {
 		// The declared UID is checked before the derived one replaces it.
@@ -455,7 +456,7 @@ func (d *decoder) accept(pod *v1.Pod, prefix string, reported []string, rename f
 		return
 	}
 	d.seen[key] = true
-	d.pods = append(d.pods, Desired{Pod: pod, Origin: d.origin})
+	d.pods = append(d.pods, Desired{Pod: pod, Origin: d.origin, DeclaredUID: declared})
 }
 
 // strictError records an unknown or duplicate field of a document decoded
