@@ -183,22 +183,26 @@ func TestSecretStoredAsListCannotLeak(t *testing.T) {
 	if resp.StatusCode != http.StatusCreated {
 		t.Fatalf("push the List: %s", resp.Status)
 	}
+	// The reviewer's sequence, and the same dropping the List's items.
 	attack := `[{"op":"copy","from":"/items/0/stringData/pw","path":"/items/0/metadata/annotations/leak"},` +
 		`{"op":"move","from":"/items/0/metadata","path":"/metadata"},` +
-		`{"op":"replace","path":"/kind","value":"Secret"},{"op":"remove","path":"/items"}]`
+		`{"op":"replace","path":"/kind","value":"Secret"}]`
+	attacks := []string{attack, strings.TrimSuffix(attack, "]") + `,{"op":"remove","path":"/items"}]`}
 	path := "/api/v1/namespaces/default/secrets/s"
 	try := func(what string) {
 		t.Helper()
-		code, _, body := f.do(t, "PATCH", path, patchJSON, attack, "Authorization", "Bearer push")
-		assertNoValue(t, what+": the patch", body, value)
-		if code/100 == 2 {
-			t.Errorf("%s: the patch applied: %d %.300s", what, code, body)
+		for _, a := range attacks {
+			code, _, body := f.do(t, "PATCH", path, patchJSON, a, "Authorization", "Bearer push")
+			assertNoValue(t, what+": the patch", body, value)
+			if code/100 == 2 {
+				t.Errorf("%s: the patch %s applied: %d %.300s", what, a, code, body)
+			}
+			code, _, body = f.do(t, "GET", path, "", "", "Authorization", "Bearer push")
+			if code != http.StatusOK {
+				t.Fatalf("%s: GET %d %s", what, code, body)
+			}
+			assertNoValue(t, what+": GET", body, value)
 		}
-		code, _, body = f.do(t, "GET", path, "", "", "Authorization", "Bearer push")
-		if code != http.StatusOK {
-			t.Fatalf("%s: GET %d %s", what, code, body)
-		}
-		assertNoValue(t, what+": GET", body, value)
 	}
 	try("as pushed")
 
