@@ -33,8 +33,12 @@ type precond struct {
 }
 
 // readBody reads the body of a create or replace of kind k (JSON, YAML or
-// Kubernetes protobuf) as JSON; other types are a 415.
-func readBody(r *http.Request, k writeKind) ([]byte, error) {
+// Kubernetes protobuf; name is "" for a create) as JSON; other types are a
+// 415. The work each encoding expands to is bounded before it is done: a
+// protobuf body's lists and values (checkProtobuf), a YAML body's aliases
+// (manifest.YAMLToJSON), and the JSON any of them becomes, at most
+// maxPatchedBytes; objectMap bounds its shape.
+func readBody(r *http.Request, k writeKind, name string) ([]byte, error) {
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	switch ct {
 	case "", "application/json", "application/yaml", "application/x-yaml", "text/yaml", mediaProtobuf:
@@ -45,15 +49,53 @@ func readBody(r *http.Request, k writeKind) ([]byte, error) {
 	if err != nil {
 		return nil, bodyError(err)
 	}
-	if ct == mediaProtobuf {
-		return fromProtobuf(data, k.zero())
-	}
-	if ct != "application/json" {
-		if data, err = yaml.YAMLToJSON(data); err != nil {
+	switch ct {
+	case "application/json":
+	case mediaProtobuf:
+		if data, err = fromProtobuf(k, name, data, k.zero()); err != nil {
+			return nil, err
+		}
+	default:
+		var ee *manifest.ExpansionError
+		if data, err = manifest.YAMLToJSON(data, false); errors.As(err, &ee) {
+			return nil, tooLarge(k, name, fmt.Sprintf("the YAML body of %s: %v", describe(k, name), ee))
+		} else if err != nil {
 			return nil, badRequest("the body is neither JSON nor YAML: " + err.Error())
 		}
 	}
+	if len(data) > maxPatchedBytes {
+		return nil, tooLarge(k, name, fmt.Sprintf("the body of %s is larger than %d bytes as JSON, berth's limit for an object", describe(k, name), maxPatchedBytes))
+	}
 	return data, nil
+}
+
+// describe names the object of a write in messages: Pod "web", or the
+// new Pod when the name is not known yet.
+func describe(k writeKind, name string) string {
+	if name == "" {
+		return "the new " + k.kind
+	}
+	return fmt.Sprintf("%s %q", k.kind, name)
+}
+
+// objectMap decodes j, the JSON of a written object (a body, or a patched
+// object), into a map once a scan of it (manifest.ScanJSON, no allocation
+// per value) found it within maxPatchListItems items in each list and
+// maxPatchElements values in all: decoding 2 MiB of `{},` costs hundreds
+// of MiB. Past them it is a 413 naming the limit.
+func objectMap(k writeKind, name string, j []byte) (map[string]any, error) {
+	s := manifest.ScanJSON(j, manifest.ShapeLimits{ListItems: maxPatchListItems, Values: maxPatchElements})
+	switch {
+	case s.TooLong != nil:
+		return nil, tooLarge(k, name, fmt.Sprintf("%s has more than %d items in %s: at most %d items in one list of an object",
+			describe(k, name), maxPatchListItems, s.TooLong.Path, maxPatchListItems))
+	case s.TooMany:
+		return nil, tooLarge(k, name, fmt.Sprintf("%s has more than %d values (map entries and list items), at most %d in one object",
+			describe(k, name), maxPatchElements, maxPatchElements))
+	case s.TooDeep:
+		return nil, badRequest(fmt.Sprintf("%s nests deeper than JSON is decoded", describe(k, name)))
+	}
+	return decodeMap(j)
 }
 
 func bodyError(err error) error {

@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
+
+	"github.com/berth-dev/berth/manifest"
 )
 
 // patchRetries bounds the read-patch-write rounds of one PATCH that lose
@@ -56,11 +58,11 @@ func (w *writer) create(k writeKind) http.HandlerFunc {
 			return err
 		}
 		ns := r.PathValue("ns")
-		j, err := readBody(r, k)
+		j, err := readBody(r, k, "")
 		if err != nil {
 			return err
 		}
-		m, err := decodeMap(j)
+		m, err := objectMap(k, "", j)
 		if err != nil {
 			return err
 		}
@@ -104,7 +106,7 @@ func (w *writer) replace(k writeKind) http.HandlerFunc {
 		if err != nil {
 			return pushStatus(k, name, err)
 		}
-		j, err := readBody(r, k)
+		j, err := readBody(r, k, name)
 		if err != nil {
 			return err
 		}
@@ -141,9 +143,9 @@ func (w *writer) patch(k writeKind) http.HandlerFunc {
 			if err != nil {
 				return pushStatus(k, name, err)
 			}
-			curJSON, err := yaml.YAMLToJSON(cur)
+			curJSON, err := objectJSON(k, ns, name, cur)
 			if err != nil {
-				return apierrors.NewInternalError(fmt.Errorf("the persisted manifest of %s/%s: %w", ns, name, err))
+				return err
 			}
 			out, err := w.applyPatch(r.Context(), k, name, typ, curJSON, patch)
 			if err != nil {
@@ -167,12 +169,35 @@ func (w *writer) patch(k writeKind) http.HandlerFunc {
 	})
 }
 
+// objectJSON is the JSON a patch of the kind's object ns/name applies to:
+// cur, its persisted manifest, which the push source gives as the one
+// object decoded (what GET serves before withholding a Secret's values).
+// Anything else, which a patch could reach around what GET withholds (a
+// List's /items/0/stringData), is a 409 asking for a replace.
+func objectJSON(k writeKind, ns, name string, cur []byte) ([]byte, error) {
+	j, err := manifest.YAMLToJSON(cur, false)
+	if err != nil {
+		return nil, apierrors.NewInternalError(fmt.Errorf("the persisted manifest of %s/%s: %w", ns, name, err))
+	}
+	var head struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal(j, &head) != nil || head.Kind != k.kind || head.APIVersion != "v1" || head.Metadata.Name != name {
+		return nil, conflict(k, name, fmt.Sprintf("its persisted manifest is not the one %s (a List holding it, or one that no longer decodes): replace it (PUT) before patching it", k.kind))
+	}
+	return j, nil
+}
+
 // replacement checks j, the whole new JSON of ns/name, against cur (its
 // persisted manifest): the preconditions it states (passed through adjust
 // when set), its fields by mode, and the UID it keeps; it returns the
 // manifest to put over cur.
 func (w *writer) replacement(rw http.ResponseWriter, r *http.Request, k writeKind, ns, name string, s *stored, cur, j []byte, mode string, adjust func(precond) precond) ([]byte, error) {
-	m, err := decodeMap(j)
+	m, err := objectMap(k, name, j)
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +225,7 @@ func (w *writer) remove(k writeKind) http.HandlerFunc {
 			return err
 		}
 		ns, name := r.PathValue("ns"), r.PathValue("name")
-		opts, err := deleteOptions(r)
+		opts, err := deleteOptions(r, k, name)
 		if err != nil {
 			return err
 		}
@@ -326,15 +351,15 @@ func isRace(err error) bool {
 }
 
 // deleteOptions reads DeleteOptions from the body (kubectl sends one) and
-// the query.
-func deleteOptions(r *http.Request) (metav1.DeleteOptions, error) {
+// the query of a delete of the kind's object name.
+func deleteOptions(r *http.Request, k writeKind, name string) (metav1.DeleteOptions, error) {
 	var o metav1.DeleteOptions
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		return o, bodyError(err)
 	}
 	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct == mediaProtobuf && len(body) > 0 {
-		if body, err = fromProtobuf(body, &metav1.DeleteOptions{}); err != nil {
+		if body, err = fromProtobuf(k, name, body, &metav1.DeleteOptions{}); err != nil {
 			return o, err
 		}
 	}

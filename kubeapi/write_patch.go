@@ -49,6 +49,9 @@ func readPatch(r *http.Request) (typ string, patch []byte, err error) {
 // and a JSON patch of a Secret may not read its values (checkSecretPatch).
 func (w *writer) applyPatch(ctx context.Context, k writeKind, name, typ string, cur, patch []byte) ([]byte, error) {
 	if typ == patchJSON {
+		if err := checkJSONPatch(k, name, patch); err != nil {
+			return nil, err
+		}
 		ops, err := jsonpatch.DecodePatch(patch)
 		if err != nil {
 			return nil, patchFailed(k, name, fmt.Errorf("the patch is not a JSON array of operations: %v", err))
@@ -63,6 +66,9 @@ func (w *writer) applyPatch(ctx context.Context, k writeKind, name, typ string, 
 		}
 		return w.applyJSONPatch(ctx, k, name, ops, cur)
 	}
+	if err := checkMergePatch(k, name, typ, patch, cur); err != nil {
+		return nil, err
+	}
 	var decoded any
 	if err := json.Unmarshal(patch, &decoded); err != nil {
 		if typ == patchStrategic {
@@ -72,9 +78,6 @@ func (w *writer) applyPatch(ctx context.Context, k writeKind, name, typ string, 
 	}
 	if _, ok := decoded.(map[string]any); !ok && decoded != nil && typ == patchStrategic {
 		return nil, badRequest("the strategic merge patch is not a JSON object")
-	}
-	if err := checkMergePatch(k, name, typ, decoded, cur); err != nil {
-		return nil, err
 	}
 	var out []byte
 	var err error

@@ -2,7 +2,6 @@ package kubeapi
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -12,6 +11,8 @@ import (
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/berth-dev/berth/manifest"
 )
 
 // Limits of one PATCH. A patched object is persisted only if its manifest
@@ -40,16 +41,17 @@ const (
 	// them better; about the square root of maxJSONPatchOps balances both.
 	jsonPatchChunk = 64
 	// maxPatchListItems bounds each list of a merge or strategic merge
-	// patch. Strategic merge compares each item of a list with every item
-	// of the merged list: a list of 60 000 containers took minutes. No
-	// list of a pod, ConfigMap or Secret berth runs comes near it (at
-	// most max_containers_per_pod containers, 100 host ports, 32 DNS
-	// searches; ConfigMap and Secret data are maps, not lists).
-	maxPatchListItems = 1000
+	// patch, and of a written object (a body, a patched object).
+	// Strategic merge compares each item of a list with every item of the
+	// merged list: a list of 60 000 containers took minutes; decoding a
+	// list of empty objects costs a kilobyte an item. No list of a pod,
+	// ConfigMap or Secret berth runs comes near it (see
+	// manifest.MaxListItems).
+	maxPatchListItems = manifest.MaxListItems
 	// maxPatchElements bounds the values (map entries and list items, at
-	// every depth) of a merge or strategic merge patch: a 1 MiB ConfigMap
+	// every depth) of a patch and of a written object: a 1 MiB ConfigMap
 	// of 10-byte entries has 100 000 keys.
-	maxPatchElements = 100000
+	maxPatchElements = manifest.MaxValues
 	// maxMergeWork bounds the item comparisons a strategic merge patch
 	// may cost, estimated as the sum over its lists of items × (items +
 	// the longest list of that field in the object): about a second of a
@@ -108,36 +110,38 @@ func tooLarge(k writeKind, name, msg string) error {
 	return statusErr(http.StatusRequestEntityTooLarge, metav1.StatusReasonRequestEntityTooLarge, k, name, msg)
 }
 
-// checkMergePatch refuses (413), before merging, a merge or strategic merge
-// patch (decoded) with a list of more than maxPatchListItems items or more
-// than maxPatchElements values; a strategic one (cur the object's JSON)
-// also when its list merges would cost more than maxMergeWork.
-func checkMergePatch(k writeKind, name, typ string, patch any, cur []byte) error {
+// checkMergePatch refuses (413), before the patch is decoded, a merge or
+// strategic merge patch (its JSON) with a list of more than
+// maxPatchListItems items or more than maxPatchElements values; a
+// strategic one (cur the object's JSON) also when its list merges would
+// cost more than maxMergeWork. A scan of the JSON (manifest.ScanJSON)
+// measures both without decoding them.
+func checkMergePatch(k writeKind, name, typ string, patch, cur []byte) error {
 	what := "merge patch"
 	if typ == patchStrategic {
 		what = "strategic merge patch"
 	}
-	s := &patchShape{bounded: true}
-	s.walk(patch, nil, "")
+	s := manifest.ScanJSON(patch, manifest.ShapeLimits{ListItems: maxPatchListItems, Values: maxPatchElements, Lists: true})
 	switch {
-	case s.tooLong != nil:
-		return tooLarge(k, name, fmt.Sprintf("the %s of %s %q has %d items in %s: at most %d items in one list of a patch; replace the object instead",
-			what, k.resource, name, s.tooLong.n, s.tooLong.at, maxPatchListItems))
-	case s.elements > maxPatchElements:
+	case s.TooLong != nil:
+		return tooLarge(k, name, fmt.Sprintf("the %s of %s %q has more than %d items in %s: at most %d items in one list of a patch; replace the object instead",
+			what, k.resource, name, maxPatchListItems, s.TooLong.Path, maxPatchListItems))
+	case s.TooMany:
 		return tooLarge(k, name, fmt.Sprintf("the %s of %s %q has more than %d values (map entries and list items), at most %d in one patch",
 			what, k.resource, name, maxPatchElements, maxPatchElements))
+	case s.TooDeep:
+		return badRequest(fmt.Sprintf("the %s nests deeper than JSON is decoded", what))
 	case typ != patchStrategic:
 		return nil
 	}
-	var c any
-	if err := json.Unmarshal(cur, &c); err != nil {
-		return nil // the merge reports it
+	longestOf := map[string]int{}
+	for _, l := range manifest.ScanJSON(cur, manifest.ShapeLimits{Lists: true}).Lists {
+		f := listField(l.Key)
+		longestOf[f] = max(longestOf[f], l.Items)
 	}
-	obj := &patchShape{}
-	obj.walk(c, nil, "")
 	work := 0
-	for _, l := range s.lists {
-		work += l.n * (l.n + obj.longestOf[l.field])
+	for _, l := range s.Lists {
+		work += l.Items * (l.Items + longestOf[listField(l.Key)])
 	}
 	if work > maxMergeWork {
 		return tooLarge(k, name, fmt.Sprintf("the %s of %s %q would compare about %d pairs of list items (items × (items + the object's items) of each list), at most %d in one patch; "+
@@ -146,22 +150,35 @@ func checkMergePatch(k writeKind, name, typ string, patch any, cur []byte) error
 	return nil
 }
 
-// patchShape is what walk saw of a decoded JSON value: how many values,
-// each list's length and field, and the longest list of each field. When
-// bounded, walk stops at the first list longer than maxPatchListItems
-// (tooLong) or past maxPatchElements values.
-type patchShape struct {
-	bounded   bool
-	elements  int
-	lists     []list
-	longestOf map[string]int
-	tooLong   *list
+// listField is the field a list held by key merges into: key less a
+// strategic merge directive's prefix ($setElementOrder/containers,
+// $deleteFromPrimitiveList/finalizers).
+func listField(key string) string {
+	if i := strings.IndexByte(key, '/'); strings.HasPrefix(key, "$") && i >= 0 {
+		return key[i+1:]
+	}
+	return key
 }
 
-type list struct {
-	n     int
-	field string // the map key holding the list, less a strategic merge directive's prefix
-	at    *step
+// checkJSONPatch refuses, before the patch is decoded, a JSON patch of
+// more than maxJSONPatchOps operations (a 422, as the apiserver's) or whose
+// values hold more than maxPatchElements values (413): decoding 2 MiB of
+// `{},` costs a hundred times that.
+func checkJSONPatch(k writeKind, name string, patch []byte) error {
+	s := manifest.ScanJSON(patch, manifest.ShapeLimits{ListItems: maxJSONPatchOps, Values: maxPatchElements})
+	switch {
+	case s.TooLong != nil && s.TooLong.Path == "":
+		return patchFailed(k, name, fmt.Errorf("the patch has more than %d operations", maxJSONPatchOps))
+	case s.TooLong != nil:
+		return tooLarge(k, name, fmt.Sprintf("the JSON patch of %s %q has more than %d items in %s, at most %d in one list of a patch",
+			k.resource, name, maxJSONPatchOps, s.TooLong.Path, maxJSONPatchOps))
+	case s.TooMany:
+		return tooLarge(k, name, fmt.Sprintf("the JSON patch of %s %q has more than %d values (map entries and list items), at most %d in one patch",
+			k.resource, name, maxPatchElements, maxPatchElements))
+	case s.TooDeep:
+		return badRequest("the JSON patch nests deeper than JSON is decoded")
+	}
+	return nil
 }
 
 // step is one step of the path to a value: a map key, or a list index.
@@ -189,46 +206,4 @@ func (s *step) String() string {
 		b.WriteString(parts[i])
 	}
 	return b.String()
-}
-
-// walk records v, at path at under field; false when a bound stopped it.
-func (s *patchShape) walk(v any, at *step, field string) bool {
-	switch v := v.(type) {
-	case map[string]any:
-		for key, child := range v {
-			if !s.count() {
-				return false
-			}
-			f := key
-			if i := strings.IndexByte(key, '/'); strings.HasPrefix(key, "$") && i >= 0 {
-				f = key[i+1:] // $setElementOrder/containers, $deleteFromPrimitiveList/finalizers
-			}
-			if !s.walk(child, &step{up: at, key: key}, f) {
-				return false
-			}
-		}
-	case []any:
-		l := list{n: len(v), field: field, at: at}
-		if s.bounded && l.n > maxPatchListItems {
-			s.tooLong = &l
-			return false
-		}
-		s.lists = append(s.lists, l)
-		if s.longestOf == nil {
-			s.longestOf = map[string]int{}
-		}
-		s.longestOf[field] = max(s.longestOf[field], l.n)
-		for i, child := range v {
-			if !s.count() || !s.walk(child, &step{up: at, index: i}, field) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// count counts one value; false past maxPatchElements when bounded.
-func (s *patchShape) count() bool {
-	s.elements++
-	return !s.bounded || s.elements <= maxPatchElements
 }

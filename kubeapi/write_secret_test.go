@@ -118,8 +118,9 @@ func TestSecretJSONPatchCannotReadValues(t *testing.T) {
 	}
 	assertNoValue(t, "GET", body, value)
 	// Operations that only write still apply: a key replaced, another
-	// removed, moves and copies among other fields.
-	ok := `[{"op":"replace","path":"/data/pw","value":"bmV3"},{"op":"remove","path":"/stringData/token"},` +
+	// removed (stringData's is in data, as the apiserver stores a Secret),
+	// moves and copies among other fields.
+	ok := `[{"op":"replace","path":"/data/pw","value":"bmV3"},{"op":"remove","path":"/data/token"},` +
 		`{"op":"add","path":"/metadata/labels","value":{"a":"b"}},{"op":"copy","from":"/metadata/labels/a","path":"/metadata/labels/c"},` +
 		`{"op":"test","path":"/metadata/labels/c","value":"b"}]`
 	if code, _, body := f.do(t, "PATCH", path, patchJSON, ok, "Authorization", "Bearer push"); code != http.StatusOK {

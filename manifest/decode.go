@@ -13,7 +13,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	sigsjson "sigs.k8s.io/json"
-	"sigs.k8s.io/yaml"
 )
 
 // Options say what the pods of a source may do.
@@ -248,11 +247,32 @@ func toJSON(doc []byte) ([]byte, error) {
 	if json.Valid(doc) {
 		return doc, nil
 	}
-	j, err := yaml.YAMLToJSONStrict(doc)
+	j, err := YAMLToJSON(doc, true)
 	if err != nil {
 		return nil, errors.New(oneLine(err.Error()))
 	}
 	return bytes.TrimSpace(j), nil
+}
+
+// bounded checks the shape of one object's JSON (of kind, "" for a pod,
+// key "" when unnamed) before it is decoded into Go values: each list at
+// most MaxListItems items (or the source's container limit, when larger),
+// at most MaxValues values in all. Past them it records the error and
+// returns false.
+func (d *decoder) bounded(j []byte, kind, key, prefix string) bool {
+	items := max(MaxListItems, d.opts.maxContainers())
+	s := ScanJSON(j, ShapeLimits{ListItems: items, Values: MaxValues})
+	switch {
+	case s.TooLong != nil:
+		d.failKind(kind, key, joinPath(key, prefix, s.TooLong.Path), fmt.Sprintf("Too many: must have at most %d items", items))
+	case s.TooMany:
+		d.failKind(kind, key, joinPath(key, prefix, ""), fmt.Sprintf("Too many: more than %d values (map entries and list items), the most one object may have", MaxValues))
+	case s.TooDeep:
+		d.failKind(kind, key, joinPath(key, prefix, ""), fmt.Sprintf("nested more than %d levels deep", maxShapeDepth))
+	default:
+		return true
+	}
+	return false
 }
 
 // oneLine joins a multi-line message into one line.
@@ -298,9 +318,13 @@ func (d *decoder) object(j []byte, prefix string) {
 	case tm.APIVersion != "v1":
 		d.failField("", prefix, field.NotSupported(field.NewPath("apiVersion"), tm.APIVersion, []string{"v1"}))
 	case tm.Kind == "Pod":
-		d.pod(j, prefix)
+		if d.bounded(j, "", podKeyOf(j), prefix) {
+			d.pod(j, prefix)
+		}
 	case tm.Kind == model.KindConfigMap || tm.Kind == model.KindSecret || tm.Kind == model.KindPVC:
-		d.configObject(j, prefix, tm.Kind)
+		if d.bounded(j, tm.Kind, podKeyOf(j), prefix) {
+			d.configObject(j, prefix, tm.Kind)
+		}
 	default:
 		d.list(j, tm.Kind)
 	}
@@ -406,6 +430,7 @@ func (d *decoder) accept(pod *v1.Pod, prefix string, reported []string, rename f
 	if pod.Name != "" {
 		key = PodKey(pod.Namespace, pod.Name)
 	}
+	declared := pod.UID
 	var errs field.ErrorList
 	if d.opts.DeriveUIDs {
 		// The declared UID is checked before the derived one replaces it.
@@ -431,7 +456,7 @@ func (d *decoder) accept(pod *v1.Pod, prefix string, reported []string, rename f
 		return
 	}
 	d.seen[key] = true
-	d.pods = append(d.pods, Desired{Pod: pod, Origin: d.origin})
+	d.pods = append(d.pods, Desired{Pod: pod, Origin: d.origin, DeclaredUID: declared})
 }
 
 // strictError records an unknown or duplicate field of a document decoded
@@ -536,9 +561,9 @@ func PodSequenceAsList(data []byte) []byte {
 	if len(t) == 0 || (t[0] != '[' && t[0] != '-') {
 		return data
 	}
-	j, err := yaml.YAMLToJSON(t)
+	j, err := YAMLToJSON(t, false)
 	if err != nil {
-		return data
+		return data // Decode reports it
 	}
 	var items []map[string]json.RawMessage
 	if json.Unmarshal(j, &items) != nil || len(items) == 0 {

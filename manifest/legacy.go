@@ -177,6 +177,9 @@ func (d *decoder) legacy(j []byte, prefix string) {
 	if name != "" {
 		key = PodKey("", name)
 	}
+	if !d.bounded(j, "", key, prefix) {
+		return
+	}
 	var m containerManifest
 	reported, ok := d.unmarshalStrict(j, &m, key, prefix)
 	if !ok {

@@ -4,12 +4,17 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Desired is one validated, defaulted pod and where it came from.
 type Desired struct {
 	Pod    *v1.Pod
 	Origin string // file path, URL or etcd key
+	// DeclaredUID is the metadata.uid the manifest declared ("" for
+	// none); Pod.UID was derived from it (Default). A manifest written
+	// back from Pod keeps the pod's identity only with this UID.
+	DeclaredUID types.UID
 }
 
 // ManifestError is one rejected manifest or pod. When PodKey is empty the

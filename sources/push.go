@@ -51,7 +51,8 @@ var pushRetry = 5 * time.Second
 // the quota, dry runs included; a write that does not grow what it
 // replaces, and a delete, always pass.
 //
-// Accepted manifests are persisted, as received, in dir as
+// Accepted manifests are persisted as the one object decoded (canonical:
+// the bytes charged to the quota are those held) in dir as
 // <ns>_<name>.yaml (written to a temporary file, synced and renamed, then
 // the directory synced), so pushed pods survive a restart of berth. The
 // directory is the state, berth's own: it is read and decoded once (at the

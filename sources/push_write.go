@@ -2,16 +2,22 @@ package sources
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"strings"
 
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/yaml"
 
 	"github.com/berth-dev/berth/manifest"
+	"github.com/berth-dev/berth/model"
 )
 
 // PushError is a refused push. Code is its HTTP status: 400 (not one object
@@ -59,7 +65,11 @@ func kindOf(kind, ns, name string) (pushKind, error) {
 }
 
 // Manifest returns the persisted manifest of the kind's object ns/name, as
-// it was received; a PushError 404 when there is none.
+// Put stores it: the one object as decoded (canonical). A file stored
+// otherwise (before Put stored one object per file: a List holding the
+// object, YAML aliases) is returned the same way, decoded; one that no
+// longer decodes under the source's options is returned as stored. A
+// PushError 404 when there is none.
 func (s *PushSource) Manifest(kind, ns, name string) ([]byte, error) {
 	k, err := kindOf(kind, ns, name)
 	if err != nil {
@@ -67,7 +77,26 @@ func (s *PushSource) Manifest(kind, ns, name string) ([]byte, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.read(k, ns, name)
+	return s.current(k, ns, name)
+}
+
+// current is Manifest's answer; s.mu is held.
+func (s *PushSource) current(k pushKind, ns, name string) ([]byte, error) {
+	data, err := s.read(k, ns, name)
+	if err != nil {
+		return nil, err
+	}
+	return s.reencoded(k, ns, name, data)
+}
+
+// reencoded is data, the persisted manifest of ns/name, as Put would store
+// it; data itself when it does not decode to the one object.
+func (s *PushSource) reencoded(k pushKind, ns, name string, data []byte) ([]byte, error) {
+	obj, declared, err := s.decodeOne(k, s.file(k, ns, name), ns, name, data)
+	if err != nil {
+		return data, nil
+	}
+	return canonical(obj, declared)
 }
 
 func (s *PushSource) read(k pushKind, ns, name string) ([]byte, error) {
@@ -81,14 +110,54 @@ func (s *PushSource) read(k pushKind, ns, name string) ([]byte, error) {
 	return data, nil
 }
 
+// canonical is the manifest persisted for obj, a decoded object: the YAML
+// of its JSON, one object, as decoding it again gives it back (a Secret's
+// stringData is in its data). A pod's UID is the one its manifest declared
+// (declared, "" for none), from which decoding derives the same UID again;
+// its status, berth's to report, is left out.
+func canonical(obj runtime.Object, declared types.UID) ([]byte, error) {
+	var out any
+	switch o := obj.(type) {
+	case *v1.Pod:
+		m := o.ObjectMeta
+		m.UID = declared
+		out = struct {
+			metav1.TypeMeta   `json:",inline"`
+			metav1.ObjectMeta `json:"metadata"`
+			Spec              v1.PodSpec `json:"spec"`
+		}{metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, m, o.Spec}
+	case *v1.ConfigMap:
+		c := *o
+		c.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: model.KindConfigMap}
+		out = &c
+	case *v1.Secret:
+		c := *o
+		c.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: model.KindSecret}
+		out = &c
+	default:
+		return nil, pushErr(http.StatusInternalServerError, "push: cannot persist a %T", obj)
+	}
+	j, err := json.Marshal(out)
+	if err == nil {
+		var data []byte
+		if data, err = yaml.JSONToYAML(j); err == nil {
+			return data, nil
+		}
+	}
+	return nil, pushErr(http.StatusInternalServerError, "push: encoding %T: %v", obj, err)
+}
+
 // Put validates data as exactly the one object ns/name of kind under the
-// source's options and persists it, unless dryRun. Without replace an
-// existing object is a 409; with base set, the persisted manifest must be
-// base (else 409, or 404 when absent), so a read-modify-write never
-// overwrites a concurrent change. A write that grows the source's usage
-// beyond its quota is a 403, dry runs included. It returns the decoded
-// object (the defaulted *v1.Pod, *v1.ConfigMap or *v1.Secret) and whether
-// it was created. Refusals are *PushError.
+// source's options and persists it, unless dryRun, as decoded (canonical):
+// what is stored, charged to the quota and read back by Manifest is the
+// object held, whatever form data had (a List holding it, YAML aliases).
+// Without replace an existing object is a 409; with base set, the
+// persisted manifest (as Manifest returns it) must be base (else 409, or
+// 404 when absent), so a read-modify-write never overwrites a concurrent
+// change. A write that grows the source's usage beyond its quota is a 403,
+// dry runs included. It returns the decoded object (the defaulted *v1.Pod,
+// *v1.ConfigMap or *v1.Secret) and whether it was created. Refusals are
+// *PushError.
 func (s *PushSource) Put(kind, ns, name string, data, base []byte, replace, dryRun bool) (runtime.Object, bool, error) {
 	k, err := kindOf(kind, ns, name)
 	if err != nil {
@@ -97,8 +166,11 @@ func (s *PushSource) Put(kind, ns, name string, data, base []byte, replace, dryR
 	if len(data) > MaxPushBytes {
 		return nil, false, pushErr(http.StatusRequestEntityTooLarge, "%s %s/%s: the manifest is larger than %d MiB", k.word, ns, name, MaxPushBytes>>20)
 	}
-	obj, err := s.decodeOne(k, "/"+k.path+"/"+ns+"/"+name, ns, name, data)
+	obj, declared, err := s.decodeOne(k, "/"+k.path+"/"+ns+"/"+name, ns, name, data)
 	if err != nil {
+		return nil, false, err
+	}
+	if data, err = canonical(obj, declared); err != nil {
 		return nil, false, err
 	}
 	s.mu.Lock()
@@ -110,6 +182,11 @@ func (s *PushSource) Put(kind, ns, name string, data, base []byte, replace, dryR
 	exists := err == nil
 	if pe, ok := err.(*PushError); ok && pe.Code != http.StatusNotFound {
 		return nil, false, err
+	}
+	if base != nil && exists {
+		if cur, err = s.reencoded(k, ns, name, cur); err != nil {
+			return nil, false, err
+		}
 	}
 	switch {
 	case base != nil && !exists:
@@ -180,8 +257,9 @@ func (s *PushSource) Delete(kind, ns, name string, dryRun bool) error {
 }
 
 // decodeOne decodes data, which must declare exactly the one object ns/name
-// of kind k, under the source's options; origin names it in errors.
-func (s *PushSource) decodeOne(k pushKind, origin, ns, name string, data []byte) (runtime.Object, error) {
+// of kind k, under the source's options; origin names it in errors. It
+// returns the object and, for a pod, the UID its manifest declared.
+func (s *PushSource) decodeOne(k pushKind, origin, ns, name string, data []byte) (runtime.Object, types.UID, error) {
 	dec := manifest.DecodeAll(s.name, origin, data, s.opts.Options)
 	if len(dec.Errors) > 0 {
 		code := http.StatusUnprocessableEntity
@@ -192,7 +270,7 @@ func (s *PushSource) decodeOne(k pushKind, origin, ns, name string, data []byte)
 				code = http.StatusBadRequest // not even a pod
 			}
 		}
-		return nil, &PushError{Code: code, Msg: strings.Join(lines, "\n"), Errors: dec.Errors}
+		return nil, "", &PushError{Code: code, Msg: strings.Join(lines, "\n"), Errors: dec.Errors}
 	}
 	var objs []manifest.Object
 	for _, o := range dec.Objects {
@@ -203,10 +281,11 @@ func (s *PushSource) decodeOne(k pushKind, origin, ns, name string, data []byte)
 	n := len(dec.Pods) + len(dec.Objects)
 	var key string
 	var obj runtime.Object
+	var declared types.UID
 	switch {
 	case k.kind == "Pod" && len(dec.Pods) == 1 && n == 1:
 		key = manifest.PodKey(dec.Pods[0].Pod.Namespace, dec.Pods[0].Pod.Name)
-		obj = dec.Pods[0].Pod
+		obj, declared = dec.Pods[0].Pod, dec.Pods[0].DeclaredUID
 	case k.kind != "Pod" && len(objs) == 1 && n == 1:
 		key = objs[0].Key()
 		if objs[0].ConfigMap != nil {
@@ -215,12 +294,12 @@ func (s *PushSource) decodeOne(k pushKind, origin, ns, name string, data []byte)
 			obj = objs[0].Secret
 		}
 	case n == 0:
-		return nil, pushErr(http.StatusBadRequest, "%s: body declares no %s", origin, k.word)
+		return nil, "", pushErr(http.StatusBadRequest, "%s: body declares no %s", origin, k.word)
 	default:
-		return nil, pushErr(http.StatusBadRequest, "%s: body declares %d objects, want exactly one %s", origin, n, k.word)
+		return nil, "", pushErr(http.StatusBadRequest, "%s: body declares %d objects, want exactly one %s", origin, n, k.word)
 	}
 	if key != ns+"/"+name {
-		return nil, pushErr(http.StatusBadRequest, "%s: %s %s in the body does not match %s/%s in the URL", origin, k.word, key, ns, name)
+		return nil, "", pushErr(http.StatusBadRequest, "%s: %s %s in the body does not match %s/%s in the URL", origin, k.word, key, ns, name)
 	}
-	return obj, nil
+	return obj, declared, nil
 }

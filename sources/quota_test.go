@@ -17,7 +17,8 @@ import (
 
 // namedCM is a ConfigMap default/name whose one value has n bytes.
 func namedCM(name string, n int) []byte {
-	return []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + ", namespace: default}\ndata:\n  v: \"" + strings.Repeat("x", n) + "\"\n")
+	// As the push source stores it, so that its length is what is charged.
+	return []byte("apiVersion: v1\ndata:\n  v: " + strings.Repeat("x", n) + "\nkind: ConfigMap\nmetadata:\n  name: " + name + "\n  namespace: default\n")
 }
 
 // wantQuotaRefusal checks that err is the 403 naming the quota, with the
