@@ -10,6 +10,7 @@ import (
 	goruntime "runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -182,6 +183,16 @@ func TestSecretStoredAsListCannotLeak(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusCreated {
 		t.Fatalf("push the List: %s", resp.Status)
+	}
+	// The push route answers before the store shows the object.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		code, _, _ := f.do(t, "GET", "/api/v1/namespaces/default/secrets/s", "", "", "Authorization", "Bearer push")
+		if code == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the pushed Secret is not served: GET %d", code)
+		}
 	}
 	// The reviewer's sequence, and the same dropping the List's items.
 	attack := `[{"op":"copy","from":"/items/0/stringData/pw","path":"/items/0/metadata/annotations/leak"},` +
