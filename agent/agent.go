@@ -200,6 +200,9 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Agent, err error) {
 
 		MaxWatches:         cfg.MaxWatches,
 		MaxWatchesPerToken: cfg.MaxWatchesPerToken,
+
+		MaxMutatingRequests:         cfg.MaxMutatingRequests,
+		MaxMutatingRequestsPerToken: cfg.MaxMutatingRequestsPerToken,
 	})
 	a.api = api
 	server.RegisterLogs(api, rt)

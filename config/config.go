@@ -101,8 +101,12 @@ type Config struct {
 	NodeLogsDir string
 	// MaxConnections caps the API's open connections (lowered at start to
 	// half the open-file limit); MaxWatches the requests held open (watches,
-	// followed logs) in total and MaxWatchesPerToken those of one token.
+	// log reads) in total and MaxWatchesPerToken those of one token.
 	MaxConnections, MaxWatches, MaxWatchesPerToken int
+	// MaxMutatingRequests caps the requests that change state (POST, PUT,
+	// PATCH, DELETE but exec) in flight in total, MaxMutatingRequestsPerToken
+	// those of one token.
+	MaxMutatingRequests, MaxMutatingRequestsPerToken int
 
 	CadvisorEnabled      bool
 	CadvisorHousekeeping time.Duration
@@ -211,6 +215,8 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("server.max_connections", 4096)
 	v.SetDefault("server.max_watches", 1000)
 	v.SetDefault("server.max_watches_per_token", 100)
+	v.SetDefault("server.max_mutating_requests", 20)
+	v.SetDefault("server.max_mutating_requests_per_token", 10)
 	v.SetDefault("cadvisor.enabled", true)
 	v.SetDefault("cadvisor.housekeeping", "10s")
 	v.SetDefault("log.level", "info")
@@ -376,59 +382,61 @@ func (p *parser) podSecurity(c *Config) {
 func fromViper(v *viper.Viper) (*Config, error) {
 	p := &parser{v: v}
 	c := &Config{
-		NodeName:              strings.TrimSpace(v.GetString("node_name")),
-		NodeIP:                strings.TrimSpace(v.GetString("node_ip")),
-		RootDir:               v.GetString("root_dir"),
-		DockerHost:            v.GetString("docker.host"),
-		DockerConfig:          v.GetString("docker.config"),
-		DockerRelist:          p.duration("docker.relist", time.Second),
-		FilePath:              v.GetString("sources.file.path"),
-		FileRescan:            p.duration("sources.file.rescan", 100*time.Millisecond),
-		HTTPURL:               v.GetString("sources.http.url"),
-		HTTPInterval:          p.duration("sources.http.interval", 100*time.Millisecond),
-		HTTPHeaders:           v.GetStringMapString("sources.http.headers"),
-		EtcdEndpoints:         v.GetStringSlice("sources.etcd.endpoints"),
-		EtcdPrefix:            v.GetString("sources.etcd.prefix"),
-		EtcdLegacyKey:         v.GetString("sources.etcd.legacy_key"),
-		EtcdCAFile:            v.GetString("sources.etcd.tls.ca_file"),
-		EtcdCertFile:          v.GetString("sources.etcd.tls.cert_file"),
-		EtcdKeyFile:           v.GetString("sources.etcd.tls.key_file"),
-		EtcdUsername:          v.GetString("sources.etcd.username"),
-		EtcdPassword:          v.GetString("sources.etcd.password"),
-		EtcdNodesPrefix:       v.GetString("sources.etcd.nodes_prefix"),
-		EtcdStatusPrefix:      v.GetString("sources.etcd.status_prefix"),
-		EtcdLeaseTTL:          p.duration("sources.etcd.lease_ttl", 2*time.Second),
-		EtcdStatusInterval:    p.duration("sources.etcd.status_interval", 10*time.Millisecond),
-		EtcdCheckInterval:     p.duration("sources.etcd.check_interval", 100*time.Millisecond),
-		EtcdRequestTimeout:    p.duration("sources.etcd.request_timeout", 100*time.Millisecond),
-		EtcdEvents:            p.boolean("sources.etcd.events"),
-		PushEnabled:           p.boolean("sources.push.enabled"),
-		Workers:               p.integer("controller.workers", 1, 256),
-		MaxParallelStops:      p.integer("controller.max_parallel_stops", 1, 4096),
-		Resync:                p.duration("controller.resync", time.Second),
-		BackoffInitial:        p.duration("backoff.initial", time.Millisecond),
-		BackoffMax:            p.duration("backoff.max", time.Millisecond),
-		PodInfraImage:         v.GetString("pod_infra_image"),
-		ServerAddress:         v.GetString("server.address"),
-		ServerPort:            p.integer("server.port", 0, 65535),
-		TokenFile:             v.GetString("server.token_file"),
-		TLSCertFile:           v.GetString("server.tls.cert_file"),
-		TLSKeyFile:            v.GetString("server.tls.key_file"),
-		TLSSelfSigned:         p.boolean("server.tls.self_signed"),
-		NodeLogsDir:           v.GetString("server.node_logs_dir"),
-		MaxConnections:        p.integer("server.max_connections", 16, 1<<20),
-		MaxWatches:            p.integer("server.max_watches", 1, 1<<20),
-		MaxWatchesPerToken:    p.integer("server.max_watches_per_token", 1, 1<<20),
-		CadvisorEnabled:       p.boolean("cadvisor.enabled"),
-		CadvisorHousekeeping:  p.duration("cadvisor.housekeeping", time.Second),
-		LogLevel:              p.oneOf("log.level", "debug", "info", "warn", "error"),
-		LogFormat:             p.oneOf("log.format", "text", "json"),
-		AllowedUnsafeSysctls:  v.GetStringSlice("allowed_unsafe_sysctls"),
-		MaxContainersPerPod:   p.integer("max_containers_per_pod", 1, 10000),
-		PushTokenFile:         v.GetString("sources.push.token_file"),
-		EtcdAllowInsecureAuth: p.boolean("sources.etcd.allow_insecure_auth"),
-		PodSecurity:           map[string]model.PodSecurityLevel{},
-		HostPorts:             map[string]model.PortRanges{},
+		NodeName:                    strings.TrimSpace(v.GetString("node_name")),
+		NodeIP:                      strings.TrimSpace(v.GetString("node_ip")),
+		RootDir:                     v.GetString("root_dir"),
+		DockerHost:                  v.GetString("docker.host"),
+		DockerConfig:                v.GetString("docker.config"),
+		DockerRelist:                p.duration("docker.relist", time.Second),
+		FilePath:                    v.GetString("sources.file.path"),
+		FileRescan:                  p.duration("sources.file.rescan", 100*time.Millisecond),
+		HTTPURL:                     v.GetString("sources.http.url"),
+		HTTPInterval:                p.duration("sources.http.interval", 100*time.Millisecond),
+		HTTPHeaders:                 v.GetStringMapString("sources.http.headers"),
+		EtcdEndpoints:               v.GetStringSlice("sources.etcd.endpoints"),
+		EtcdPrefix:                  v.GetString("sources.etcd.prefix"),
+		EtcdLegacyKey:               v.GetString("sources.etcd.legacy_key"),
+		EtcdCAFile:                  v.GetString("sources.etcd.tls.ca_file"),
+		EtcdCertFile:                v.GetString("sources.etcd.tls.cert_file"),
+		EtcdKeyFile:                 v.GetString("sources.etcd.tls.key_file"),
+		EtcdUsername:                v.GetString("sources.etcd.username"),
+		EtcdPassword:                v.GetString("sources.etcd.password"),
+		EtcdNodesPrefix:             v.GetString("sources.etcd.nodes_prefix"),
+		EtcdStatusPrefix:            v.GetString("sources.etcd.status_prefix"),
+		EtcdLeaseTTL:                p.duration("sources.etcd.lease_ttl", 2*time.Second),
+		EtcdStatusInterval:          p.duration("sources.etcd.status_interval", 10*time.Millisecond),
+		EtcdCheckInterval:           p.duration("sources.etcd.check_interval", 100*time.Millisecond),
+		EtcdRequestTimeout:          p.duration("sources.etcd.request_timeout", 100*time.Millisecond),
+		EtcdEvents:                  p.boolean("sources.etcd.events"),
+		PushEnabled:                 p.boolean("sources.push.enabled"),
+		Workers:                     p.integer("controller.workers", 1, 256),
+		MaxParallelStops:            p.integer("controller.max_parallel_stops", 1, 4096),
+		Resync:                      p.duration("controller.resync", time.Second),
+		BackoffInitial:              p.duration("backoff.initial", time.Millisecond),
+		BackoffMax:                  p.duration("backoff.max", time.Millisecond),
+		PodInfraImage:               v.GetString("pod_infra_image"),
+		ServerAddress:               v.GetString("server.address"),
+		ServerPort:                  p.integer("server.port", 0, 65535),
+		TokenFile:                   v.GetString("server.token_file"),
+		TLSCertFile:                 v.GetString("server.tls.cert_file"),
+		TLSKeyFile:                  v.GetString("server.tls.key_file"),
+		TLSSelfSigned:               p.boolean("server.tls.self_signed"),
+		NodeLogsDir:                 v.GetString("server.node_logs_dir"),
+		MaxConnections:              p.integer("server.max_connections", 16, 1<<20),
+		MaxWatches:                  p.integer("server.max_watches", 1, 1<<20),
+		MaxWatchesPerToken:          p.integer("server.max_watches_per_token", 1, 1<<20),
+		MaxMutatingRequests:         p.integer("server.max_mutating_requests", 1, 1<<20),
+		MaxMutatingRequestsPerToken: p.integer("server.max_mutating_requests_per_token", 1, 1<<20),
+		CadvisorEnabled:             p.boolean("cadvisor.enabled"),
+		CadvisorHousekeeping:        p.duration("cadvisor.housekeeping", time.Second),
+		LogLevel:                    p.oneOf("log.level", "debug", "info", "warn", "error"),
+		LogFormat:                   p.oneOf("log.format", "text", "json"),
+		AllowedUnsafeSysctls:        v.GetStringSlice("allowed_unsafe_sysctls"),
+		MaxContainersPerPod:         p.integer("max_containers_per_pod", 1, 10000),
+		PushTokenFile:               v.GetString("sources.push.token_file"),
+		EtcdAllowInsecureAuth:       p.boolean("sources.etcd.allow_insecure_auth"),
+		PodSecurity:                 map[string]model.PodSecurityLevel{},
+		HostPorts:                   map[string]model.PortRanges{},
 	}
 	p.podSecurity(c)
 	p.imageGC(c)
@@ -479,6 +487,9 @@ func fromViper(v *viper.Viper) (*Config, error) {
 	}
 	if c.MaxWatchesPerToken > c.MaxWatches {
 		p.errs = append(p.errs, fmt.Sprintf("server.max_watches_per_token: %d is above server.max_watches %d", c.MaxWatchesPerToken, c.MaxWatches))
+	}
+	if c.MaxMutatingRequestsPerToken > c.MaxMutatingRequests {
+		p.errs = append(p.errs, fmt.Sprintf("server.max_mutating_requests_per_token: %d is above server.max_mutating_requests %d", c.MaxMutatingRequestsPerToken, c.MaxMutatingRequests))
 	}
 	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
 		p.errs = append(p.errs, "server.tls: cert_file and key_file must be set together")
