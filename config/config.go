@@ -83,8 +83,9 @@ type Config struct {
 	ImageGCHighThreshold, ImageGCLowThreshold int
 
 	// ContainerLogMaxSize (bytes) and ContainerLogMaxFiles rotate the
-	// engine's json-file logs of every container berth creates (see
-	// config/containerlogs.go).
+	// logs of every container berth creates when the engine's log driver
+	// writes files, json-file or local (see config/containerlogs.go and
+	// runtime.LogDriver).
 	ContainerLogMaxSize  int64
 	ContainerLogMaxFiles int
 
