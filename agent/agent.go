@@ -200,6 +200,9 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Agent, err error) {
 
 		MaxWatches:         cfg.MaxWatches,
 		MaxWatchesPerToken: cfg.MaxWatchesPerToken,
+
+		MaxMutatingRequests:         cfg.MaxMutatingRequests,
+		MaxMutatingRequestsPerToken: cfg.MaxMutatingRequestsPerToken,
 	})
 	a.api = api
 	server.RegisterLogs(api, rt)
@@ -389,6 +392,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	if waitUntil(ctx, a.dockerInf.Synced) {
 		log.Info("docker containers listed; starting sources and controller")
+		a.logContainerLogDriver(ctx)
 		updates := make(chan sources.Update)
 		a.srcInf.Node = admissionNode(host)
 		g.Go(func() error { a.srcInf.Run(ctx, updates); return nil })
@@ -406,6 +410,21 @@ func (a *Agent) Run(ctx context.Context) error {
 	err = g.Wait()
 	log.Info("berth stopped; pods keep running")
 	return err
+}
+
+// logContainerLogDriver says once, at start, when the engine's log driver
+// leaves container log rotation to the daemon (neither json-file nor
+// local). The runtime reads the driver again at the first create if the
+// engine does not answer now.
+func (a *Agent) logContainerLogDriver(ctx context.Context) {
+	ld, err := a.rt.ContainerLogDriver(ctx)
+	switch {
+	case err != nil:
+		a.log.Warn("the engine's log driver is not known yet; it is read when the first container is created", "err", err)
+	case !ld.Rotated:
+		a.log.Info("containers keep the engine's log driver and its options: their log rotation is the daemon's, "+
+			"container_log_max_size and container_log_max_files apply to json-file and local only", "log_driver", ld.Engine)
+	}
 }
 
 // waitUntil polls cond until it holds (true) or ctx ends (false).

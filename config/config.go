@@ -83,8 +83,9 @@ type Config struct {
 	ImageGCHighThreshold, ImageGCLowThreshold int
 
 	// ContainerLogMaxSize (bytes) and ContainerLogMaxFiles rotate the
-	// engine's json-file logs of every container berth creates (see
-	// config/containerlogs.go).
+	// logs of every container berth creates when the engine's log driver
+	// writes files, json-file or local (see config/containerlogs.go and
+	// runtime.LogDriver).
 	ContainerLogMaxSize  int64
 	ContainerLogMaxFiles int
 
@@ -101,8 +102,12 @@ type Config struct {
 	NodeLogsDir string
 	// MaxConnections caps the API's open connections (lowered at start to
 	// half the open-file limit); MaxWatches the requests held open (watches,
-	// followed logs) in total and MaxWatchesPerToken those of one token.
+	// log reads) in total and MaxWatchesPerToken those of one token.
 	MaxConnections, MaxWatches, MaxWatchesPerToken int
+	// MaxMutatingRequests caps the requests that change state (POST, PUT,
+	// PATCH, DELETE but exec) in flight in total, MaxMutatingRequestsPerToken
+	// those of one token.
+	MaxMutatingRequests, MaxMutatingRequestsPerToken int
 
 	CadvisorEnabled      bool
 	CadvisorHousekeeping time.Duration
@@ -211,6 +216,8 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("server.max_connections", 4096)
 	v.SetDefault("server.max_watches", 1000)
 	v.SetDefault("server.max_watches_per_token", 100)
+	v.SetDefault("server.max_mutating_requests", 20)
+	v.SetDefault("server.max_mutating_requests_per_token", 10)
 	v.SetDefault("cadvisor.enabled", true)
 	v.SetDefault("cadvisor.housekeeping", "10s")
 	v.SetDefault("log.level", "info")
@@ -434,6 +441,8 @@ func fromViper(v *viper.Viper) (*Config, error) {
 	p.imageGC(c)
 	p.containerLogs(c)
 	p.quotas(c)
+	c.MaxMutatingRequests = p.integer("server.max_mutating_requests", 1, 1<<20)
+	c.MaxMutatingRequestsPerToken = p.integer("server.max_mutating_requests_per_token", 1, 1<<20)
 	c.NodeLabels = p.nodeLabels(c.NodeName)
 	c.EtcdEndpoints = etcdclient.SplitEndpoints(c.EtcdEndpoints...)
 	if c.NodeName == "" {
@@ -479,6 +488,9 @@ func fromViper(v *viper.Viper) (*Config, error) {
 	}
 	if c.MaxWatchesPerToken > c.MaxWatches {
 		p.errs = append(p.errs, fmt.Sprintf("server.max_watches_per_token: %d is above server.max_watches %d", c.MaxWatchesPerToken, c.MaxWatches))
+	}
+	if c.MaxMutatingRequestsPerToken > c.MaxMutatingRequests {
+		p.errs = append(p.errs, fmt.Sprintf("server.max_mutating_requests_per_token: %d is above server.max_mutating_requests %d", c.MaxMutatingRequestsPerToken, c.MaxMutatingRequests))
 	}
 	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
 		p.errs = append(p.errs, "server.tls: cert_file and key_file must be set together")

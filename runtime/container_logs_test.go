@@ -19,13 +19,16 @@ func TestEngineSize(t *testing.T) {
 	}
 }
 
-// Every container berth creates has its logs in the engine's json-file
-// driver, rotated at 10 MiB into at most 5 files unless SetContainerLogs
-// said otherwise; the engine's logs read across the rotated files and
-// what rotated out is gone from disk.
+// On an engine of the default log driver, json-file, every container
+// berth creates has its logs in that driver, rotated at 10 MiB into at
+// most 5 files unless SetContainerLogs said otherwise; the engine's logs
+// read across the rotated files and what rotated out is gone from disk.
 func TestDockerContainerLogRotation(t *testing.T) {
 	t.Parallel()
 	d := testDocker(t)
+	if ld, err := d.ContainerLogDriver(t.Context()); err != nil || ld != (LogDriver{Engine: "json-file", Rotated: true}) {
+		t.Fatalf("the test engine's log driver: %+v %v, want json-file, the engine's default", ld, err)
+	}
 	pod := uniquePod(t)
 	logConfig := func(id string) container.LogConfig {
 		t.Helper()

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/berth-dev/berth/model"
@@ -32,6 +33,9 @@ type Docker struct {
 	cli   *client.Client
 	creds *Credentials
 	logs  ContainerLogs
+
+	logDriverMu sync.Mutex
+	logDriver   LogDriver // zero until read (ContainerLogDriver)
 }
 
 var _ Runtime = (*Docker)(nil)
@@ -175,14 +179,19 @@ func convertInspect(resp container.InspectResponse) *model.Container {
 }
 
 // CreateContainer creates (does not start) a container, its logs rotated
-// as SetContainerLogs says, and returns its ID.
+// as SetContainerLogs says on an engine whose log driver writes files
+// (ContainerLogDriver), and returns its ID.
 // A name already in use yields an error wrapping ErrNameConflict.
 func (d *Docker) CreateContainer(ctx context.Context, cfg *ContainerConfig) (string, error) {
 	config, hostConfig, err := dockerConfig(cfg)
 	if err != nil {
 		return "", fmt.Errorf("create container %s: %w", cfg.Name, err)
 	}
-	hostConfig.LogConfig = d.logs.logConfig()
+	driver, err := d.ContainerLogDriver(ctx)
+	if err != nil {
+		return "", fmt.Errorf("create container %s: %w", cfg.Name, err)
+	}
+	hostConfig.LogConfig = d.logs.logConfig(driver)
 	if err := volumeSubpathSupported(cfg.Mounts, d.cli.ClientVersion()); err != nil {
 		return "", fmt.Errorf("create container %s: %w", cfg.Name, err)
 	}

@@ -53,11 +53,12 @@ type scopeKey struct{}
 
 // guard serves h to the requests whose scope grants a, with the scope in
 // the request's context; it answers the others 401 or 403 in plain text.
-func (s *Server) guard(a access, h http.Handler) http.Handler {
-	return s.guardWith(a, h, plainRefusal)
+// logs marks a route of logs (see logRoute).
+func (s *Server) guard(a access, logs bool, h http.Handler) http.Handler {
+	return s.guardWith(a, logs, h, plainRefusal)
 }
 
-// refusal writes a 401 or 403 answer with msg.
+// refusal writes a 401, 403 or 429 answer with msg.
 type refusal func(w http.ResponseWriter, code int, msg string)
 
 func plainRefusal(w http.ResponseWriter, code int, msg string) {
@@ -68,10 +69,11 @@ func plainRefusal(w http.ResponseWriter, code int, msg string) {
 	http.Error(w, msg, code)
 }
 
-// guardWith is guard answering refusals with refuse. A request that holds
-// open (a watch, followed logs) also needs a slot of s.watches: over its
-// caps it is a 429 with Retry-After, its HTTP/1 connection closed.
-func (s *Server) guardWith(a access, h http.Handler, refuse refusal) http.Handler {
+// guardWith is guard answering refusals with refuse. A request also needs
+// a slot of its in-flight cap (limitOf): over it, it is a 429 with
+// Retry-After; a refused request that would have been held open also has
+// its HTTP/1 connection closed.
+func (s *Server) guardWith(a access, logs bool, h http.Handler, refuse refusal) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sc, token, known := s.scopeOf(r)
 		if !known {
@@ -93,14 +95,16 @@ func (s *Server) guardWith(a access, h http.Handler, refuse refusal) http.Handle
 			refuse(w, http.StatusForbidden, ErrAnonymousNodeLogs)
 			return
 		}
-		if s.watches != nil && holdsOpen(r) {
-			release, msg := s.watches.acquire(token)
+		if l, holding := s.limitOf(a, logs, r); l != nil {
+			release, msg := l.acquire(token)
 			if msg != "" {
-				w.Header().Set("Retry-After", strconv.Itoa(watchRetryAfter))
-				if r.ProtoMajor == 1 {
+				w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
+				if holding && r.ProtoMajor == 1 {
 					// Its slot under server.max_connections too. (Over
 					// HTTP/2 it would send GOAWAY, moving the client's
-					// next requests off the connection its watches share.)
+					// next requests off the connection its watches share.
+					// A refused write keeps its connection: client-go
+					// retries it there after Retry-After.)
 					w.Header().Set("Connection", "close")
 				}
 				refuse(w, http.StatusTooManyRequests, msg)

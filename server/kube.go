@@ -32,7 +32,7 @@ func RegisterKube(s *Server, routes []kubeapi.Route) {
 		if rt.Access == kubeapi.AccessWrite {
 			h = http.MaxBytesHandler(h, MaxPushBody)
 		}
-		s.mux.Handle(rt.Pattern, s.guardWith(a, h, kubeRefusal))
+		s.mux.Handle(rt.Pattern, s.guardWith(a, logRoute(rt.Pattern), h, kubeRefusal))
 	}
 }
 
@@ -42,7 +42,7 @@ func (s *Server) Visible(r *http.Request, p *model.Pod) bool { return s.visible(
 
 func kubeRefusal(w http.ResponseWriter, code int, msg string) {
 	if code == http.StatusTooManyRequests {
-		kubeapi.WriteError(w, apierrors.NewTooManyRequests(msg, watchRetryAfter))
+		kubeapi.WriteError(w, apierrors.NewTooManyRequests(msg, retryAfter))
 		return
 	}
 	reason := metav1.StatusReasonForbidden

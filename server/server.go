@@ -52,11 +52,17 @@ type Options struct {
 	// DELETED (nil: the real clock).
 	Clock clock.Clock
 	// MaxWatches caps the requests held open at once (watches of /pods
-	// and of the Kubernetes API, followed logs) and MaxWatchesPerToken
-	// those of one token (requests without a known token count as one);
-	// over a cap the answer is 429 (server.max_watches,
+	// and of the Kubernetes API, log reads) and MaxWatchesPerToken those
+	// of one token (requests without a known token count as one); over a
+	// cap the answer is 429 (server.max_watches,
 	// server.max_watches_per_token). Zero: no cap.
 	MaxWatches, MaxWatchesPerToken int
+	// MaxMutatingRequests caps the other requests that change state
+	// (POST, PUT, PATCH, DELETE; exec, attach and port-forward aside) in
+	// flight at once, MaxMutatingRequestsPerToken those of one token, as
+	// MaxWatches does (server.max_mutating_requests,
+	// server.max_mutating_requests_per_token). Zero: no cap.
+	MaxMutatingRequests, MaxMutatingRequestsPerToken int
 }
 
 // Server serves the API; build with New, serve with http.Server{Handler: s}.
@@ -66,8 +72,9 @@ type Server struct {
 	// pushSource names the source whose pods push tokens see (set by
 	// RegisterPush; empty: they see none).
 	pushSource string
-	// watches holds the slots of the requests held open (nil: no cap).
-	watches *watchLimit
+	// watches holds the slots of the requests held open, mutating those of
+	// the requests that change state (nil: no cap).
+	watches, mutating *inflightLimit
 }
 
 // New returns the API handler.
@@ -78,6 +85,9 @@ func New(o Options) *Server {
 	s := &Server{opts: o, mux: newPatternMux()}
 	if o.MaxWatches > 0 || o.MaxWatchesPerToken > 0 {
 		s.watches = newWatchLimit(o.MaxWatches, o.MaxWatchesPerToken)
+	}
+	if o.MaxMutatingRequests > 0 || o.MaxMutatingRequestsPerToken > 0 {
+		s.mutating = newMutatingLimit(o.MaxMutatingRequests, o.MaxMutatingRequestsPerToken)
 	}
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
 	s.mux.HandleFunc("GET /readyz", s.readyz)
@@ -94,7 +104,7 @@ func New(o Options) *Server {
 func (s *Server) Handle(pattern string, h http.Handler) { s.handle(pattern, accessAdmin, h) }
 
 func (s *Server) handle(pattern string, a access, h http.Handler) {
-	s.mux.Handle(pattern, s.guard(a, h))
+	s.mux.Handle(pattern, s.guard(a, logRoute(pattern), h))
 }
 
 // MaxPushBody caps request bodies of the push routes at the server, beside

@@ -1,18 +1,24 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/berth-dev/berth/kubeapi"
+	"github.com/berth-dev/berth/runtime"
+	"github.com/berth-dev/berth/runtime/fake"
 	"github.com/berth-dev/berth/store"
 )
 
@@ -134,15 +140,13 @@ func TestWatchCapOfUnknownTokens(t *testing.T) {
 
 func TestHoldsOpen(t *testing.T) {
 	for target, want := range map[string]bool{
-		"/pods":                                        false,
-		"/pods?watch=1":                                true,
-		"/pods?watch=0":                                false,
-		"/api/v1/pods?watch=true":                      true,
-		"/api/v1/pods?watch":                           true,
-		"/api/v1/pods?watch=bogus":                     true,
-		"/containerLogs/a/b/c?follow":                  true,
-		"/containerLogs/a/b/c?follow=no":               true,
-		"/api/v1/namespaces/a/pods/b/log?follow=false": false,
+		"/pods":                    false,
+		"/pods?watch=1":            true,
+		"/pods?watch=0":            false,
+		"/api/v1/pods?watch=true":  true,
+		"/api/v1/pods?watch":       true,
+		"/api/v1/pods?watch=bogus": true,
+		"/api/v1/pods?follow=true": false,
 	} {
 		if got := holdsOpen(httptest.NewRequest("GET", target, nil)); got != want {
 			t.Errorf("%s: %v, want %v", target, got, want)
@@ -150,5 +154,112 @@ func TestHoldsOpen(t *testing.T) {
 	}
 	if holdsOpen(httptest.NewRequest("POST", "/pods?watch=1", nil)) {
 		t.Error("a POST holds open")
+	}
+	if !holdsOpen(httptest.NewRequest("HEAD", "/pods?watch=1", nil)) {
+		t.Error("a HEAD watch, served by the GET route, does not hold open")
+	}
+}
+
+// Every route of logs berth mounts is a log route, followed or not.
+func TestLogRoutes(t *testing.T) {
+	for pattern, want := range map[string]bool{
+		"GET /containerLogs/{ns}/{pod}/{container}":                   true,
+		"GET /logs/{path...}":                                         true,
+		"GET /api/v1/namespaces/{ns}/pods/{name}/log":                 true,
+		"GET /api/v1/nodes/{node}/proxy/logs/{path...}":               true,
+		"GET /api/v1/namespaces/{ns}/pods/{name}":                     false,
+		"GET /api/v1/namespaces/{ns}/configmaps":                      false,
+		"POST /api/v1/namespaces/{ns}/pods/{name}/exec":               false,
+		"GET /pods/{ns}/{name}":                                       false,
+		"PATCH /api/v1/namespaces/{ns}/persistentvolumeclaims/{name}": false,
+	} {
+		if got := logRoute(pattern); got != want {
+			t.Errorf("%s: %v, want %v", pattern, got, want)
+		}
+	}
+}
+
+// A HEAD is served by the GET routes: a HEAD watch is held open like a
+// GET one and takes a slot.
+func TestHeadWatchTakesASlot(t *testing.T) {
+	_, base := limitedAPI(t, []string{"admin"}, 10, 1)
+	// On a connection of its own, kept open after the answer's headers
+	// (an HTTP client takes a HEAD as done there and closes or reuses it).
+	headWatch := func() (status string, stop func()) {
+		c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "HEAD /api/v1/pods?watch=true HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer pusher\r\n\r\n")
+		line, err := bufio.NewReader(c).ReadString('\n')
+		if err != nil {
+			c.Close()
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(line), func() { c.Close() }
+	}
+	status, stop := headWatch()
+	defer stop()
+	if status != "HTTP/1.1 200 OK" {
+		t.Fatalf("the first HEAD watch: %s", status)
+	}
+	status, stop2 := headWatch()
+	defer stop2()
+	if status != "HTTP/1.1 429 Too Many Requests" {
+		t.Fatalf("a second HEAD watch over the per-token cap of 1: %s, want 429", status)
+	}
+}
+
+// stalledLogs is a LogSource whose first stream never ends before its
+// client leaves: a long log read by a slow client.
+type stalledLogs struct {
+	once    sync.Once
+	entered chan struct{}
+}
+
+func (s *stalledLogs) Logs(ctx context.Context, id string, opts runtime.LogOptions) (io.ReadCloser, error) {
+	stall := false
+	s.once.Do(func() { stall = true })
+	if !stall {
+		return io.NopCloser(strings.NewReader("line\n")), nil
+	}
+	close(s.entered)
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestLogReadsTakeASlot: a log read holds an engine stream until its
+// client has read it all, however long that takes, followed or not (the
+// apiserver counts the log subresource as long-running): it takes a slot.
+func TestLogReadsTakeASlot(t *testing.T) {
+	st, _ := store.New(nil)
+	rt := fake.New(nil)
+	rt.AddImage("img")
+	labels := map[string]string{runtime.LabelPodNamespace: "default", runtime.LabelPodName: "web",
+		runtime.LabelContainerName: "app", runtime.LabelAttempt: "0"}
+	id, err := rt.CreateContainer(context.Background(), &runtime.ContainerConfig{Name: "c", Image: "img", Labels: labels})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := rt.InspectContainer(context.Background(), id)
+	_, _ = st.UpsertContainer(c)
+	s := New(Options{Store: st, Tokens: []string{"admin"}, MaxWatches: 10, MaxWatchesPerToken: 1})
+	src := &stalledLogs{entered: make(chan struct{})}
+	RegisterLogs(s, src)
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/containerLogs/default/web/app", nil)
+		req.Header.Set("Authorization", "Bearer admin")
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	<-src.entered
+	if code, body := do(t, "GET", srv.URL+"/containerLogs/default/web/app?follow=false", "admin", nil); code != http.StatusTooManyRequests {
+		t.Fatalf("a log read beside a stalled one, over the per-token cap of 1: %d %s", code, body)
 	}
 }
