@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	goruntime "runtime"
 	"strings"
 	"testing"
 	"time"
@@ -16,18 +15,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/berth-dev/berth/manifest"
-)
 
-// allocated runs f and returns the bytes the process (the test server's
-// handlers included) allocated meanwhile.
-func allocated(f func()) uint64 {
-	var before, after goruntime.MemStats
-	goruntime.GC()
-	goruntime.ReadMemStats(&before)
-	f()
-	goruntime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
+	"github.com/berth-dev/berth/internal/testutil"
+)
 
 // maxRefusalAlloc is what refusing one of the bodies below may allocate:
 // a few copies of the body. Without the bounds each cost hundreds of MiB.
@@ -78,7 +68,7 @@ func (f *writeFixture) refusedSmall(t *testing.T, what, method, path, ctype, bod
 	t.Helper()
 	var got int
 	var answer string
-	alloc := allocated(func() { got, _, answer = f.do(t, method, path, ctype, body, "Authorization", "Bearer push") })
+	alloc := testutil.Allocated(func() { got, _, answer = f.do(t, method, path, ctype, body, "Authorization", "Bearer push") })
 	t.Logf("%s (%d bytes): %d, %d MiB allocated: %.200s", what, len(body), got, alloc>>20, answer)
 	if got != code {
 		t.Errorf("%s: %d %.300s, want %d", what, got, answer, code)

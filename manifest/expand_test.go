@@ -3,20 +3,11 @@ package manifest
 import (
 	"fmt"
 	"reflect"
-	goruntime "runtime"
 	"strings"
 	"testing"
-)
 
-// allocated runs f and returns the bytes the process allocated meanwhile.
-func allocated(f func()) uint64 {
-	var before, after goruntime.MemStats
-	goruntime.GC()
-	goruntime.ReadMemStats(&before)
-	f()
-	goruntime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
+	"github.com/berth-dev/berth/internal/testutil"
+)
 
 // aliasBomb is a ConfigMap whose one scalar of size bytes is referenced by
 // n aliases: size + a few bytes per alias of YAML, n × size of JSON.
@@ -38,7 +29,7 @@ func aliasBomb(size, n int) string {
 func TestDecodeAliasBombRefused(t *testing.T) {
 	data := []byte(aliasBomb(100<<10, 100))
 	var dec Decoded
-	alloc := allocated(func() { dec = DecodeAll("push", "/configmaps/default/bomb", data, Options{}) })
+	alloc := testutil.Allocated(func() { dec = DecodeAll("push", "/configmaps/default/bomb", data, Options{}) })
 	t.Logf("%d bytes of YAML: %d MiB allocated, errors %v", len(data), alloc>>20, dec.Errors)
 	if len(dec.Objects) != 0 || len(dec.Errors) != 1 {
 		t.Fatalf("objects %d, errors %v: want one error", len(dec.Objects), dec.Errors)
@@ -133,7 +124,7 @@ func TestDecodeListBombRefused(t *testing.T) {
 	}
 	b.WriteString("{}]}}")
 	var dec Decoded
-	alloc := allocated(func() { dec = DecodeAll("push", "/pods/default/x", []byte(b.String()), Options{DeriveUIDs: true}) })
+	alloc := testutil.Allocated(func() { dec = DecodeAll("push", "/pods/default/x", []byte(b.String()), Options{DeriveUIDs: true}) })
 	t.Logf("%d bytes: %d MiB allocated, errors %v", b.Len(), alloc>>20, dec.Errors)
 	if len(dec.Pods) != 0 || len(dec.Errors) != 1 {
 		t.Fatalf("pods %d, errors %v: want one error", len(dec.Pods), dec.Errors)

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -58,25 +57,6 @@ func hold(t *testing.T, url, token string) (code int, body string, retryAfter st
 	return resp.StatusCode, string(b), resp.Header.Get("Retry-After"), nil
 }
 
-// waitOpen waits until the server holds n watches (a closed one is given
-// back when its handler returns, after the client left).
-func waitOpen(t *testing.T, s *Server, n int) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		s.watches.mu.Lock()
-		open := s.watches.open
-		s.watches.mu.Unlock()
-		if open == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d watches open, want %d", open, n)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // TestWatchCaps: one token holds at most the per-token cap of watches and
 // followed logs, all tokens together the total cap; the next is a 429 with
 // Retry-After (a TooManyRequests Status under /api), and a closed watch
@@ -111,7 +91,7 @@ func TestWatchCaps(t *testing.T) {
 	}
 
 	w1()
-	waitOpen(t, s, 2)
+	waitSlots(t, s.watches, 2)
 	code, _, _, w3 := hold(t, base+"/pods?watch=1", "pusher")
 	if code != http.StatusOK {
 		t.Fatalf("a watch after one closed: %d", code)

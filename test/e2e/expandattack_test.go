@@ -84,18 +84,7 @@ func TestExpansionAttacksWithAPushToken(t *testing.T) {
 		}
 	}
 
-	if code, _ := authDo(t, "GET", b.URL("/readyz"), admin, ""); code != http.StatusOK {
-		t.Fatalf("berth after the bodies: /readyz %d", code)
-	}
-	if code, text := authDo(t, "GET", b.URL("/metrics"), admin, ""); code == http.StatusOK {
-		rss, ok := metricValue(text, "process_resident_memory_bytes")
-		t.Logf("berth RSS after the bodies: %.0f MiB", rss/(1<<20))
-		if !ok || rss > 256<<20 {
-			t.Errorf("berth RSS after the bodies: %.0f MiB, more than 256 MiB", rss/(1<<20))
-		}
-	} else {
-		t.Errorf("GET /metrics: %d", code)
-	}
+	aliveAndSmall(t, b, admin, "the bodies", 256<<20)
 
 	// A Secret pushed in a List is stored, and patched, as the one Secret.
 	list := `{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"Secret",` +
