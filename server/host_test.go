@@ -1,7 +1,6 @@
 package server
 
 import (
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -19,16 +18,7 @@ func hostGet(t *testing.T, url, host, token string) (int, string) {
 		t.Fatal(err)
 	}
 	req.Host = host
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return send(t, req, token)
 }
 
 // TestOpenServerRefusesForeignHosts: a server without admin tokens

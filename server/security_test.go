@@ -43,6 +43,13 @@ func fullAPI(t *testing.T, l Limits) string {
 func do(t *testing.T, method, url, token string, body io.Reader) (int, string) {
 	t.Helper()
 	req, _ := http.NewRequest(method, url, body)
+	return send(t, req, token)
+}
+
+// send sends req with token (none when "") and returns the answer's code
+// and body.
+func send(t *testing.T, req *http.Request, token string) (int, string) {
+	t.Helper()
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
