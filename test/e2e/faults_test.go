@@ -930,7 +930,7 @@ func TestFaultHostileManifests(t *testing.T) {
 	// A running pod's file replaced by an alias bomb: the pod keeps its
 	// last good spec (the whole file failed).
 	writeFile(t, b.Pods, "good.yaml", testutil.BillionLaughs)
-	logLine(t, b, "good.yaml", "excessive aliasing")
+	logLine(t, b, "good.yaml", "YAML aliases expand this document")
 	assertStable(t, b.Node, "good", good, 2500*time.Millisecond)
 	writeFile(t, b.Pods, "good.yaml", appPod("good", "v1"))
 
