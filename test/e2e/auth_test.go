@@ -33,17 +33,44 @@ func writeToken(tb testing.TB, name string) (file, token string) {
 // authDo sends method url with body and a bearer token (none if empty).
 func authDo(tb testing.TB, method, url, token, body string) (int, string) {
 	tb.Helper()
-	req, _ := http.NewRequest(method, url, strings.NewReader(body))
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	code, text, err := tokenDo(method, url, token, "", body)
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return code, text
+}
+
+// tokenDo sends method url with a bearer token (none when "") and a body
+// of type ctype (none when ""), as curl would, within 10 s.
+func tokenDo(method, url, token, ctype, body string) (int, string, error) {
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		return 0, "", err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		return 0, "", err
+	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return resp.StatusCode, string(b), nil
+}
+
+// startWithPush starts berth with an admin token file and the push source
+// on with a push token file (plus env), and returns it with both tokens.
+func startWithPush(t *testing.T, env ...string) (b *Berth, admin, push string) {
+	t.Helper()
+	adminFile, admin := writeToken(t, "admin")
+	pushFile, push := writeToken(t, "push")
+	b = startBerth(t, Options{Env: append([]string{"BERTH_SERVER_TOKEN_FILE=" + adminFile,
+		"BERTH_SOURCES_PUSH_ENABLED=true", "BERTH_SOURCES_PUSH_TOKEN_FILE=" + pushFile}, env...)})
+	return b, admin, push
 }
 
 // TestPushTokenScope: a push client's token pushes and reads its own pods,

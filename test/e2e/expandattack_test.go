@@ -55,10 +55,7 @@ func expandAliasBomb(name string, n int) string {
 // TestSecretStoredAsListCannotLeak); here the push route's List is stored
 // as the one Secret.
 func TestExpansionAttacksWithAPushToken(t *testing.T) {
-	adminFile, admin := writeToken(t, "admin")
-	pushFile, push := writeToken(t, "push")
-	b := startBerth(t, Options{Env: []string{"BERTH_SERVER_TOKEN_FILE=" + adminFile,
-		"BERTH_SOURCES_PUSH_ENABLED=true", "BERTH_SOURCES_PUSH_TOKEN_FILE=" + pushFile}})
+	b, admin, push := startWithPush(t)
 	pods := b.URL("/api/v1/namespaces/default/pods")
 
 	for _, tc := range []struct {

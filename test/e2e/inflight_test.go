@@ -80,11 +80,7 @@ func concurrentPatches(t *testing.T, n int, url, token, patch string) (codes map
 // stays ready. (Measured: without the cap, 40 such patches took berth's
 // peak RSS from 63 to 813 MiB; with 4, 10 in flight: 145, 256 MiB.)
 func TestConcurrentWritesAreCapped(t *testing.T) {
-	adminFile, admin := writeToken(t, "admin")
-	pushFile, push := writeToken(t, "push")
-	b := startBerth(t, Options{Env: []string{"BERTH_SERVER_TOKEN_FILE=" + adminFile,
-		"BERTH_SOURCES_PUSH_ENABLED=true", "BERTH_SOURCES_PUSH_TOKEN_FILE=" + pushFile,
-		"BERTH_SERVER_MAX_MUTATING_REQUESTS_PER_TOKEN=4"}})
+	b, admin, push := startWithPush(t, "BERTH_SERVER_MAX_MUTATING_REQUESTS_PER_TOKEN=4")
 	cms := b.URL("/api/v1/namespaces/default/configmaps")
 	cm := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"big"},"data":{"a":"` + strings.Repeat("A", 900<<10) + `"}}`
 	if code, body := patchDo(t, "POST", cms, push, "application/json", cm); code != http.StatusCreated {

@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -16,19 +15,11 @@ import (
 // (an error, and code 0).
 func patchDo(t *testing.T, method, url, token, ctype, body string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest(method, url, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+token)
-	if ctype != "" {
-		req.Header.Set("Content-Type", ctype)
-	}
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	code, text, err := tokenDo(method, url, token, ctype, body)
 	if err != nil {
 		t.Errorf("%s %s: %v", method, url, err)
-		return 0, ""
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return code, text
 }
 
 // TestPatchAttacksWithAPushToken: what a push token's holder tried against
@@ -38,10 +29,7 @@ func patchDo(t *testing.T, method, url, token, ctype, body string) (int, string)
 // a dry-run patch of a Secret answers without its values, and a JSON
 // patch copying a value where GET serves it is refused.
 func TestPatchAttacksWithAPushToken(t *testing.T) {
-	adminFile, admin := writeToken(t, "admin")
-	pushFile, push := writeToken(t, "push")
-	b := startBerth(t, Options{Env: []string{"BERTH_SERVER_TOKEN_FILE=" + adminFile,
-		"BERTH_SOURCES_PUSH_ENABLED=true", "BERTH_SOURCES_PUSH_TOKEN_FILE=" + pushFile}})
+	b, admin, push := startWithPush(t)
 	pods := b.URL("/api/v1/namespaces/default/pods")
 	pod := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"pa"},"spec":{"containers":[{"name":"main","image":"` +
 		testImage + `","args":["sleep"]}]}}`

@@ -15,10 +15,7 @@ import (
 // the file source's, and the node counts its pods only; the admin token
 // sees every namespace and pod.
 func TestPushTokenSeesItsOwnNamespaces(t *testing.T) {
-	adminFile, admin := writeToken(t, "admin")
-	pushFile, push := writeToken(t, "push")
-	b := startBerth(t, Options{Env: []string{"BERTH_SERVER_TOKEN_FILE=" + adminFile,
-		"BERTH_SOURCES_PUSH_ENABLED=true", "BERTH_SOURCES_PUSH_TOKEN_FILE=" + pushFile}})
+	b, admin, push := startWithPush(t)
 	writeFile(t, b.Pods, "trusted.yaml", withMeta(sleeper("trusted"), "trusted", "trusted-ns", "trusted"))
 	writeFile(t, b.Pods, "trusted2.yaml", withMeta(sleeper("trusted2"), "trusted2", "trusted-ns", "trusted"))
 	if code, body := authDo(t, "POST", b.URL("/pods/push-ns/pushed"), push, withMeta(sleeper("pushed"), "pushed", "push-ns", "pushed")); code != http.StatusCreated {

@@ -18,10 +18,7 @@ import (
 // baseline violation. Nothing reaches the host, the trusted pod's data
 // survives the copycat's deletion, and every refusal names its field.
 func TestUntrustedPushCannotReachTheHost(t *testing.T) {
-	adminFile, admin := writeToken(t, "admin")
-	pushFile, push := writeToken(t, "push")
-	b := startBerth(t, Options{Env: []string{"BERTH_SERVER_TOKEN_FILE=" + adminFile,
-		"BERTH_SOURCES_PUSH_ENABLED=true", "BERTH_SOURCES_PUSH_TOKEN_FILE=" + pushFile}})
+	b, admin, push := startWithPush(t)
 
 	// A host directory outside root_dir that a hostile UID aims at.
 	victim := t.TempDir()

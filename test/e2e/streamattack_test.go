@@ -62,10 +62,7 @@ spec:
 // reach the trusted pod's containers: streams follow the pod's UID and
 // source, not its namespace/name.
 func TestStreamsFollowPodUID(t *testing.T) {
-	adminFile, admin := writeToken(t, "admin")
-	pushFile, push := writeToken(t, "push")
-	b := startBerth(t, Options{Env: []string{"BERTH_SERVER_TOKEN_FILE=" + adminFile,
-		"BERTH_SOURCES_PUSH_ENABLED=true", "BERTH_SOURCES_PUSH_TOKEN_FILE=" + pushFile}})
+	b, admin, push := startWithPush(t)
 	ctx := context.Background()
 	adminCS, pushCS := kubeClient(t, b, admin), kubeClient(t, b, push)
 	adminCfg := &rest.Config{Host: b.URL(""), BearerToken: admin}

@@ -50,10 +50,7 @@ func watchLines(t *testing.T, b *Berth, path, token, accept string) []string {
 // own objects' deletion, with the state it could see, and nothing of the
 // file source's, as JSON or as kubectl's Tables.
 func TestResumedWatchDoesNotLeakTrustedObjects(t *testing.T) {
-	adminFile, admin := writeToken(t, "admin")
-	pushFile, push := writeToken(t, "push")
-	b := startBerth(t, Options{Env: []string{"BERTH_SERVER_TOKEN_FILE=" + adminFile,
-		"BERTH_SOURCES_PUSH_ENABLED=true", "BERTH_SOURCES_PUSH_TOKEN_FILE=" + pushFile}})
+	b, admin, push := startWithPush(t)
 	ctx := context.Background()
 	cs := kubeClient(t, b, push)
 	grace := int64(2)

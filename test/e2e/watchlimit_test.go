@@ -30,11 +30,7 @@ func openFDs(t *testing.T, pid int) int {
 // with Retry-After at once; the file source still starts a new pod, berth
 // never logs "too many open files", and the admin's requests are answered.
 func TestHeldWatchesLeaveTheFileSourceItsDescriptors(t *testing.T) {
-	adminFile, admin := writeToken(t, "admin")
-	pushFile, push := writeToken(t, "push")
-	b := startBerth(t, Options{Env: []string{"BERTH_SERVER_TOKEN_FILE=" + adminFile,
-		"BERTH_SOURCES_PUSH_ENABLED=true", "BERTH_SOURCES_PUSH_TOKEN_FILE=" + pushFile,
-		"BERTH_SERVER_MAX_CONNECTIONS=200"}})
+	b, admin, push := startWithPush(t, "BERTH_SERVER_MAX_CONNECTIONS=200")
 	b.mu.Lock()
 	pid := b.cmd.Process.Pid
 	b.mu.Unlock()
