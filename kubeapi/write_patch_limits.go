@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -179,31 +178,4 @@ func checkJSONPatch(k writeKind, name string, patch []byte) error {
 		return badRequest("the JSON patch nests deeper than JSON is decoded")
 	}
 	return nil
-}
-
-// step is one step of the path to a value: a map key, or a list index.
-type step struct {
-	up    *step
-	key   string
-	index int
-}
-
-// String renders the path as Kubernetes names fields: spec.containers[0].env.
-func (s *step) String() string {
-	var parts []string
-	for ; s != nil; s = s.up {
-		if s.key != "" {
-			parts = append(parts, s.key)
-		} else {
-			parts = append(parts, "["+strconv.Itoa(s.index)+"]")
-		}
-	}
-	var b strings.Builder
-	for i := len(parts) - 1; i >= 0; i-- {
-		if b.Len() > 0 && !strings.HasPrefix(parts[i], "[") {
-			b.WriteByte('.')
-		}
-		b.WriteString(parts[i])
-	}
-	return b.String()
 }
