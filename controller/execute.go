@@ -41,9 +41,12 @@ func (x *execState) requeue(d time.Duration) { x.requeueAfter = sooner(x.requeue
 // the sandbox and the starts run here, in that order.
 func (c *Controller) execute(ctx context.Context, in *PlanInput, pl *Plan) (Result, error) {
 	key := in.Key
-	for _, e := range pl.Events {
-		for _, pod := range planEventPods(in) {
-			c.event(pod, e.Container, e.Type, e.Reason, "%s", e.Message)
+	if len(pl.Events) > 0 {
+		pods := planEventPods(in)
+		for _, e := range pl.Events {
+			for _, pod := range pods {
+				c.event(pod, e.Container, e.Type, e.Reason, "%s", e.Message)
+			}
 		}
 	}
 	x := &execState{waiting: map[string]v1.ContainerStateWaiting{}, requeueAfter: pl.RequeueAfter}
