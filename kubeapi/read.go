@@ -18,13 +18,11 @@ func (a *API) addReads() {
 // when namespaced) and its objects under prefix; push-scoped requests get
 // res.push instead, when set.
 func (a *API) addResource(prefix string, res *resource) {
-	res.tr = newTracker(a.rev)
-	res.tr.gone = res.gone
+	a.track(res)
 	a.resources = append(a.resources, res)
 	list, get := a.serveList(res), a.serveGet(res)
 	if p := res.push; p != nil {
-		p.tr = newTracker(a.rev)
-		p.tr.gone = p.gone
+		a.track(p)
 		list, get = a.byScope(list, a.serveList(p)), a.byScope(get, a.serveGet(p))
 	}
 	a.handle("GET "+prefix+"/"+res.name, AccessRead, list)
@@ -34,6 +32,13 @@ func (a *API) addResource(prefix string, res *resource) {
 		return
 	}
 	a.handle("GET "+prefix+"/"+res.name+"/{name}", AccessRead, get)
+}
+
+// track gives res its tracker of resourceVersions, on the API's one
+// revision counter.
+func (a *API) track(res *resource) {
+	res.tr = newTracker(a.rev)
+	res.tr.gone = res.gone
 }
 
 // resource returns the served resource of name in the core group.
