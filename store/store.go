@@ -254,9 +254,7 @@ func (s *Store) Sources(ws memdb.WatchSet) ([]*model.Source, error) {
 	return out, nil
 }
 
-// UpsertSource writes the state of a source. When a source becomes synced,
-// every pod key with containers is notified, since orphans of that source may
-// now be collected.
+// UpsertSource writes the state of a source (see notifyOnSync).
 func (s *Store) UpsertSource(src *model.Source) error {
 	txn := s.db.Txn(true)
 	defer txn.Abort()
@@ -267,21 +265,33 @@ func (s *Store) UpsertSource(src *model.Source) error {
 	if err := txn.Insert(TableSources, src); err != nil {
 		return fmt.Errorf("source insert: %w", err)
 	}
-	if src.Synced && (old == nil || !old.(*model.Source).Synced) {
-		it, err := txn.Get(TableContainers, IndexID)
-		if err != nil {
-			return fmt.Errorf("container list: %w", err)
-		}
-		seen := map[string]bool{}
-		for raw := it.Next(); raw != nil; raw = it.Next() {
-			k := raw.(*model.Container).PodKey
-			if !seen[k] {
-				seen[k] = true
-				s.deferNotify(txn, k)
-			}
-		}
+	if err := s.notifyOnSync(txn, old, src); err != nil {
+		return err
 	}
 	txn.Commit()
+	return nil
+}
+
+// notifyOnSync notifies every pod key with containers when src is the
+// first synced row of its source (old is the row it replaces, or nil):
+// orphans of that source, and of sources no longer configured once all
+// have synced, may be collected now, not at the next resync.
+func (s *Store) notifyOnSync(txn *memdb.Txn, old any, src *model.Source) error {
+	if !src.Synced || (old != nil && old.(*model.Source).Synced) {
+		return nil
+	}
+	it, err := txn.Get(TableContainers, IndexID)
+	if err != nil {
+		return fmt.Errorf("container list: %w", err)
+	}
+	seen := map[string]bool{}
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		k := raw.(*model.Container).PodKey
+		if !seen[k] {
+			seen[k] = true
+			s.deferNotify(txn, k)
+		}
+	}
 	return nil
 }
 

@@ -118,3 +118,31 @@ func TestHeldPods(t *testing.T) {
 		t.Fatalf("HeldPods(http) = %v", got)
 	}
 }
+
+// The informer syncs a source through ApplySource: that sync, like
+// UpsertSource's, notifies every pod key with containers, so orphans of the
+// source are collected at once rather than at the next resync.
+func TestApplySourceSyncNotifiesContainerPods(t *testing.T) {
+	var got []string
+	s, _ := New(func(k string) { got = append(got, k) })
+	_ = s.UpsertSource(&model.Source{Name: "file"})
+	_, _ = s.UpsertContainer(&model.Container{ID: "1", PodKey: "default/orphan", Source: "file"})
+	apply := func() {
+		t.Helper()
+		got = nil
+		err := s.ApplySource("file", func(View) (SourceWrite, error) {
+			return SourceWrite{Source: &model.Source{Name: "file", Synced: true}}, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	apply()
+	if len(got) != 1 || got[0] != "default/orphan" {
+		t.Fatalf("first sync notified %v, want the orphan's key", got)
+	}
+	apply()
+	if len(got) != 0 {
+		t.Fatalf("a later update of a synced source notified %v", got)
+	}
+}

@@ -89,7 +89,8 @@ type SourceWrite struct {
 // decide reads the store through a View and returns the source's state
 // after the update; no other write comes between the reads and the write.
 // Objects are written before pods, and a pod using an object that changed
-// is notified. An error from decide writes nothing.
+// is notified, as is every pod with containers when the source row becomes
+// synced (notifyOnSync). An error from decide writes nothing.
 //
 // Misuse: decide runs under the store's write lock; it must not call the
 // Store (that deadlocks) nor block.
@@ -117,8 +118,15 @@ func (s *Store) ApplySource(source string, decide func(View) (SourceWrite, error
 		if src.Name != source {
 			return fmt.Errorf("source row %q written for source %q", src.Name, source)
 		}
+		old, err := txn.First(TableSources, IndexID, source)
+		if err != nil {
+			return fmt.Errorf("source lookup: %w", err)
+		}
 		if err := txn.Insert(TableSources, src); err != nil {
 			return fmt.Errorf("source insert: %w", err)
+		}
+		if err := s.notifyOnSync(txn, old, src); err != nil {
+			return err
 		}
 	}
 	txn.Commit()
