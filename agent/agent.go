@@ -283,7 +283,9 @@ func buildSources(cfg *config.Config, nodeIP string, etcd *clientv3.Client, st *
 				DeriveUIDs: src != "file", NodeIP: nodeIP, Node: cfg.NodeName, SandboxRepositories: pause.Reserved(cfg.PodInfraImage)}}
 	}
 	if cfg.FilePath != "" {
-		srcs = append(srcs, sources.NewFileSource("file", cfg.FilePath, cfg.FileRescan, opts("file")))
+		fs := sources.NewFileSource("file", cfg.FilePath, cfg.FileRescan, opts("file"))
+		fs.OwnersFile = filepath.Join(cfg.RootDir, "sources", "file-owners.json")
+		srcs = append(srcs, fs)
 	}
 	if cfg.HTTPURL != "" {
 		srcs = append(srcs, sources.NewHTTPSource("http", cfg.HTTPURL, cfg.HTTPInterval, cfg.HTTPHeaders,

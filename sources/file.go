@@ -69,12 +69,20 @@ type FileSource struct {
 	rescan time.Duration
 	opts   Options
 
-	missing  atomic.Bool
-	last     *Update
-	cache    decodeCache
-	warned   warnLog
-	skipped  skipLog
-	fileWarn fileWarnLog
+	// OwnersFile is where the source keeps which file declared each key
+	// first, so that a restart keeps them ("" keeps them in memory only).
+	// Set it before Run.
+	OwnersFile string
+
+	missing   atomic.Bool
+	last      *Update
+	churn     *fileChurn
+	owners    *declOwners
+	ownersErr string
+	cache     decodeCache
+	warned    warnLog
+	skipped   skipLog
+	fileWarn  fileWarnLog
 }
 
 // NewFileSource returns a file source named name for path, rescanning every
@@ -107,6 +115,11 @@ func (s *FileSource) Run(ctx context.Context, out chan<- Update) error {
 	w := &dirWatch{log: log}
 	defer w.close()
 	w.ensure(s.path)
+	s.churn = newFileChurn(debounce)
+	s.owners = newDeclOwners(s.OwnersFile, debounce)
+	if err := s.owners.load(); err != nil {
+		log.Warn("cannot read which files declared the pods first; the first file in name order takes each key", "err", err)
+	}
 
 	clk := s.opts.clock()
 	var tick <-chan time.Time
@@ -125,7 +138,21 @@ func (s *FileSource) Run(ctx context.Context, out chan<- Update) error {
 		}
 	}
 
-	if !s.scanAndSend(ctx, out, log) {
+	// scan reads what the watch has queued first, so that it knows of
+	// every write in progress it could see, then scans and sends; a scan
+	// that held a key or left a file being written asks for another.
+	scan := func() bool {
+		if w.drain(func(ev fileEvent) { s.see(w, ev, clk.Now(), wake) }) {
+			w.close()
+		}
+		w.ensure(s.path)
+		sent, again := s.scanAndSend(ctx, out, log)
+		if again {
+			wake()
+		}
+		return sent
+	}
+	if !scan() {
 		return nil
 	}
 	for {
@@ -133,14 +160,12 @@ func (s *FileSource) Run(ctx context.Context, out chan<- Update) error {
 		case <-ctx.Done():
 			return nil
 		case <-tick:
-			w.ensure(s.path)
-			if !s.scanAndSend(ctx, out, log) {
+			if !scan() {
 				return nil
 			}
 		case <-pending:
 			pending = nil
-			w.ensure(s.path)
-			if !s.scanAndSend(ctx, out, log) {
+			if !scan() {
 				return nil
 			}
 		case ev, ok := <-w.events():
@@ -148,20 +173,9 @@ func (s *FileSource) Run(ctx context.Context, out chan<- Update) error {
 				w.close()
 				continue
 			}
-			if !w.relevant(ev) {
-				continue
-			}
-			if !ev.complete {
-				wake()
-				continue
-			}
 			// Events already queued (a burst of files) go into one scan; a
 			// half-done change among them still gets its debounced scan.
-			if w.drain(wake) {
-				w.close()
-			}
-			w.ensure(s.path)
-			if !s.scanAndSend(ctx, out, log) {
+			if s.see(w, ev, clk.Now(), wake) && !scan() {
 				return nil
 			}
 		case err, ok := <-w.errors():
@@ -175,23 +189,45 @@ func (s *FileSource) Run(ctx context.Context, out chan<- Update) error {
 	}
 }
 
-// scanAndSend reports false when ctx ended before the update was taken.
-func (s *FileSource) scanAndSend(ctx context.Context, out chan<- Update, log *slog.Logger) bool {
-	u, ok := s.scan(log)
+// see records one watch event and reports whether it asks for a scan now:
+// a relevant event that says a file is complete. A relevant incomplete
+// one calls wake, for a scan after the debounce.
+func (s *FileSource) see(w *dirWatch, ev fileEvent, now time.Time, wake func()) (scanNow bool) {
+	s.churn.see(ev, now)
+	if !w.relevant(ev) {
+		return false
+	}
+	if !ev.complete {
+		wake()
+	}
+	return ev.complete
+}
+
+// scanAndSend reports false when ctx ended before the update was taken,
+// and again when a key was held or a file left for a later scan.
+func (s *FileSource) scanAndSend(ctx context.Context, out chan<- Update, log *slog.Logger) (sent, again bool) {
+	u, again, ok := s.scan(log)
 	if !ok {
-		return ctx.Err() == nil
+		return ctx.Err() == nil, again
 	}
 	select {
 	case out <- u:
-		return true
+		return true, again
 	case <-ctx.Done():
-		return false
+		return false, false
 	}
 }
 
-func (s *FileSource) scan(log *slog.Logger) (Update, bool) {
+func (s *FileSource) scan(log *slog.Logger) (u Update, again, ok bool) {
+	now := s.opts.clock().Now()
+	if s.churn == nil {
+		s.churn = newFileChurn(DefaultDebounce)
+	}
+	if s.owners == nil {
+		s.owners = newDeclOwners("", DefaultDebounce)
+	}
+	defer s.churn.scanned(now)
 	files, skipped, err := listDir(s.path)
-	var u Update
 	var fileWarns []fileWarning
 	missing := errors.Is(err, fs.ErrNotExist)
 	if was := s.missing.Swap(missing); was && !missing {
@@ -205,21 +241,30 @@ func (s *FileSource) scan(log *slog.Logger) (Update, bool) {
 	case err != nil:
 		if s.last == nil {
 			log.Error("cannot list manifests; not reporting until a scan succeeds", "err", err)
-			return Update{}, false
+			return Update{}, false, false
 		}
 		log.Error("cannot list manifests; keeping the last scan", "err", err)
 		u = Update{Source: s.name, Pods: s.last.Pods, Objects: s.last.Objects, Warnings: s.last.Warnings}
 		u.Errors = append(slices.Clip(s.last.Errors), manifest.ManifestError{Origin: s.path, Err: err.Error()})
-		return u, true
+		return u, false, true
 	default:
-		u, fileWarns = s.cache.decodeFiles(s.name, files, s.opts.Options)
+		r := s.cache.decodeFiles(s.name, files, s.opts.Options, func(f string) bool { return s.churn.inFlux(f, now) })
+		held := s.owners.settle(&r.Update, r.facts(s.churn.wasRemoved), now)
+		if err := s.owners.save(); err != nil && err.Error() != s.ownersErr {
+			log.Warn("cannot keep which files declared the pods first; a restart gives each key to the first file in name order", "err", err)
+			s.ownersErr = err.Error()
+		}
+		for _, w := range r.warns {
+			r.Warnings = append(r.Warnings, w.msg)
+		}
+		u, fileWarns, again = r.Update, r.warns, r.deferred || held
 	}
 	s.last = &u
 	s.warned.log(log, u.Pods)
 	s.skipped.log(log, skipped)
 	s.fileWarn.log(log, fileWarns)
 	log.Debug("scanned manifests", "files", len(files), "pods", len(u.Pods), "errors", len(u.Errors))
-	return u, true
+	return u, again, true
 }
 
 // readResult is how reading one manifest file went.
@@ -248,6 +293,9 @@ func decodeFile(source, file string, opts manifest.Options) (fileDecode, readRes
 		return fileDecode{Decoded: manifest.Decoded{Errors: []manifest.ManifestError{{Origin: file, Err: err.Error()}}}}, readFailed
 	}
 	dec := manifest.DecodeAll(source, file, data, opts)
+	if len(dec.Pods)+len(dec.Objects)+len(dec.Errors)+len(dec.Warnings) == 0 {
+		dec.Warnings = []string{file + ": declares nothing (the file is empty or holds only comments)"}
+	}
 	return fileDecode{Decoded: dec, warning: secretFileWarning(file, mode, dec)}, readOK
 }
 
@@ -390,18 +438,16 @@ func (w *dirWatch) relevant(ev fileEvent) bool {
 	return !ignoredName(base) || filepath.Clean(ev.name) == filepath.Clean(w.dir)
 }
 
-// drain takes the events already queued, calling wake for a relevant one
-// that is not complete; it reports true when the watch broke.
-func (w *dirWatch) drain(wake func()) (broken bool) {
+// drain passes the events already queued to see; it reports true when the
+// watch broke.
+func (w *dirWatch) drain(see func(fileEvent)) (broken bool) {
 	for {
 		select {
 		case ev, ok := <-w.events():
 			if !ok {
 				return true
 			}
-			if w.relevant(ev) && !ev.complete {
-				wake()
-			}
+			see(ev)
 		default:
 			return false
 		}
@@ -421,6 +467,14 @@ func (w *dirWatch) close() {
 // that changed. A nil cache decodes everything.
 type decodeCache map[string]decoded
 
+func (c *decodeCache) get(file string) (decoded, bool) {
+	if c == nil {
+		return decoded{}, false
+	}
+	d, ok := (*c)[file]
+	return d, ok
+}
+
 type decoded struct {
 	id fileID
 	fileDecode
@@ -435,22 +489,44 @@ type fileID struct {
 	ino          uint64
 }
 
-// decodeFiles decodes every file (skipping ones that vanished), through
-// the cache, into one complete update of source, a pod key declared twice
-// kept by the first file, the files' own warnings among its Warnings; it
-// also returns those warnings with the files' identities.
-func (c *decodeCache) decodeFiles(source string, files []string, opts manifest.Options) (Update, []fileWarning) {
-	u := Update{Source: source}
-	var warns []fileWarning
+// decoding is one scan's decode of a source's files: every declaration of
+// every file in name order (duplicates left to declOwners), the files' own
+// warnings with their identities, the files listed and not vanished, and
+// whether a file being written was left to a later scan.
+type decoding struct {
+	Update
+	warns    []fileWarning
+	present  map[string]bool
+	deferred bool
+}
+
+// decodeFiles decodes every file (skipping ones that vanished) through the
+// cache. A file inFlux (nil: none) is being written: its last decode is
+// used, or, new, it is left out, and the result says to scan again.
+func (c *decodeCache) decodeFiles(source string, files []string, opts manifest.Options, inFlux func(string) bool) decoding {
+	r := decoding{Update: Update{Source: source}, present: make(map[string]bool, len(files))}
 	next := decodeCache{}
 	for _, f := range files {
+		if inFlux != nil && inFlux(f) {
+			r.deferred = true
+			r.present[f] = true
+			if d, ok := c.get(f); ok {
+				next[f] = d
+				r.add(d.Decoded)
+				if d.warning != "" {
+					r.warns = append(r.warns, fileWarning{f, d.id, d.warning})
+				}
+			}
+			continue
+		}
 		id, statOK := statID(f)
 		if c != nil && statOK {
 			if d, ok := (*c)[f]; ok && d.id == id {
 				next[f] = d
-				u.add(d.Decoded)
+				r.present[f] = true
+				r.add(d.Decoded)
 				if d.warning != "" {
-					warns = append(warns, fileWarning{f, id, d.warning})
+					r.warns = append(r.warns, fileWarning{f, id, d.warning})
 				}
 				continue
 			}
@@ -459,6 +535,7 @@ func (c *decodeCache) decodeFiles(source string, files []string, opts manifest.O
 		if read == readVanished {
 			continue
 		}
+		r.present[f] = true
 		if statOK && read == readOK && time.Now().UnixNano()-id.ctime > int64(racyWindow) { // the kernel's clock, as file times are
 			// The identity was read before the content: a write in between
 			// changes it again, so the next scan decodes anew. A file
@@ -467,23 +544,33 @@ func (c *decodeCache) decodeFiles(source string, files []string, opts manifest.O
 			// same identity. A failed read is tried again next scan.
 			next[f] = decoded{id: id, fileDecode: dec}
 		}
-		u.add(dec.Decoded)
+		r.add(dec.Decoded)
 		if dec.warning != "" {
-			warns = append(warns, fileWarning{f, id, dec.warning})
+			r.warns = append(r.warns, fileWarning{f, id, dec.warning})
 		}
 	}
 	if c != nil {
 		*c = next
 	}
-	var dups []manifest.ManifestError
-	u.Pods, dups = dedupe(u.Pods)
-	u.Errors = append(u.Errors, dups...)
-	u.Objects, dups = dedupeObjects(u.Objects)
-	u.Errors = append(u.Errors, dups...)
-	for _, w := range warns {
-		u.Warnings = append(u.Warnings, w.msg)
+	return r
+}
+
+// facts are what declOwners needs of this decoding: removed says which
+// files were unlinked since the last scan.
+func (r *decoding) facts(removed func(string) bool) fileFacts {
+	f := fileFacts{present: func(o string) bool { return r.present[o] }, removed: removed,
+		failed: map[string]bool{}, invalid: map[string]bool{}}
+	for _, e := range r.Errors {
+		switch {
+		case e.PodKey == "":
+			f.failed[e.Origin] = true
+		case e.Kind == "":
+			f.invalid[e.Origin+"\x00Pod/"+e.PodKey] = true
+		default:
+			f.invalid[e.Origin+"\x00"+e.Kind+"/"+e.PodKey] = true
+		}
 	}
-	return u, warns
+	return f
 }
 
 // add appends what one origin declared, and the warnings of the documents

@@ -47,7 +47,9 @@ func (e skippedEntry) String() string { return e.path + ": skipped: " + e.reason
 // listDir returns the manifest files at path, following symlinks: path
 // itself when it is a file (whatever its name), else the directory's
 // entries in name order, except the entries skipped (by name, or as
-// subdirectories, dangling symlinks and other non-regular files), which it
+// subdirectories, dangling symlinks, symlinks that cannot be followed (a
+// loop, a directory that may not be searched) and other non-regular
+// files), which it
 // returns with the reason. Entries that vanish while listing are left out.
 func listDir(path string) (files []string, skipped []skippedEntry, err error) {
 	fi, err := os.Stat(path)
@@ -76,11 +78,14 @@ func listDir(path string) (files []string, skipped []skippedEntry, err error) {
 			switch {
 			case err == nil:
 				mode = fi.Mode()
-			case errors.Is(err, fs.ErrNotExist) && linkExists(full):
+			case !errors.Is(err, fs.ErrNotExist):
+				skipped = append(skipped, skippedEntry{full, "a symlink that cannot be followed: " + unwrapPathError(err).Error()})
+				continue
+			case linkExists(full):
 				skipped = append(skipped, skippedEntry{full, "a dangling symlink"})
 				continue
 			default:
-				continue
+				continue // gone while listing
 			}
 		}
 		switch {

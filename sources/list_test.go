@@ -43,7 +43,7 @@ func TestFileSourceLogsSkippedOnce(t *testing.T) {
 	}
 	s := NewFileSource("file", dir, 0, Options{Log: log})
 	for range 2 {
-		if _, ok := s.scan(log); !ok {
+		if _, _, ok := s.scan(log); !ok {
 			t.Fatal("scan failed")
 		}
 	}

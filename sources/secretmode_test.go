@@ -30,7 +30,7 @@ func TestSecretFileReadableWarns(t *testing.T) {
 	s := NewFileSource("file", dir, 0, Options{Log: log})
 	scan := func() Update {
 		t.Helper()
-		u, ok := s.scan(log)
+		u, _, ok := s.scan(log)
 		if !ok {
 			t.Fatal("scan failed")
 		}

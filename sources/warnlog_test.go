@@ -20,7 +20,7 @@ func TestWarningLoggedOncePerSpec(t *testing.T) {
 	s := NewFileSource("file", dir, 0, Options{Log: log})
 	scan := func() {
 		s.cache = nil // decode again, as a changed file would be
-		if _, ok := s.scan(log); !ok {
+		if _, _, ok := s.scan(log); !ok {
 			t.Fatal("scan failed")
 		}
 	}

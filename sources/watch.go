@@ -9,7 +9,22 @@ type fileEvent struct {
 	// Other changes may be half done: a create, a write, and a removal
 	// (editors move the old file away before writing the new one).
 	complete bool
+	// op is what happened to the file at name, as far as the watcher can
+	// tell (fileChurn reads it).
+	op fileOp
 }
+
+// fileOp is the kind of a fileEvent.
+type fileOp uint8
+
+const (
+	opOther    fileOp = iota // anything else: attributes, the directory's own events
+	opWrite                  // created or written, and not yet closed
+	opClosed                 // closed after writing
+	opMovedIn                // renamed into the directory
+	opMovedOut               // renamed away
+	opRemoved                // unlinked
+)
 
 // watcher follows changes in directories. Its channels are closed when it
 // is closed or breaks.

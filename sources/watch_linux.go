@@ -149,5 +149,23 @@ func (w *inotify) event(raw *unix.InotifyEvent, name []byte) (fileEvent, bool) {
 	// pod. An unlink is (the kubelet's file source scans on it too): a pod
 	// whose file was removed stops without waiting for the debounce.
 	const whole = unix.IN_MOVED_TO | unix.IN_CLOSE_WRITE | unix.IN_DELETE
-	return fileEvent{name: path, complete: raw.Mask&whole != 0}, true
+	return fileEvent{name: path, complete: raw.Mask&whole != 0, op: inotifyOp(raw.Mask)}, true
+}
+
+func inotifyOp(mask uint32) fileOp {
+	switch {
+	case mask&unix.IN_ISDIR != 0:
+		return opOther
+	case mask&unix.IN_DELETE != 0:
+		return opRemoved
+	case mask&unix.IN_MOVED_FROM != 0:
+		return opMovedOut
+	case mask&unix.IN_MOVED_TO != 0:
+		return opMovedIn
+	case mask&unix.IN_CLOSE_WRITE != 0:
+		return opClosed
+	case mask&(unix.IN_CREATE|unix.IN_MODIFY) != 0:
+		return opWrite
+	}
+	return opOther
 }

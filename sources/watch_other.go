@@ -28,7 +28,7 @@ func newWatcher() (watcher, error) {
 		defer close(fw.evs)
 		for ev := range w.Events { // closed by Close
 			select {
-			case fw.evs <- fileEvent{name: ev.Name}:
+			case fw.evs <- fileEvent{name: ev.Name, op: fsnotifyOp(ev.Op)}:
 			case <-fw.done:
 				return
 			}
@@ -46,4 +46,18 @@ func (f *fsWatcher) errors() <-chan error     { return f.w.Errors }
 func (f *fsWatcher) close() error {
 	f.closed.Do(func() { close(f.done) })
 	return f.w.Close()
+}
+
+// fsnotifyOp is the fileOp of an fsnotify event: it cannot tell a rename
+// into the directory from a create, nor see a close.
+func fsnotifyOp(op fsnotify.Op) fileOp {
+	switch {
+	case op.Has(fsnotify.Remove):
+		return opRemoved
+	case op.Has(fsnotify.Rename):
+		return opMovedOut
+	case op.Has(fsnotify.Create), op.Has(fsnotify.Write):
+		return opWrite
+	}
+	return opOther
 }

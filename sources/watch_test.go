@@ -97,9 +97,9 @@ func TestDecodeCacheDecodesOnlyChangedFiles(t *testing.T) {
 	time.Sleep(racyWindow + 10*time.Millisecond) // older than the coarse file times
 	files, _ := listManifests(dir)
 	var c decodeCache
-	u1, _ := c.decodeFiles("file", files, manifest.Options{})
+	u1 := c.decodeFiles("file", files, manifest.Options{}, nil)
 	write(t, dir, "b.yaml", podManifest("b", "busybox:2"))
-	u2, _ := c.decodeFiles("file", files, manifest.Options{})
+	u2 := c.decodeFiles("file", files, manifest.Options{}, nil)
 	if len(u1.Pods) != 2 || len(u2.Pods) != 2 {
 		t.Fatalf("pods %d, %d", len(u1.Pods), len(u2.Pods))
 	}
@@ -107,7 +107,7 @@ func TestDecodeCacheDecodesOnlyChangedFiles(t *testing.T) {
 		t.Error("unchanged a.yaml decoded again")
 	}
 	// A file changed within racyWindow is decoded again, whatever its times.
-	u3, _ := c.decodeFiles("file", files, manifest.Options{})
+	u3 := c.decodeFiles("file", files, manifest.Options{}, nil)
 	if u3.Pods[1].Pod == u2.Pods[1].Pod {
 		t.Error("b.yaml, changed just now, taken from the cache")
 	}

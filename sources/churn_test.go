@@ -1,0 +1,279 @@
+package sources
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/berth-dev/berth/internal/testutil"
+)
+
+// atomicWrite writes name in dir as config tools do: a dotfile renamed in.
+func atomicWrite(t *testing.T, dir, name, data string) {
+	t.Helper()
+	tmp := filepath.Join(dir, "."+name+".tmp")
+	if err := os.WriteFile(tmp, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fakeClockSource runs a file source on a fake clock (its debounce and
+// holds then pass only when the test steps the clock) with a long debounce.
+func fakeClockSource(t *testing.T, dir string) (*FileSource, *clocktesting.FakeClock, <-chan Update) {
+	t.Helper()
+	clk := clocktesting.NewFakeClock(time.Now())
+	s := NewFileSource("file", dir, 0, Options{Clock: clk})
+	s.Debounce = time.Second
+	return s, clk, startSource(t, s)
+}
+
+func podOrigin(u Update, name string) string {
+	for _, d := range u.Pods {
+		if d.Pod.Name == name {
+			return d.Origin
+		}
+	}
+	return ""
+}
+
+// A file emptied in place (truncated and closed, as a rewrite begins) keeps
+// its pods past the debounce and one more read; it loses them only when it
+// stays empty after that.
+func TestEmptiedFileKeepsItsPodsPastTheDebounce(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("a close after writing is known from inotify only")
+	}
+	dir := t.TempDir()
+	write(t, dir, "web.yaml", podManifest("web", "busybox:1"))
+	_, clk, updates := fakeClockSource(t, dir)
+	waitFor(t, updates, "first scan", hasPods("web"))
+
+	if err := os.WriteFile(filepath.Join(dir, "web.yaml"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	u := waitFor(t, updates, "the scan of the emptied file", func(Update) bool { return true })
+	if !hasPods("web")(u) {
+		t.Fatalf("an emptied file dropped its pod at once: %s", describe(u))
+	}
+	write(t, dir, "web.yaml", podManifest("web", "busybox:2"))
+	u = waitFor(t, updates, "the rewritten file", func(u Update) bool { return podImage(u, "web") == "busybox:2" })
+	if !hasPods("web")(u) {
+		t.Fatalf("rewrite: %s", describe(u))
+	}
+
+	// Emptied for good: the pod goes after the debounce, not before.
+	if err := os.WriteFile(filepath.Join(dir, "web.yaml"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, updates, "the scan of the emptied file", hasPods("web"))
+	testutil.WaitFor(t, 5*time.Second, "the hold's timer", clk.HasWaiters)
+	clk.Step(time.Second - time.Millisecond)
+	noUpdate(t, updates, 100*time.Millisecond, "before the debounce passed")
+	clk.Step(time.Millisecond)
+	u = waitFor(t, updates, "the scan after the debounce", func(Update) bool { return true })
+	if !hasPods()(u) {
+		t.Fatalf("a file empty past the debounce kept its pod: %s", describe(u))
+	}
+	if !strings.Contains(strings.Join(u.Warnings, "\n"), "web.yaml: declares nothing") {
+		t.Errorf("warnings %q do not say the file declares nothing", u.Warnings)
+	}
+}
+
+// A file being rewritten in place (truncated, half written, not yet
+// closed) is not read by a scan another file's change starts: its pods keep
+// their last spec until it is closed.
+func TestScanKeepsTheLastDecodeOfAFileBeingWritten(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("a close after writing is known from inotify only")
+	}
+	dir := t.TempDir()
+	write(t, dir, "web.yaml", podManifest("web", "busybox:1"))
+	_, _, updates := fakeClockSource(t, dir)
+	waitFor(t, updates, "first scan", hasPods("web"))
+
+	f, err := os.OpenFile(filepath.Join(dir, "web.yaml"), os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m := podManifest("web", "busybox:2")
+	if _, err := f.WriteString(m[:strings.Index(m, "  containers:")]); err != nil {
+		t.Fatal(err)
+	}
+	atomicWrite(t, dir, "db.yaml", podManifest("db", "busybox:1"))
+	u := waitFor(t, updates, "the scan of db.yaml", hasPods("db", "web"))
+	if img := podImage(u, "web"); img != "busybox:1" || len(u.Errors) != 0 {
+		t.Fatalf("a half-written web.yaml was read: image %q, errors %v", img, u.Errors)
+	}
+	if _, err := f.WriteString(m[strings.Index(m, "  containers:"):]); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, updates, "the closed file", func(u Update) bool { return podImage(u, "web") == "busybox:2" })
+}
+
+// A rename within the directory never leaves a pod out of an update, even
+// when scans run all the while (other files changing): a scan that listed
+// the old name and found it gone holds the pod until the new name is read.
+func TestRenamesNeverDropThePod(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "web-0.yaml", podManifest("web", "busybox:1"))
+	s := NewFileSource("file", dir, 0, Options{})
+	s.Debounce = 50 * time.Millisecond
+	updates := startSource(t, s)
+	waitFor(t, updates, "first scan", hasPods("web"))
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // other files changing, each a scan at once
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			atomicWrite(t, dir, "other.yaml", podManifest("other", "busybox:"+string(rune('a'+i%2))))
+		}
+	}()
+	dropped := make(chan string, 1)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			case u := <-updates:
+				if podOrigin(u, "web") == "" {
+					select {
+					case dropped <- describe(u):
+					default:
+					}
+				}
+			}
+		}
+	}()
+	const renames = 300
+	for i := 1; i <= renames; i++ {
+		from := filepath.Join(dir, "web-"+strconv.Itoa(i-1)+".yaml")
+		if err := os.Rename(from, filepath.Join(dir, "web-"+strconv.Itoa(i)+".yaml")); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	select {
+	case d := <-dropped:
+		t.Fatalf("an update during the renames left the pod out: %s", d)
+	default:
+	}
+}
+
+// A file added later that declares a running pod is refused, whatever its
+// name sorts to; the file that declared the pod first keeps it, across a
+// restart of the source too (the owners file).
+func TestFirstDeclarerKeepsThePodWhateverTheNamesSortTo(t *testing.T) {
+	dir, state := t.TempDir(), t.TempDir()
+	owners := filepath.Join(state, "owners.json")
+	write(t, dir, "stable-02.yaml", podManifest("stable-02", "busybox:1"))
+	start := func() <-chan Update {
+		s := NewFileSource("file", dir, 0, Options{})
+		s.Debounce = 10 * time.Millisecond
+		s.OwnersFile = owners
+		return startSource(t, s)
+	}
+	updates := start()
+	waitFor(t, updates, "first scan", hasPods("stable-02"))
+	write(t, dir, "00-dup-stable-02.yaml", podManifest("stable-02", "busybox:intruder"))
+	check := func(what string, u Update) {
+		t.Helper()
+		if img := podImage(u, "stable-02"); img != "busybox:1" {
+			t.Fatalf("%s: the intruder took the pod (image %q): %s", what, img, describe(u))
+		}
+		if len(u.Errors) != 1 || u.Errors[0].Origin != filepath.Join(dir, "00-dup-stable-02.yaml") ||
+			!strings.Contains(u.Errors[0].Err, "already declared in "+filepath.Join(dir, "stable-02.yaml")) {
+			t.Fatalf("%s: errors %v, want the intruder refused naming stable-02.yaml", what, u.Errors)
+		}
+	}
+	check("while running", waitFor(t, updates, "the intruder's scan", func(u Update) bool { return len(u.Errors) > 0 }))
+
+	restarted := start()
+	check("after a restart", waitFor(t, restarted, "first scan after the restart", func(Update) bool { return true }))
+
+	// The owner gone, the key is the next file's.
+	if err := os.Remove(filepath.Join(dir, "stable-02.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, restarted, "the owner's removal", func(u Update) bool {
+		return podImage(u, "stable-02") == "busybox:intruder" && len(u.Errors) == 0
+	})
+}
+
+// A renamed file keeps its keys under its new name even when another file
+// declaring them sorts first.
+func TestRenamedOwnerKeepsItsKeys(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "m-web.yaml", podManifest("web", "busybox:1"))
+	updates := runSource(t, NewFileSource("file", dir, 0, Options{}))
+	waitFor(t, updates, "first scan", hasPods("web"))
+	write(t, dir, "a-intruder.yaml", podManifest("web", "busybox:intruder"))
+	waitFor(t, updates, "the intruder refused", func(u Update) bool { return len(u.Errors) == 1 })
+	if err := os.Rename(filepath.Join(dir, "m-web.yaml"), filepath.Join(dir, "z-web.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	u := waitFor(t, updates, "the renamed owner", func(u Update) bool { return podOrigin(u, "web") == filepath.Join(dir, "z-web.yaml") })
+	if img := podImage(u, "web"); img != "busybox:1" || len(u.Errors) != 1 {
+		t.Fatalf("after the rename: image %q, errors %v", img, u.Errors)
+	}
+}
+
+// A symlink that cannot be followed (here a loop) is named once, with the
+// reason, as other skipped entries are.
+func TestSymlinkLoopIsNamed(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Symlink("loop.yaml", filepath.Join(dir, "loop.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	files, skipped, err := listDir(dir)
+	if err != nil || len(files) != 0 {
+		t.Fatalf("files %v, err %v", files, err)
+	}
+	if len(skipped) != 1 || !strings.Contains(skipped[0].String(), "loop.yaml: skipped: a symlink that cannot be followed") ||
+		!strings.Contains(skipped[0].String(), "too many levels of symbolic links") {
+		t.Fatalf("skipped %v", skipped)
+	}
+}
+
+// An owner whose file breaks keeps its keys: a file declaring one of them
+// meanwhile is refused, not run in its place.
+func TestBrokenOwnerKeepsItsKeys(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "web.yaml", podManifest("web", "busybox:1"))
+	updates := runSource(t, NewFileSource("file", dir, 0, Options{}))
+	waitFor(t, updates, "first scan", hasPods("web"))
+	atomicWrite(t, dir, "web.yaml", "kind: Pod\nmetadata: [\n")
+	atomicWrite(t, dir, "a-intruder.yaml", podManifest("web", "busybox:intruder"))
+	u := waitFor(t, updates, "both files read", func(u Update) bool { return len(u.Errors) == 2 })
+	if len(u.Pods) != 0 {
+		t.Fatalf("the intruder runs while the owner's file is broken: %s", describe(u))
+	}
+	if !strings.Contains(describe(u), "already declared in "+filepath.Join(dir, "web.yaml")) {
+		t.Fatalf("the intruder is not refused naming the owner: %s", describe(u))
+	}
+}

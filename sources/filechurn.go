@@ -1,0 +1,62 @@
+package sources
+
+import "time"
+
+// fileChurn is what a FileSource's watch said of its files since they were
+// last scanned: which are being written (created or written to, not yet
+// closed) and which were unlinked. A scan keeps the last decode of a file
+// being written, and lets the pods of an unlinked file go without a hold
+// (declOwners). Without a watch it knows nothing, and scans read every
+// file as it is. Not safe for concurrent use: the Run loop owns it.
+type fileChurn struct {
+	// quiet is how long after its last write a file not yet closed is
+	// read anyway (the debounce): a writer that keeps it open is not
+	// waited for beyond that.
+	quiet   time.Duration
+	writing map[string]time.Time // path → its last write
+	removed map[string]bool
+}
+
+func newFileChurn(quiet time.Duration) *fileChurn {
+	return &fileChurn{quiet: quiet, writing: map[string]time.Time{}, removed: map[string]bool{}}
+}
+
+// see records one event, seen at now.
+func (c *fileChurn) see(ev fileEvent, now time.Time) {
+	if ev.name == "" {
+		return
+	}
+	switch ev.op {
+	case opWrite:
+		c.writing[ev.name] = now
+		delete(c.removed, ev.name)
+	case opClosed, opMovedIn:
+		delete(c.writing, ev.name)
+		delete(c.removed, ev.name)
+	case opMovedOut:
+		delete(c.writing, ev.name)
+	case opRemoved:
+		delete(c.writing, ev.name)
+		c.removed[ev.name] = true
+	}
+}
+
+// inFlux reports whether file is being written at now: a scan must not
+// read it yet.
+func (c *fileChurn) inFlux(file string, now time.Time) bool {
+	at, ok := c.writing[file]
+	return ok && now.Sub(at) < c.quiet
+}
+
+// wasRemoved reports whether file was unlinked since the last scan.
+func (c *fileChurn) wasRemoved(file string) bool { return c.removed[file] }
+
+// scanned forgets the removals a scan has seen and the writes grown quiet.
+func (c *fileChurn) scanned(now time.Time) {
+	clear(c.removed)
+	for f, at := range c.writing {
+		if now.Sub(at) >= c.quiet {
+			delete(c.writing, f)
+		}
+	}
+}
