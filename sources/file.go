@@ -56,9 +56,9 @@ const DefaultDebounce = 100 * time.Millisecond
 // cannot be read or is larger than MaxManifestBytes fails its origin. When
 // the directory cannot be listed for another reason, the previous scan's
 // pods are sent again with the error added, or nothing is sent before a
-// first good scan. A pod key
-// declared by two files goes to the file first in name order; the other gets
-// an error.
+// first good scan. A key declared by two files stays with the file that
+// declared it first (declOwners); a file being written keeps its last decode
+// (fileChurn).
 type FileSource struct {
 	// Debounce is how long events are collected before a scan
 	// (DefaultDebounce when zero). Set it before Run.
