@@ -277,3 +277,45 @@ func TestBrokenOwnerKeepsItsKeys(t *testing.T) {
 		t.Fatalf("the intruder is not refused naming the owner: %s", describe(u))
 	}
 }
+
+// A directory swapped by two renames (mv pods pods.old; mv pods.new pods)
+// holds its pods in between, when a scan finds no directory at all; a
+// directory that stays gone loses them after the debounce.
+func TestSwappedDirectoryHoldsItsPods(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "pods")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "a.yaml", podManifest("a", "busybox"))
+	clk := clocktesting.NewFakeClock(time.Now())
+	s := NewFileSource("file", dir, 0, Options{Clock: clk})
+	log := s.opts.logger()
+	scan := func(what string, want ...string) {
+		t.Helper()
+		u, _, ok := s.scan(log)
+		if !ok || !hasPods(want...)(u) {
+			t.Fatalf("%s: %s, want pods %v", what, describe(u), want)
+		}
+	}
+	scan("first scan", "a")
+	if err := os.Rename(dir, filepath.Join(parent, "pods.old")); err != nil {
+		t.Fatal(err)
+	}
+	scan("between the renames", "a")
+	next := filepath.Join(parent, "pods.new")
+	if err := os.Mkdir(next, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, next, "a.yaml", podManifest("a", "busybox"))
+	if err := os.Rename(next, dir); err != nil {
+		t.Fatal(err)
+	}
+	scan("after the swap", "a")
+	if err := os.Rename(dir, filepath.Join(parent, "pods.gone")); err != nil {
+		t.Fatal(err)
+	}
+	scan("the directory just gone", "a")
+	clk.Step(DefaultDebounce)
+	scan("the directory gone past the debounce")
+}

@@ -236,8 +236,13 @@ func (s *FileSource) scan(log *slog.Logger) (u Update, again, ok bool) {
 	switch {
 	case missing:
 		// Like the kubelet: no path, no pods. A deleted single file thus
-		// deletes its pods, as a deleted file in a directory does.
-		u = Update{Source: s.name, Warnings: []string{s.path + " does not exist; its pods start when it is created"}}
+		// deletes its pods, as a deleted file in a directory does; a
+		// directory swapped by two renames holds them in between.
+		r := decoding{Update: Update{Source: s.name}}
+		again = s.owners.settle(&r.Update, r.facts(s.churn.wasRemoved), now)
+		s.saveOwners(log)
+		u = r.Update
+		u.Warnings = []string{s.path + " does not exist; its pods start when it is created"}
 	case err != nil:
 		if s.last == nil {
 			log.Error("cannot list manifests; not reporting until a scan succeeds", "err", err)
@@ -250,10 +255,7 @@ func (s *FileSource) scan(log *slog.Logger) (u Update, again, ok bool) {
 	default:
 		r := s.cache.decodeFiles(s.name, files, s.opts.Options, func(f string) bool { return s.churn.inFlux(f, now) })
 		held := s.owners.settle(&r.Update, r.facts(s.churn.wasRemoved), now)
-		if err := s.owners.save(); err != nil && err.Error() != s.ownersErr {
-			log.Warn("cannot keep which files declared the pods first; a restart gives each key to the first file in name order", "err", err)
-			s.ownersErr = err.Error()
-		}
+		s.saveOwners(log)
 		for _, w := range r.warns {
 			r.Warnings = append(r.Warnings, w.msg)
 		}
@@ -265,6 +267,18 @@ func (s *FileSource) scan(log *slog.Logger) (u Update, again, ok bool) {
 	s.fileWarn.log(log, fileWarns)
 	log.Debug("scanned manifests", "files", len(files), "pods", len(u.Pods), "errors", len(u.Errors))
 	return u, again, true
+}
+
+// saveOwners keeps the owners for the next start, logging a failure once.
+func (s *FileSource) saveOwners(log *slog.Logger) {
+	err := s.owners.save()
+	if err != nil && err.Error() != s.ownersErr {
+		log.Warn("cannot keep which files declared the pods first; a restart gives each key to the first file in name order", "err", err)
+	}
+	s.ownersErr = ""
+	if err != nil {
+		s.ownersErr = err.Error()
+	}
 }
 
 // readResult is how reading one manifest file went.
