@@ -154,11 +154,14 @@ func settleKind[T any](o *declOwners, items []T, last map[string]T, ref func(T) 
 		}
 		byRef[r] = append(byRef[r], it)
 	}
+	var gone []string
 	for r := range last {
 		if _, ok := byRef[r]; !ok {
-			order = append(order, r)
+			gone = append(gone, r)
 		}
 	}
+	slices.Sort(gone)
+	order = append(order, gone...)
 	for _, r := range order {
 		decls := byRef[r]
 		prev, hadPrev := last[r]
