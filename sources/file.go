@@ -239,7 +239,7 @@ func (s *FileSource) scan(log *slog.Logger) (u Update, again, ok bool) {
 		// deletes its pods, as a deleted file in a directory does; a
 		// directory swapped by two renames holds them in between.
 		r := decoding{Update: Update{Source: s.name}}
-		again = s.owners.settle(&r.Update, r.facts(s.churn.wasRemoved), now)
+		again = len(s.owners.settle(&r.Update, r.facts(s.churn), now)) > 0
 		s.saveOwners(log)
 		u = r.Update
 		u.Warnings = []string{s.path + " does not exist; its pods start when it is created"}
@@ -254,12 +254,17 @@ func (s *FileSource) scan(log *slog.Logger) (u Update, again, ok bool) {
 		return u, false, true
 	default:
 		r := s.cache.decodeFiles(s.name, files, s.opts.Options, func(f string) bool { return s.churn.inFlux(f, now) })
-		held := s.owners.settle(&r.Update, r.facts(s.churn.wasRemoved), now)
+		held := s.owners.settle(&r.Update, r.facts(s.churn), now)
 		s.saveOwners(log)
 		for _, w := range r.warns {
 			r.Warnings = append(r.Warnings, w.msg)
 		}
-		u, fileWarns, again = r.Update, r.warns, r.deferred || held
+		for _, f := range r.empty {
+			if !held[f] { // emptied for a rewrite, it is not said until it stays so
+				r.Warnings = append(r.Warnings, nothingWarning(f))
+			}
+		}
+		u, fileWarns, again = r.Update, r.warns, r.deferred || len(held) > 0
 	}
 	s.last = &u
 	s.warned.log(log, u.Pods)
@@ -307,10 +312,18 @@ func decodeFile(source, file string, opts manifest.Options) (fileDecode, readRes
 		return fileDecode{Decoded: manifest.Decoded{Errors: []manifest.ManifestError{{Origin: file, Err: err.Error()}}}}, readFailed
 	}
 	dec := manifest.DecodeAll(source, file, data, opts)
-	if len(dec.Pods)+len(dec.Objects)+len(dec.Errors)+len(dec.Warnings) == 0 {
-		dec.Warnings = []string{file + ": declares nothing (the file is empty or holds only comments)"}
-	}
 	return fileDecode{Decoded: dec, warning: secretFileWarning(file, mode, dec)}, readOK
+}
+
+// declaresNothing reports whether a file's decode has nothing to say: no
+// document (empty, or only comments) and no error.
+func declaresNothing(d manifest.Decoded) bool {
+	return len(d.Pods)+len(d.Objects)+len(d.Errors)+len(d.Warnings) == 0
+}
+
+// nothingWarning is the warning of a file that declares nothing.
+func nothingWarning(file string) string {
+	return file + ": declares nothing (the file is empty or holds only comments)"
 }
 
 // readManifest returns the content of file and the mode of the file read.
@@ -491,6 +504,9 @@ func (c *decodeCache) get(file string) (decoded, bool) {
 
 type decoded struct {
 	id fileID
+	// racy is set on a decode of a file changed within racyWindow of it:
+	// its identity may not tell a later write.
+	racy bool
 	fileDecode
 }
 
@@ -511,6 +527,7 @@ type decoding struct {
 	Update
 	warns    []fileWarning
 	present  map[string]bool
+	empty    []string // files that declare nothing
 	deferred bool
 }
 
@@ -526,42 +543,33 @@ func (c *decodeCache) decodeFiles(source string, files []string, opts manifest.O
 			r.present[f] = true
 			if d, ok := c.get(f); ok {
 				next[f] = d
-				r.add(d.Decoded)
-				if d.warning != "" {
-					r.warns = append(r.warns, fileWarning{f, d.id, d.warning})
-				}
+				r.use(f, d.id, d.fileDecode)
 			}
 			continue
 		}
 		id, statOK := statID(f)
-		if c != nil && statOK {
-			if d, ok := (*c)[f]; ok && d.id == id {
-				next[f] = d
-				r.present[f] = true
-				r.add(d.Decoded)
-				if d.warning != "" {
-					r.warns = append(r.warns, fileWarning{f, id, d.warning})
-				}
-				continue
-			}
+		if d, ok := c.get(f); ok && statOK && !d.racy && d.id == id {
+			next[f] = d
+			r.present[f] = true
+			r.use(f, id, d.fileDecode)
+			continue
 		}
 		dec, read := decodeFile(source, f, opts)
 		if read == readVanished {
 			continue
 		}
 		r.present[f] = true
-		if statOK && read == readOK && time.Now().UnixNano()-id.ctime > int64(racyWindow) { // the kernel's clock, as file times are
+		if read == readOK {
 			// The identity was read before the content: a write in between
 			// changes it again, so the next scan decodes anew. A file
-			// changed within racyWindow is not kept: the kernel's coarse
-			// file times could give a second write of the same size the
-			// same identity. A failed read is tried again next scan.
-			next[f] = decoded{id: id, fileDecode: dec}
+			// changed within racyWindow is racy: the kernel's coarse file
+			// times could give a second write of the same size the same
+			// identity, so only a file being written uses that decode.
+			// A failed read is tried again next scan.
+			racy := !statOK || time.Now().UnixNano()-id.ctime <= int64(racyWindow) // the kernel's clock, as file times are
+			next[f] = decoded{id: id, racy: racy, fileDecode: dec}
 		}
-		r.add(dec.Decoded)
-		if dec.warning != "" {
-			r.warns = append(r.warns, fileWarning{f, id, dec.warning})
-		}
+		r.use(f, id, dec)
 	}
 	if c != nil {
 		*c = next
@@ -569,10 +577,21 @@ func (c *decodeCache) decodeFiles(source string, files []string, opts manifest.O
 	return r
 }
 
-// facts are what declOwners needs of this decoding: removed says which
-// files were unlinked since the last scan.
-func (r *decoding) facts(removed func(string) bool) fileFacts {
-	f := fileFacts{present: func(o string) bool { return r.present[o] }, removed: removed,
+// use adds what file declares.
+func (r *decoding) use(file string, id fileID, d fileDecode) {
+	r.add(d.Decoded)
+	if d.warning != "" {
+		r.warns = append(r.warns, fileWarning{file, id, d.warning})
+	}
+	if declaresNothing(d.Decoded) {
+		r.empty = append(r.empty, file)
+	}
+}
+
+// facts are what declOwners needs of this decoding and of what the watch
+// saw since the last scan.
+func (r *decoding) facts(churn *fileChurn) fileFacts {
+	f := fileFacts{present: func(o string) bool { return r.present[o] }, removed: churn.wasRemoved, changedAt: churn.changedAt,
 		failed: map[string]bool{}, invalid: map[string]bool{}}
 	for _, e := range r.Errors {
 		switch {

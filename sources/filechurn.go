@@ -14,11 +14,12 @@ type fileChurn struct {
 	// waited for beyond that.
 	quiet   time.Duration
 	writing map[string]time.Time // path → its last write
+	changed map[string]time.Time // path → its last event, within quiet
 	removed map[string]bool
 }
 
 func newFileChurn(quiet time.Duration) *fileChurn {
-	return &fileChurn{quiet: quiet, writing: map[string]time.Time{}, removed: map[string]bool{}}
+	return &fileChurn{quiet: quiet, writing: map[string]time.Time{}, changed: map[string]time.Time{}, removed: map[string]bool{}}
 }
 
 // see records one event, seen at now.
@@ -26,6 +27,7 @@ func (c *fileChurn) see(ev fileEvent, now time.Time) {
 	if ev.name == "" {
 		return
 	}
+	c.changed[ev.name] = now
 	switch ev.op {
 	case opWrite:
 		c.writing[ev.name] = now
@@ -51,12 +53,19 @@ func (c *fileChurn) inFlux(file string, now time.Time) bool {
 // wasRemoved reports whether file was unlinked since the last scan.
 func (c *fileChurn) wasRemoved(file string) bool { return c.removed[file] }
 
-// scanned forgets the removals a scan has seen and the writes grown quiet.
+// changedAt is when the watch last saw file change, if within the quiet
+// time of the last scan (else the zero time).
+func (c *fileChurn) changedAt(file string) time.Time { return c.changed[file] }
+
+// scanned forgets the removals a scan has seen, and the writes and changes
+// grown quiet.
 func (c *fileChurn) scanned(now time.Time) {
 	clear(c.removed)
-	for f, at := range c.writing {
-		if now.Sub(at) >= c.quiet {
-			delete(c.writing, f)
+	for _, m := range []map[string]time.Time{c.writing, c.changed} {
+		for f, at := range m {
+			if now.Sub(at) >= c.quiet {
+				delete(m, f)
+			}
 		}
 	}
 }

@@ -28,9 +28,10 @@ const maxOwnersBytes = 64 << 20
 // names sort to; a second file declaring it is refused naming the first.
 // Only a key nobody held goes to the first file in name order.
 //
-// A key whose file stops declaring it is held on its last declaration for
-// hold (a file being rewritten, emptied for an instant, or renamed, whose
-// new name a scan has not listed yet), then let go; a file renamed keeps
+// A key whose file stops declaring it is held on its last declaration
+// until the file has stayed so, unchanged, for hold (a file being
+// rewritten, emptied for an instant, or renamed, whose new name a scan has
+// not listed yet), then let go; a file renamed keeps
 // its keys under its new name, and an unlinked file's keys go at once. The
 // owners are kept in the file at path (none when ""), so a restart keeps
 // them too. Not safe for concurrent use: the FileSource's Run loop owns it.
@@ -49,8 +50,11 @@ type declOwners struct {
 type fileFacts struct {
 	present func(origin string) bool
 	removed func(origin string) bool
-	failed  map[string]bool // origins that failed whole
-	invalid map[string]bool // origin + "\x00" + ref declared invalid
+	// changedAt is when the watch last saw the file change (zero: not
+	// lately); a hold lasts until the file stayed unchanged for hold.
+	changedAt func(origin string) time.Time
+	failed    map[string]bool // origins that failed whole
+	invalid   map[string]bool // origin + "\x00" + ref declared invalid
 }
 
 func newDeclOwners(path string, hold time.Duration) *declOwners {
@@ -123,17 +127,18 @@ func (o *declOwners) save() error {
 
 // settle replaces u's pods and objects, every declaration of every file
 // in name order, by the one kept per key, adds an error for each other,
-// and reports whether a key is held (a scan after hold must decide it).
-func (o *declOwners) settle(u *Update, facts fileFacts, now time.Time) (again bool) {
+// and returns the origins of the keys held (a scan after hold must decide
+// them; empty when none is).
+func (o *declOwners) settle(u *Update, facts fileFacts, now time.Time) (held map[string]bool) {
+	held = map[string]bool{}
 	var errs []manifest.ManifestError
-	var heldPods, heldObjs bool
-	u.Pods, errs, heldPods = settleKind(o, u.Pods, o.pods, podRef, func(d manifest.Desired) string { return d.Origin },
-		func(a, b manifest.Desired) bool { return equality.Semantic.DeepEqual(a.Pod, b.Pod) }, podDuplicate, facts, now)
+	u.Pods, errs = settleKind(o, u.Pods, o.pods, podRef, func(d manifest.Desired) string { return d.Origin },
+		func(a, b manifest.Desired) bool { return equality.Semantic.DeepEqual(a.Pod, b.Pod) }, podDuplicate, facts, now, held)
 	u.Errors = append(u.Errors, errs...)
-	u.Objects, errs, heldObjs = settleKind(o, u.Objects, o.objs, objRef, func(x manifest.Object) string { return x.Origin },
-		sameObjectDecl, objectDuplicate, facts, now)
+	u.Objects, errs = settleKind(o, u.Objects, o.objs, objRef, func(x manifest.Object) string { return x.Origin },
+		sameObjectDecl, objectDuplicate, facts, now, held)
 	u.Errors = append(u.Errors, errs...)
-	return heldPods || heldObjs
+	return held
 }
 
 func sameObjectDecl(a, b manifest.Object) bool {
@@ -144,7 +149,7 @@ func sameObjectDecl(a, b manifest.Object) bool {
 // settleKind is settle for one kind of declaration; last holds the kept
 // declaration of each ref of that kind.
 func settleKind[T any](o *declOwners, items []T, last map[string]T, ref func(T) string, origin func(T) string,
-	same func(a, b T) bool, duplicate func(T, string) manifest.ManifestError, facts fileFacts, now time.Time) (kept []T, errs []manifest.ManifestError, held bool) {
+	same func(a, b T) bool, duplicate func(T, string) manifest.ManifestError, facts fileFacts, now time.Time, held map[string]bool) (kept []T, errs []manifest.ManifestError) {
 	byRef := map[string][]T{}
 	var order []string
 	for _, it := range items {
@@ -172,7 +177,7 @@ func settleKind[T any](o *declOwners, items []T, last map[string]T, ref func(T) 
 			o.own(r, origin(decls[p.idx]))
 			last[r] = decls[p.idx]
 		case p.held:
-			held = true
+			held[origin(prev)] = true
 			kept = append(kept, prev)
 		case p.claimed:
 			// The owner's file failed, or declares the key invalid: the
@@ -190,7 +195,7 @@ func settleKind[T any](o *declOwners, items []T, last map[string]T, ref func(T) 
 	// Held declarations keep their place among their file's: origins in
 	// ascending order, as the informer compares updates.
 	slices.SortStableFunc(kept, func(a, b T) int { return strings.Compare(origin(a), origin(b)) })
-	return kept, errs, held
+	return kept, errs
 }
 
 // pick is decide's answer: the index in decls of the declaration kept, or
@@ -242,6 +247,11 @@ func decide[T any](o *declOwners, r string, decls []T, prev T, hadPrev bool, ori
 		if !ok {
 			at = now
 			o.since[r] = now
+		}
+		if facts.changedAt != nil {
+			if ch := facts.changedAt(own); ch.After(at) {
+				at = ch // still being rewritten: it has not stayed so yet
+			}
 		}
 		if now.Sub(at) < o.hold {
 			return pick{idx: -1, held: true}

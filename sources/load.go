@@ -71,6 +71,9 @@ func LoadAll(paths []string, source string, opts manifest.Options) (Loaded, erro
 			if dec.warning != "" {
 				l.Warnings = append(l.Warnings, dec.warning)
 			}
+			if declaresNothing(dec.Decoded) {
+				l.Warnings = append(l.Warnings, nothingWarning(f))
+			}
 		}
 	}
 	var dups []manifest.ManifestError
