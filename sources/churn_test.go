@@ -319,3 +319,37 @@ func TestSwappedDirectoryHoldsItsPods(t *testing.T) {
 	clk.Step(DefaultDebounce)
 	scan("the directory gone past the debounce")
 }
+
+// A hold lasts until the file has stayed unchanged past the debounce: a
+// file rewritten again and again (each time empty for a moment) keeps its
+// pods however long the rewrites go on.
+func TestHoldLastsWhileTheFileKeepsChanging(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("a close after writing is known from inotify only")
+	}
+	dir := t.TempDir()
+	write(t, dir, "web.yaml", podManifest("web", "busybox:1"))
+	_, clk, updates := fakeClockSource(t, dir)
+	waitFor(t, updates, "first scan", hasPods("web"))
+	empty := func() {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, "web.yaml"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	empty()
+	waitFor(t, updates, "the scan of the emptied file", hasPods("web"))
+	for range 3 {
+		testutil.WaitFor(t, 5*time.Second, "the hold's timer", clk.HasWaiters)
+		clk.Step(900 * time.Millisecond)
+		empty() // changed again, still empty: seen at the clock's time
+		waitFor(t, updates, "the scan of the file emptied again", hasPods("web"))
+		clk.Step(100 * time.Millisecond) // the first timer: 1 s since it was armed
+		u := waitFor(t, updates, "the debounced scan", func(Update) bool { return true })
+		if !hasPods("web")(u) {
+			t.Fatalf("a file changed within the debounce lost its pod: %s", describe(u))
+		}
+	}
+	clk.Step(time.Second)
+	waitFor(t, updates, "the scan after the file stayed empty", hasPods())
+}
