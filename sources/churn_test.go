@@ -10,9 +10,12 @@ import (
 	"testing"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/berth-dev/berth/internal/testutil"
+	"github.com/berth-dev/berth/manifest"
 )
 
 // atomicWrite writes name in dir as config tools do: a dotfile renamed in.
@@ -352,4 +355,44 @@ func TestHoldLastsWhileTheFileKeepsChanging(t *testing.T) {
 	}
 	clk.Step(time.Second)
 	waitFor(t, updates, "the scan after the file stayed empty", hasPods())
+}
+
+// A rename the watch paired by its cookie carries the key to the new name
+// even when the file changed too and another declaration sorts first; an
+// unpaired one is held meanwhile instead of going to that other file.
+func TestPairedRenameCarriesTheKey(t *testing.T) {
+	desired := func(origin, image string) manifest.Desired {
+		return manifest.Desired{Origin: origin, Pod: &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"},
+			Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: image}}}}}
+	}
+	now := time.Now()
+	for _, paired := range []bool{true, false} {
+		o := newDeclOwners("", time.Second)
+		churn := newFileChurn(time.Second)
+		present := map[string]bool{"/d/m-web.yaml": true}
+		r := decoding{Update: Update{Pods: []manifest.Desired{desired("/d/m-web.yaml", "busybox:1")}}, present: present}
+		o.settle(&r.Update, r.facts(churn), now)
+
+		cookie := uint32(0)
+		if paired {
+			cookie = 7
+		}
+		churn.see(fileEvent{name: "/d/m-web.yaml", op: opMovedOut, cookie: cookie}, now)
+		churn.see(fileEvent{name: "/d/z-web.yaml", op: opMovedIn, cookie: cookie}, now)
+		r = decoding{Update: Update{Pods: []manifest.Desired{desired("/d/a-intruder.yaml", "busybox:x"), desired("/d/z-web.yaml", "busybox:2")}},
+			present: map[string]bool{"/d/a-intruder.yaml": true, "/d/z-web.yaml": true}}
+		held := o.settle(&r.Update, r.facts(churn), now)
+		switch {
+		case len(r.Pods) != 1:
+			t.Fatalf("paired %v: pods %v", paired, r.Pods)
+		case paired && (r.Pods[0].Origin != "/d/z-web.yaml" || len(held) != 0):
+			t.Errorf("a paired rename: the key went to %s (held %v), want the renamed file", r.Pods[0].Origin, held)
+		case !paired && (r.Pods[0].Origin != "/d/m-web.yaml" || !held["/d/m-web.yaml"]):
+			t.Errorf("an unpaired rename: the key went to %s (held %v), want it held on the old name", r.Pods[0].Origin, held)
+		}
+		// Held, the key refuses both files until the hold is over.
+		if want := map[bool]int{true: 1, false: 2}[paired]; len(r.Errors) != want || r.Errors[0].Origin != "/d/a-intruder.yaml" {
+			t.Errorf("paired %v: errors %v, want %d, the intruder's first", paired, r.Errors, want)
+		}
+	}
 }

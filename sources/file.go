@@ -592,7 +592,8 @@ func (r *decoding) use(file string, id fileID, d fileDecode) {
 // saw since the last scan.
 func (r *decoding) facts(churn *fileChurn) fileFacts {
 	f := fileFacts{present: func(o string) bool { return r.present[o] }, removed: churn.wasRemoved, changedAt: churn.changedAt,
-		failed: map[string]bool{}, invalid: map[string]bool{}}
+		renamedTo: churn.renamedTo,
+		failed:    map[string]bool{}, invalid: map[string]bool{}}
 	for _, e := range r.Errors {
 		switch {
 		case e.PodKey == "":

@@ -4,7 +4,8 @@ import "time"
 
 // fileChurn is what a FileSource's watch said of its files since they were
 // last scanned: which are being written (created or written to, not yet
-// closed) and which were unlinked. A scan keeps the last decode of a file
+// closed), which changed lately, which were unlinked, and which were
+// renamed to what (inotify pairs a rename's halves by a cookie). A scan keeps the last decode of a file
 // being written, and lets the pods of an unlinked file go without a hold
 // (declOwners). Without a watch it knows nothing, and scans read every
 // file as it is. Not safe for concurrent use: the Run loop owns it.
@@ -16,10 +17,21 @@ type fileChurn struct {
 	writing map[string]time.Time // path → its last write
 	changed map[string]time.Time // path → its last event, within quiet
 	removed map[string]bool
+	// movedOut is the path of each rename's first half, by cookie, until
+	// its second half; renamed is each rename's new path, by the old.
+	movedOut map[uint32]moveOut
+	renamed  map[string]moveOut
+}
+
+// moveOut is one half of a rename: a path, and when it was seen.
+type moveOut struct {
+	path string
+	at   time.Time
 }
 
 func newFileChurn(quiet time.Duration) *fileChurn {
-	return &fileChurn{quiet: quiet, writing: map[string]time.Time{}, changed: map[string]time.Time{}, removed: map[string]bool{}}
+	return &fileChurn{quiet: quiet, writing: map[string]time.Time{}, changed: map[string]time.Time{}, removed: map[string]bool{},
+		movedOut: map[uint32]moveOut{}, renamed: map[string]moveOut{}}
 }
 
 // see records one event, seen at now.
@@ -32,11 +44,21 @@ func (c *fileChurn) see(ev fileEvent, now time.Time) {
 	case opWrite:
 		c.writing[ev.name] = now
 		delete(c.removed, ev.name)
-	case opClosed, opMovedIn:
+	case opClosed:
 		delete(c.writing, ev.name)
 		delete(c.removed, ev.name)
+	case opMovedIn:
+		delete(c.writing, ev.name)
+		delete(c.removed, ev.name)
+		if from, ok := c.movedOut[ev.cookie]; ok && ev.cookie != 0 {
+			delete(c.movedOut, ev.cookie)
+			c.renamed[from.path] = moveOut{ev.name, now}
+		}
 	case opMovedOut:
 		delete(c.writing, ev.name)
+		if ev.cookie != 0 {
+			c.movedOut[ev.cookie] = moveOut{ev.name, now}
+		}
 	case opRemoved:
 		delete(c.writing, ev.name)
 		c.removed[ev.name] = true
@@ -57,6 +79,20 @@ func (c *fileChurn) wasRemoved(file string) bool { return c.removed[file] }
 // time of the last scan (else the zero time).
 func (c *fileChurn) changedAt(file string) time.Time { return c.changed[file] }
 
+// renamedTo is the path file was renamed to within the directory, lately,
+// following renames of renames; "" when the watch saw none.
+func (c *fileChurn) renamedTo(file string) string {
+	to := ""
+	for range 8 {
+		next, ok := c.renamed[file]
+		if !ok {
+			break
+		}
+		to, file = next.path, next.path
+	}
+	return to
+}
+
 // scanned forgets the removals a scan has seen, and the writes and changes
 // grown quiet.
 func (c *fileChurn) scanned(now time.Time) {
@@ -66,6 +102,16 @@ func (c *fileChurn) scanned(now time.Time) {
 			if now.Sub(at) >= c.quiet {
 				delete(m, f)
 			}
+		}
+	}
+	for k, m := range c.movedOut { // renamed out of the directory
+		if now.Sub(m.at) >= c.quiet {
+			delete(c.movedOut, k)
+		}
+	}
+	for f, m := range c.renamed {
+		if now.Sub(m.at) >= c.quiet {
+			delete(c.renamed, f)
 		}
 	}
 }

@@ -53,6 +53,8 @@ type fileFacts struct {
 	// changedAt is when the watch last saw the file change (zero: not
 	// lately); a hold lasts until the file stayed unchanged for hold.
 	changedAt func(origin string) time.Time
+	// renamedTo is the file origin was renamed to ("" for none known).
+	renamedTo func(origin string) string
 	failed    map[string]bool // origins that failed whole
 	invalid   map[string]bool // origin + "\x00" + ref declared invalid
 }
@@ -225,24 +227,30 @@ func decide[T any](o *declOwners, r string, decls []T, prev T, hadPrev bool, ori
 			return pick{idx: i}
 		}
 	}
-	switch {
-	case facts.failed[own] || facts.invalid[own+"\x00"+r]:
+	if facts.failed[own] || facts.invalid[own+"\x00"+r] {
 		delete(o.since, r)
 		return pick{idx: -1, claimed: true}
-	case facts.removed(own):
+	}
+	if facts.removed(own) {
 		// Unlinked: its keys go at once, to the next declarer if any.
-	case !facts.present(own) && len(decls) > 0:
-		// Renamed, or gone with another file declaring the key: the
-		// declaration equal to the last kept one follows it.
-		if hadPrev {
-			for i := range decls {
-				if same(decls[i], prev) {
-					delete(o.since, r)
-					return pick{idx: i}
-				}
+		delete(o.since, r)
+		return first
+	}
+	if !facts.present(own) {
+		// Renamed: the key follows the file to its new name, or to the
+		// declaration equal to the last one kept.
+		to := ""
+		if facts.renamedTo != nil {
+			to = facts.renamedTo(own)
+		}
+		for i := range decls {
+			if (to != "" && origin(decls[i]) == to) || (hadPrev && same(decls[i], prev)) {
+				delete(o.since, r)
+				return pick{idx: i}
 			}
 		}
-	case hadPrev:
+	}
+	if hadPrev {
 		at, ok := o.since[r]
 		if !ok {
 			at = now

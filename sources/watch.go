@@ -12,6 +12,9 @@ type fileEvent struct {
 	// op is what happened to the file at name, as far as the watcher can
 	// tell (fileChurn reads it).
 	op fileOp
+	// cookie pairs the two halves of one rename (opMovedOut, opMovedIn);
+	// zero when the watcher cannot tell.
+	cookie uint32
 }
 
 // fileOp is the kind of a fileEvent.

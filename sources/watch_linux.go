@@ -149,7 +149,7 @@ func (w *inotify) event(raw *unix.InotifyEvent, name []byte) (fileEvent, bool) {
 	// pod. An unlink is (the kubelet's file source scans on it too): a pod
 	// whose file was removed stops without waiting for the debounce.
 	const whole = unix.IN_MOVED_TO | unix.IN_CLOSE_WRITE | unix.IN_DELETE
-	return fileEvent{name: path, complete: raw.Mask&whole != 0, op: inotifyOp(raw.Mask)}, true
+	return fileEvent{name: path, complete: raw.Mask&whole != 0, op: inotifyOp(raw.Mask), cookie: raw.Cookie}, true
 }
 
 func inotifyOp(mask uint32) fileOp {
