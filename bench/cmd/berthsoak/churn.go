@@ -220,9 +220,11 @@ func (s *soak) stopCont(ctx context.Context, bg *sync.WaitGroup) {
 	ops0 := s.totalOps()
 	at := time.Now()
 	_ = p.cmd.Process.Signal(syscall.SIGSTOP)
+	s.opLog("SIGSTOP berth")
 	logf("SIGSTOP berth for %s", s.opt.stopFor)
 	_ = sleepCtx(ctx, s.opt.stopFor)
 	_ = p.cmd.Process.Signal(syscall.SIGCONT)
+	s.opLog("SIGCONT berth")
 	s.mu.Lock()
 	s.state, s.upSince = berthUp, time.Now()
 	s.res.stop = &stopResult{at: at, dur: time.Since(at)}
@@ -242,6 +244,7 @@ func (s *soak) killRestart(ctx context.Context, i int, bg *sync.WaitGroup) error
 	kr.at = time.Now()
 	s.kill9(p)
 	logf("kill -9 berth (%s)", kr.mode)
+	s.opLog("kill -9 berth (%s)", kr.mode)
 	fileOp := func(add bool, kind string) error {
 		s.led.mu.Lock()
 		defer s.led.mu.Unlock()

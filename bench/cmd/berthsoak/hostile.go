@@ -198,6 +198,7 @@ func (s *soak) hostileOp(j int) error {
 		return fmt.Errorf("hostile %s: %w", k.name, err)
 	}
 	logf("hostile file %s (%s)", h.name, k.name)
+	s.opLog("hostile %s %q target=%q", k.name, h.name, h.target)
 	return nil
 }
 
@@ -215,6 +216,7 @@ func (s *soak) removeHostile(all bool) {
 		}
 		h.removed = true
 		s.led.lastFileChange = time.Now()
+		s.opLog("hostile removed %q", h.name)
 		if p := s.led.pods[h.target]; p != nil {
 			p.hold = false
 		}

@@ -25,6 +25,9 @@ type podState struct {
 	// replace, delete, add); lastOp when any operation last touched its file.
 	lastChange, lastOp time.Time
 	lastOpKind         string
+	// readds are the generations at which it was added again after a
+	// delete (a new sandbox is then right).
+	readds []int
 	// hold keeps the churn off the pod: the target of a live duplicate, or
 	// a deleted pod whose containers a kill check is watching go.
 	hold bool
@@ -85,6 +88,7 @@ type podView struct {
 	gen                int
 	lastChange, lastOp time.Time
 	lastOpKind         string
+	readds             []int
 }
 
 // snapshot copies the ledger: every pod ever declared, by name.
@@ -93,7 +97,8 @@ func (l *ledger) snapshot() map[string]podView {
 	defer l.mu.Unlock()
 	out := make(map[string]podView, len(l.pods))
 	for n, p := range l.pods {
-		out[n] = podView{declared: p.file != "", gen: p.gen, lastChange: p.lastChange, lastOp: p.lastOp, lastOpKind: p.lastOpKind}
+		out[n] = podView{declared: p.file != "", gen: p.gen, lastChange: p.lastChange, lastOp: p.lastOp, lastOpKind: p.lastOpKind,
+			readds: append([]int(nil), p.readds...)}
 	}
 	return out
 }

@@ -57,6 +57,7 @@ type soak struct {
 	podsDir    string
 	rootDir    string
 	logPath    string
+	ops        *os.File // ops.log: every operation, with its time
 	berthBin   string
 	dockerHost string
 	port       int
@@ -210,6 +211,9 @@ func (s *soak) setup(ctx context.Context) error {
 			return err
 		}
 	}
+	if s.ops, err = os.Create(filepath.Join(s.work, "ops.log")); err != nil {
+		return err
+	}
 	logf("work dir %s, node %s, seed %d", s.work, s.node, s.opt.seed)
 
 	build := func(outPath, pkg string) error {
@@ -276,6 +280,9 @@ func (s *soak) cleanup() {
 			logf("removed %d containers of node %s", n, s.node)
 		}
 		s.dk.Close()
+	}
+	if s.ops != nil {
+		s.ops.Close()
 	}
 	if s.work != "" {
 		if s.opt.keep {

@@ -145,6 +145,12 @@ type restartEvent struct {
 	sinceStableSec float64
 }
 
+// touchWindow: an operation on a pod's file this long before its last
+// stable observation, or since, may be what replaced its containers (berth
+// may have been stopped or down when it happened): the restart is then
+// classed "after an operation that kept the spec", not "untouched".
+const touchWindow = 10 * time.Second
+
 // stableObs is a pod seen with exactly one running sandbox and app.
 type stableObs struct {
 	sandbox, app, gen string
@@ -312,7 +318,8 @@ func (o *observer) checkRestarts(ctx context.Context, groups map[string]*podCtrs
 			ev.what = "restart count rose"
 		}
 		v := snap[pod]
-		if v.lastOp.After(prev.at) {
+		touched := v.lastOp.After(prev.at.Add(-touchWindow))
+		if !v.lastOp.IsZero() {
 			ev.lastOp = v.lastOpKind + " " + now.Sub(v.lastOp).Round(100*time.Millisecond).String() + " before"
 		}
 		oldN, oldErr := strconv.Atoi(prev.gen)
@@ -324,16 +331,22 @@ func (o *observer) checkRestarts(ctx context.Context, groups map[string]*podCtrs
 			ev.class = "own spec restored after a duplicate's"
 		case oldErr == nil && newErr == nil && newN < oldN:
 			ev.class, ev.needless = "an older spec ran again", true
-		case gen == prev.gen && ev.lastOp == "":
+		case gen == prev.gen && !touched:
 			ev.class, ev.needless = "untouched", true
 		case gen == prev.gen:
 			ev.class, ev.needless = "after an operation that kept the spec", true
 		default:
 			ev.class = "spec changed"
-			if prev.sandbox != cur.sandbox {
+			readd := false
+			for _, g := range v.readds {
+				readd = readd || (oldErr == nil && newErr == nil && g > oldN && g <= newN)
+			}
+			switch {
+			case readd: // deleted and added again: a new sandbox is right
+			case prev.sandbox != cur.sandbox:
 				o.changeSandbox++
 				o.changeSandboxPods = append(o.changeSandboxPods, pod)
-			} else {
+			default:
 				o.changeAppOnly++
 			}
 		}

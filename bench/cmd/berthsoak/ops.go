@@ -62,10 +62,20 @@ func (s *soak) writeInPlace(name, content, variant string) error {
 	return f.Close()
 }
 
+// opLog appends a line to ops.log in the work dir, to read beside
+// berth's log.
+func (s *soak) opLog(format string, args ...any) {
+	if s.ops == nil {
+		return
+	}
+	fmt.Fprintf(s.ops, "%s %s\n", time.Now().UTC().Format("2006-01-02T15:04:05.000Z"), fmt.Sprintf(format, args...))
+}
+
 // touch records an operation on p (caller holds led.mu); changed says its
 // spec or presence changed.
 func (s *soak) touch(p *podState, kind string, changed bool) {
 	now := time.Now()
+	s.opLog("%s %s file=%q gen=%d", kind, p.name, p.file, p.gen)
 	p.lastOp, p.lastOpKind = now, kind
 	if changed {
 		p.lastChange = now
@@ -116,6 +126,7 @@ func (s *soak) opRename(p *podState, n int) error {
 	if err := os.Rename(s.path(p.file), s.path(to)); err != nil {
 		return err
 	}
+	s.opLog("rename %s from %q", p.name, p.file)
 	p.file = to
 	s.touch(p, "rename", false)
 	return nil
@@ -139,6 +150,7 @@ func (s *soak) opAdd(p *podState, kind string) error {
 	} else {
 		p.gen++
 		p.file = p.name + ".yaml"
+		p.readds = append(p.readds, p.gen)
 	}
 	var err error
 	if s.rng.IntN(2) == 0 {

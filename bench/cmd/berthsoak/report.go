@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	goruntime "runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -268,10 +269,17 @@ func (s *soak) markdown() string {
 		}
 		maxExtra = max(maxExtra, len(m.extra))
 	}
-	killOrphans := 0
+	// Orphans after the kills: distinct pods, and the restarts that had any.
+	killOrphanPods, killsWithOrphans := map[string]bool{}, 0
 	for _, k := range r.kills {
-		killOrphans += len(k.orphans)
+		for _, pod := range k.orphans {
+			killOrphanPods[pod] = true
+		}
+		if len(k.orphans) > 0 {
+			killsWithOrphans++
+		}
 	}
+	killOrphans := len(killOrphanPods)
 	verdict := func(ok bool) string {
 		if ok {
 			return "**met**"
@@ -291,7 +299,8 @@ func (s *soak) markdown() string {
 	p("| Needless restarts | 0 (a pod whose spec did not change got new containers) | %d | %s |\n", needless, verdict(needless == 0))
 	p("| Orphans past the settle time | 0 containers of undeclared pods, %s after the pod's last change and berth's readiness | max %d%s, in %d counted samples | %s |\n",
 		s.opt.settle, maxOrph, atNote(orphAt), counted, verdict(maxOrph == 0))
-	p("| Orphans 2 s after sync, per kill -9 | 0 | %d in %d restarts | %s |\n", killOrphans, len(r.kills), verdict(killOrphans == 0))
+	p("| Orphans %s after sync, per kill -9 | 0 pods whose containers run though no file declares them, %s after /readyz | %d pods, at %d of %d restarts | %s |\n",
+		s.opt.settle, s.opt.settle, killOrphans, killsWithOrphans, len(r.kills), verdict(killOrphans == 0))
 	p("| Missing past the settle time | declared pods without a running sandbox and app | max %d%s (extra containers: max %d) | reported |\n", maxMiss, atNote(missAt), maxExtra)
 	hostileN := 0
 	for _, h := range r.hostile {
@@ -333,12 +342,13 @@ func (s *soak) markdown() string {
 		}
 		p("\n")
 	}
-	p("Spec changes seen carried out: %d replaced the app alone, %d the sandbox too%s.\n\n", o.changeAppOnly, o.changeSandbox, podsNote(o.changeSandboxPods))
+	p("Spec changes seen carried out (edits and changed replaces; a pod added again after a delete is left out): %d replaced the app alone, %d the sandbox too%s.\n\n",
+		o.changeAppOnly, o.changeSandbox, podsNote(o.changeSandboxPods))
 
 	p("**kill -9** (%d):\n\n", len(r.kills))
 	if len(r.kills) > 0 {
 		p("| t (s) | around the restart | pod | kill → ready | orphans %s after ready | missing then | orphans gone after ready |\n|---|---|---|---|---|---|---|\n", s.opt.settle)
-		for _, k := range r.kills {
+		for i, k := range r.kills {
 			gone := "–"
 			switch {
 			case k.clearedNot:
@@ -346,8 +356,12 @@ func (s *soak) markdown() string {
 			case k.cleared > 0:
 				gone = k.cleared.Round(10 * time.Millisecond).String()
 			}
+			var orphans []string
+			for _, pod := range k.orphans {
+				orphans = append(orphans, pod+carriedFrom(r, i, pod))
+			}
 			p("| %.0f | %s | %s | %s | %s | %s | %s |\n", k.at.Sub(r.churnStart).Seconds(), k.mode, orNone(k.pod),
-				k.readyAfter.Round(time.Millisecond), listOrNone(k.orphans), listOrNone(k.missing), gone)
+				k.readyAfter.Round(time.Millisecond), listOrNone(orphans), listOrNone(k.missing), gone)
 		}
 		p("\n")
 	}
@@ -395,6 +409,21 @@ func (s *soak) markdown() string {
 		p("\nErrors: %s\n", strings.Join(r.errors, "; "))
 	}
 	return b.String()
+}
+
+// carriedFrom notes when the i-th kill's orphan pod was already an orphan
+// after an earlier kill and not gone since.
+func carriedFrom(r *results, i int, pod string) string {
+	for _, j := range r.kills[:i] {
+		if !slices.Contains(j.orphans, pod) {
+			continue
+		}
+		gone := j.at.Add(j.readyAfter).Add(j.cleared)
+		if j.clearedNot || j.cleared == 0 || gone.After(r.kills[i].at) {
+			return fmt.Sprintf(" (still, from t=%.0fs)", j.at.Sub(r.churnStart).Seconds())
+		}
+	}
+	return ""
 }
 
 func breaksNote(n int) string {
