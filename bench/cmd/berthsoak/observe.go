@@ -119,6 +119,7 @@ type sample struct {
 	haveProc   bool
 	rss        int64
 	fds        int
+	haveCPU    bool // a CPU share needs a previous sample of the same process
 	cpuPct     float64
 	haveGor    bool
 	goroutines float64
@@ -127,7 +128,7 @@ type sample struct {
 	counted bool
 	diff
 	needless int // needless restarts so far
-	ops      int // operations so far
+	ops      int // operations so far (the initial pod files not counted)
 }
 
 // restartEvent is a pod's containers replaced between two stable
@@ -222,12 +223,7 @@ func (o *observer) take(ctx context.Context, phase string, churnStart time.Time)
 		return
 	}
 	snap := s.led.snapshot()
-	s.led.mu.Lock()
-	ops := 0
-	for _, n := range s.led.ops {
-		ops += n
-	}
-	s.led.mu.Unlock()
+	ops := s.totalOps()
 	s.mu.Lock()
 	p, state, starts, upSince := s.proc, s.state, s.starts, s.upSince
 	s.mu.Unlock()
@@ -241,6 +237,7 @@ func (o *observer) take(ctx context.Context, phase string, churnStart time.Time)
 			smp.haveProc, smp.rss, smp.fds = true, rss, fds
 			o.mu.Lock()
 			if o.lastPid == smp.pid && now.After(o.lastTicksAt) {
+				smp.haveCPU = true
 				smp.cpuPct = 100 * float64(ticks-o.lastTicks) / float64(o.clkTck) / now.Sub(o.lastTicksAt).Seconds()
 			}
 			o.lastPid, o.lastTicks, o.lastTicksAt = smp.pid, ticks, now

@@ -145,7 +145,10 @@ func (s *soak) writeCSV() (string, error) {
 	for _, m := range s.obs.samples {
 		rss, fds, cpu, gor := "", "", "", ""
 		if m.haveProc {
-			rss, fds, cpu = fmt.Sprintf("%.1f", float64(m.rss)/(1<<20)), strconv.Itoa(m.fds), fmt.Sprintf("%.1f", m.cpuPct)
+			rss, fds = fmt.Sprintf("%.1f", float64(m.rss)/(1<<20)), strconv.Itoa(m.fds)
+		}
+		if m.haveCPU {
+			cpu = fmt.Sprintf("%.1f", m.cpuPct)
 		}
 		if m.haveGor {
 			gor = fmt.Sprintf("%.0f", m.goroutines)
@@ -299,7 +302,7 @@ func (s *soak) markdown() string {
 	p("| Needless restarts | 0 (a pod whose spec did not change got new containers) | %d | %s |\n", needless, verdict(needless == 0))
 	p("| Orphans past the settle time | 0 containers of undeclared pods, %s after the pod's last change and berth's readiness | max %d%s, in %d counted samples | %s |\n",
 		s.opt.settle, maxOrph, atNote(orphAt), counted, verdict(maxOrph == 0))
-	p("| Orphans %s after sync, per kill -9 | 0 pods whose containers run though no file declares them, %s after /readyz | %d pods, at %d of %d restarts | %s |\n",
+	p("| Orphans %s after sync, per kill -9 | 0 pods whose containers run though no file declares them, %s after /readyz | %d distinct pods, at %d of %d restarts | %s |\n",
 		s.opt.settle, s.opt.settle, killOrphans, killsWithOrphans, len(r.kills), verdict(killOrphans == 0))
 	p("| Missing past the settle time | declared pods without a running sandbox and app | max %d%s (extra containers: max %d) | reported |\n", maxMiss, atNote(missAt), maxExtra)
 	hostileN := 0
@@ -342,7 +345,7 @@ func (s *soak) markdown() string {
 		}
 		p("\n")
 	}
-	p("Spec changes seen carried out (edits and changed replaces; a pod added again after a delete is left out): %d replaced the app alone, %d the sandbox too%s.\n\n",
+	p("Spec changes seen carried out (edits and changed replaces; a pod added again after a delete is left out): %d replaced the app alone, as an env change should; %d replaced the sandbox too, the pod torn down%s.\n\n",
 		o.changeAppOnly, o.changeSandbox, podsNote(o.changeSandboxPods))
 
 	p("**kill -9** (%d):\n\n", len(r.kills))
