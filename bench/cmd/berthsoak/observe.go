@@ -141,6 +141,7 @@ type restartEvent struct {
 	class          string
 	needless       bool
 	lastOp         string // the last operation on the pod's file and its age, or ""
+	lastOpKind     string // of an "after an operation that kept the spec"
 	acrossRestart  bool   // berth was started again in between
 	sandboxOnly    bool
 	sinceStableSec float64
@@ -331,7 +332,7 @@ func (o *observer) checkRestarts(ctx context.Context, groups map[string]*podCtrs
 		case gen == prev.gen && !touched:
 			ev.class, ev.needless = "untouched", true
 		case gen == prev.gen:
-			ev.class, ev.needless = "after an operation that kept the spec", true
+			ev.class, ev.needless, ev.lastOpKind = "after an operation that kept the spec", true, v.lastOpKind
 		default:
 			ev.class = "spec changed"
 			readd := false

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
@@ -329,6 +330,7 @@ func (s *soak) markdown() string {
 		ops = append(ops, fmt.Sprintf("%s %d", k, s.led.ops[k]))
 	}
 	declaredEnd := s.led.declaredCount()
+	opsDone := maps.Clone(s.led.ops)
 	s.led.mu.Unlock()
 	p("Churn: %s from %d pods (%d declared at the end), one operation every %s: %s. The initial %d pods ran %s after berth started.\n\n",
 		r.churnEnd.Sub(r.churnStart).Round(time.Second), s.opt.pods, declaredEnd, s.opt.interval, strings.Join(ops, ", "),
@@ -345,6 +347,17 @@ func (s *soak) markdown() string {
 		}
 		p("\n")
 	}
+	byOp := map[string]int{}
+	for _, e := range o.restarts {
+		if e.lastOpKind != "" {
+			byOp[e.lastOpKind]++
+		}
+	}
+	var kept []string
+	for _, k := range []string{"rename", "replace-same", "rewrite/trunc-write", "rewrite/trunc-pause-write", "rewrite/empty-close-write"} {
+		kept = append(kept, fmt.Sprintf("%s %d of %d", k, byOp[k], opsDone[k]))
+	}
+	p("Needless restarts after an operation that kept the spec, by operation: %s.\n\n", strings.Join(kept, ", "))
 	p("Spec changes seen carried out (edits and changed replaces; a pod added again after a delete is left out): %d replaced the app alone, as an env change should; %d replaced the sandbox too, the pod torn down%s.\n\n",
 		o.changeAppOnly, o.changeSandbox, podsNote(o.changeSandboxPods))
 
