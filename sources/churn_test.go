@@ -40,6 +40,21 @@ func fakeClockSource(t *testing.T, dir string) (*FileSource, *clocktesting.FakeC
 	return s, clk, startSource(t, s)
 }
 
+// webOnFakeClock runs a file source on a fake clock over a directory
+// holding web.yaml (pod web, busybox:1), its first scan taken. Linux only:
+// these tests need inotify's close events.
+func webOnFakeClock(t *testing.T) (string, *clocktesting.FakeClock, <-chan Update) {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("a close after writing is known from inotify only")
+	}
+	dir := t.TempDir()
+	write(t, dir, "web.yaml", podManifest("web", "busybox:1"))
+	_, clk, updates := fakeClockSource(t, dir)
+	waitFor(t, updates, "first scan", hasPods("web"))
+	return dir, clk, updates
+}
+
 func podOrigin(u Update, name string) string {
 	for _, d := range u.Pods {
 		if d.Pod.Name == name {
@@ -53,13 +68,7 @@ func podOrigin(u Update, name string) string {
 // its pods past the debounce and one more read; it loses them only when it
 // stays empty after that.
 func TestEmptiedFileKeepsItsPodsPastTheDebounce(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("a close after writing is known from inotify only")
-	}
-	dir := t.TempDir()
-	write(t, dir, "web.yaml", podManifest("web", "busybox:1"))
-	_, clk, updates := fakeClockSource(t, dir)
-	waitFor(t, updates, "first scan", hasPods("web"))
+	dir, clk, updates := webOnFakeClock(t)
 
 	if err := os.WriteFile(filepath.Join(dir, "web.yaml"), nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -96,13 +105,7 @@ func TestEmptiedFileKeepsItsPodsPastTheDebounce(t *testing.T) {
 // closed) is not read by a scan another file's change starts: its pods keep
 // their last spec until it is closed.
 func TestScanKeepsTheLastDecodeOfAFileBeingWritten(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("a close after writing is known from inotify only")
-	}
-	dir := t.TempDir()
-	write(t, dir, "web.yaml", podManifest("web", "busybox:1"))
-	_, _, updates := fakeClockSource(t, dir)
-	waitFor(t, updates, "first scan", hasPods("web"))
+	dir, _, updates := webOnFakeClock(t)
 
 	f, err := os.OpenFile(filepath.Join(dir, "web.yaml"), os.O_WRONLY|os.O_TRUNC, 0)
 	if err != nil {
@@ -327,13 +330,7 @@ func TestSwappedDirectoryHoldsItsPods(t *testing.T) {
 // file rewritten again and again (each time empty for a moment) keeps its
 // pods however long the rewrites go on.
 func TestHoldLastsWhileTheFileKeepsChanging(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("a close after writing is known from inotify only")
-	}
-	dir := t.TempDir()
-	write(t, dir, "web.yaml", podManifest("web", "busybox:1"))
-	_, clk, updates := fakeClockSource(t, dir)
-	waitFor(t, updates, "first scan", hasPods("web"))
+	dir, clk, updates := webOnFakeClock(t)
 	empty := func() {
 		t.Helper()
 		if err := os.WriteFile(filepath.Join(dir, "web.yaml"), nil, 0o644); err != nil {

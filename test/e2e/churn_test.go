@@ -125,6 +125,17 @@ func keepsRunning(t *testing.T, b *Berth, off int, pod string, want map[string]s
 
 // assertRestartCount checks that every container of pod carries the
 // restart count label want.
+// untouched fails unless pod, whose containers were ids, runs them still,
+// with restart count 0, and berth logged no teardown of it since off.
+func untouched(t *testing.T, b *Berth, off int, pod string, ids map[string]string, what string) {
+	t.Helper()
+	keepsRunning(t, b, off, pod, ids, 2*time.Second, what)
+	assertRestartCount(t, b, pod, "0")
+	if l := teardownLines(logFrom(b, off), pod); len(l) > 0 {
+		t.Errorf("%s: pod %s was taken down:\n%s", what, pod, strings.Join(l, "\n"))
+	}
+}
+
 func assertRestartCount(t *testing.T, b *Berth, pod, want string) {
 	t.Helper()
 	for _, c := range podContainers(t, b.Node, pod) {
@@ -204,11 +215,7 @@ func TestChurn(t *testing.T) {
 		writes := wait()
 		t.Logf("%d renames beside %d atomic writes of another file", renames, writes)
 		// Whatever berth did with the renames is done within a few rescans.
-		keepsRunning(t, b, off, pod, ids, 2*time.Second, fmt.Sprintf("after %d renames of its file", renames))
-		assertRestartCount(t, b, pod, "0")
-		if l := teardownLines(logFrom(b, off), pod); len(l) > 0 {
-			t.Errorf("a rename took pod %s down:\n%s", pod, strings.Join(l, "\n"))
-		}
+		untouched(t, b, off, pod, ids, fmt.Sprintf("after %d renames of its file", renames))
 		assertStable(t, b.Node, "churn-noise", noiseIDs, 0)
 	})
 
@@ -241,12 +248,7 @@ func TestChurn(t *testing.T) {
 			}
 			longest = max(longest, time.Since(emptied))
 		}
-		keepsRunning(t, b, off, pod, ids, 2*time.Second,
-			fmt.Sprintf("after %d rewrites in place (truncate, scan, write, close; empty for %s at most)", rewrites, longest.Round(time.Millisecond)))
-		assertRestartCount(t, b, pod, "0")
-		if l := teardownLines(logFrom(b, off), pod); len(l) > 0 {
-			t.Errorf("an in-place rewrite took pod %s down:\n%s", pod, strings.Join(l, "\n"))
-		}
+		untouched(t, b, off, pod, ids, fmt.Sprintf("after %d rewrites in place (truncate, scan, write, close; empty for %s at most)", rewrites, longest.Round(time.Millisecond)))
 	})
 
 	// The file emptied and closed (a complete event: berth reads it at
@@ -271,12 +273,7 @@ func TestChurn(t *testing.T) {
 			longest = max(longest, time.Since(emptied))
 			time.Sleep(30 * time.Millisecond)
 		}
-		keepsRunning(t, b, off, pod, ids, 2*time.Second,
-			fmt.Sprintf("after %d rewrites (emptied and closed, then written within %s)", rewrites, longest.Round(time.Millisecond)))
-		assertRestartCount(t, b, pod, "0")
-		if l := teardownLines(logFrom(b, off), pod); len(l) > 0 {
-			t.Errorf("an emptied file took pod %s down:\n%s", pod, strings.Join(l, "\n"))
-		}
+		untouched(t, b, off, pod, ids, fmt.Sprintf("after %d rewrites (emptied and closed, then written within %s)", rewrites, longest.Round(time.Millisecond)))
 	})
 
 	// A duplicate sorting after the original is refused, naming the
