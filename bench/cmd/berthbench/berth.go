@@ -2,30 +2,26 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
+	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/berth-dev/berth/bench/internal/benchkit"
 )
 
 // berthProc is one `berth run` subprocess with its own node name, pods
 // directory, root_dir, API port and log file.
 type berthProc struct {
+	*benchkit.Proc
 	node, pods, root, log string
-	port                  int
-	cmd                   *exec.Cmd
-	done                  chan struct{} // closed when the process exited
 	b                     *bench
 }
+
+// metricTimeout bounds one read of berth's /metrics.
+const metricTimeout = 5 * time.Second
 
 // startBerth starts berth on a fresh pods dir and root dir and waits until
 // /readyz answers 200. env holds extra KEY=VALUE settings (BERTH_...),
@@ -42,96 +38,38 @@ func (b *bench) startBerth(ctx context.Context, node string, env []string) (*ber
 			return nil, err
 		}
 	}
-	if p.port, err = freePort(); err != nil {
+	port, err := benchkit.FreePort()
+	if err != nil {
 		return nil, err
 	}
 	logFile, err := os.Create(p.log)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(b.berthBin, "run")
-	cmd.Env = append(berthlessEnv(),
-		"BERTH_NODE_NAME="+node,
-		"BERTH_ROOT_DIR="+p.root,
-		"BERTH_SOURCES_FILE_PATH="+p.pods,
-		"BERTH_SERVER_ADDRESS=127.0.0.1",
-		"BERTH_SERVER_PORT="+strconv.Itoa(p.port),
-		"BERTH_CADVISOR_ENABLED=false",
-		"BERTH_DOCKER_HOST="+b.dockerHost,
-	)
-	cmd.Env = append(cmd.Env, env...) // later entries win
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	// Its own process group: a Ctrl-C reaches only berthbench, which then
-	// stops berth and cleans up.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		return nil, fmt.Errorf("start berth: %w", err)
+	cfg := benchkit.Berth{Bin: b.berthBin, Node: node, RootDir: p.root, PodsDir: p.pods, Port: port,
+		DockerHost: b.dockerHost, Env: env}
+	if p.Proc, err = cfg.Start(logFile); err != nil {
+		return nil, err
 	}
-	p.cmd, p.done = cmd, make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		logFile.Close()
-		close(p.done)
-	}()
 	b.mu.Lock()
 	b.procs[p] = true
 	b.mu.Unlock()
-	if err := p.waitReady(ctx, 30*time.Second); err != nil {
+	if err := p.WaitReady(ctx, 30*time.Second, 50*time.Millisecond); err != nil {
+		switch {
+		case errors.Is(err, benchkit.ErrExited):
+			err = fmt.Errorf("%w:\n%s", err, p.logTail())
+		case errors.Is(err, benchkit.ErrNotReady):
+			err = fmt.Errorf("%w\n%s", err, p.logTail())
+		}
 		b.finishBerth(p)
 		return nil, err
 	}
 	return p, nil
 }
 
-func (p *berthProc) url(path string) string {
-	return fmt.Sprintf("http://127.0.0.1:%d%s", p.port, path)
-}
-
-func (p *berthProc) pid() int { return p.cmd.Process.Pid }
-
-// exited reports whether the process has ended.
-func (p *berthProc) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-func (p *berthProc) waitReady(ctx context.Context, timeout time.Duration) error {
-	c := http.Client{Timeout: 2 * time.Second}
-	deadline := time.Now().Add(timeout)
-	last := ""
-	for {
-		select {
-		case <-p.done:
-			return fmt.Errorf("berth exited before it was ready:\n%s", p.logTail())
-		default:
-		}
-		resp, err := c.Get(p.url("/readyz"))
-		if err == nil {
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			last = fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(body)))
-		} else {
-			last = err.Error()
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("berth not ready after %s: %s\n%s", timeout, last, p.logTail())
-		}
-		if err := sleepCtx(ctx, 50*time.Millisecond); err != nil {
-			return err
-		}
-	}
-}
-
-// stop sends SIGTERM and waits up to 20 s, then kills. berth leaves its pods
-// running when it exits; finishBerth removes them.
+// stop stops berth (SIGTERM, killed after 20 s) unless it was stopped
+// already. berth leaves its pods running when it exits; finishBerth
+// removes them.
 func (p *berthProc) stop() {
 	b := p.b
 	b.mu.Lock()
@@ -141,15 +79,7 @@ func (p *berthProc) stop() {
 	if !running {
 		return
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-		return
-	case <-time.After(20 * time.Second):
-	}
-	logf("berth %s did not exit within 20s of SIGTERM; killing it", p.node)
-	_ = p.cmd.Process.Kill()
-	<-p.done
+	p.Stop(20*time.Second, func() { logf("berth %s did not exit within 20s of SIGTERM; killing it", p.node) })
 }
 
 // finishBerth stops berth and force-removes every container of its node.
@@ -162,31 +92,7 @@ func (b *bench) finishBerth(p *berthProc) {
 	}
 }
 
-// metric returns the value of an exact series from berth's /metrics.
-func (p *berthProc) metric(series string) (float64, bool) {
-	c := http.Client{Timeout: 5 * time.Second}
-	resp, err := c.Get(p.url("/metrics"))
-	if err != nil {
-		return 0, false
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	for _, line := range strings.Split(string(body), "\n") {
-		if rest, ok := strings.CutPrefix(line, series+" "); ok {
-			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
-			return v, err == nil
-		}
-	}
-	return 0, false
-}
-
-func (p *berthProc) logTail() string {
-	data, _ := os.ReadFile(p.log)
-	if len(data) > 4000 {
-		data = data[len(data)-4000:]
-	}
-	return string(data)
-}
+func (p *berthProc) logTail() string { return benchkit.LogTail(p.log, 4000) }
 
 // writePod writes <name>.yaml atomically (hidden temp file, then rename),
 // as an operator or a config tool would.
@@ -232,32 +138,4 @@ func podName(i int) string { return fmt.Sprintf("p%03d", i) }
 // leftover container of another node would block the pod.
 func (p *berthProc) podName(i int) string {
 	return fmt.Sprintf("%s-%03d", strings.TrimPrefix(p.node, "bb-"), i)
-}
-
-// berthlessEnv is our environment without BERTH_ variables.
-func berthlessEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "BERTH_") {
-			env = append(env, kv)
-		}
-	}
-	return env
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func randHex(n int) string {
-	buf := make([]byte, n)
-	if _, err := rand.Read(buf); err != nil {
-		panic(err)
-	}
-	return hex.EncodeToString(buf)
 }

@@ -24,6 +24,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/berth-dev/berth/bench/internal/benchkit"
 )
 
 type configMapResults struct {
@@ -144,7 +146,7 @@ func timedUpdate(ctx context.Context, base, path, want string, write func() erro
 	}
 	// Let the connection go quiet before the clock starts, so that the
 	// answer is not held behind the acknowledgement of "watching".
-	if err := sleepCtx(ctx, settleBeforeWrite); err != nil {
+	if err := benchkit.SleepCtx(ctx, settleBeforeWrite); err != nil {
 		return 0, err
 	}
 	t0 := time.Now()
@@ -177,7 +179,7 @@ func waitValue(ctx context.Context, base, path, want string, timeout time.Durati
 		} else {
 			last = err.Error()
 		}
-		if err := sleepCtx(ctx, 100*time.Millisecond); err != nil {
+		if err := benchkit.SleepCtx(ctx, 100*time.Millisecond); err != nil {
 			return err
 		}
 	}

@@ -8,31 +8,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// machineSlug names the machine in result file names: "<nproc>cpu-<model>",
-// e.g. 2cpu-amd-epyc.
-func machineSlug(m machineInfo) string {
-	model := strings.ToLower(m.cpu)
-	model = regexp.MustCompile(`[^a-z0-9]+`).ReplaceAllString(model, "-")
-	return strings.Trim(fmt.Sprintf("%dcpu-%s", m.nproc, model), "-")
-}
-
 // resultFile is the path, relative to the module root, of scenario's raw
 // rows for this run.
 func (r *results) resultFile(opt options, scenario string) string {
-	commit, _, _ := strings.Cut(r.machine.commit, " ")
-	if len(commit) > 7 {
-		commit = commit[:7]
-	}
-	if strings.Contains(r.machine.commit, "uncommitted") {
-		commit += "-dirty"
-	}
-	return filepath.Join(opt.results, fmt.Sprintf("%s-%s-%s.csv", scenario, commit, machineSlug(r.machine)))
+	return r.machine.ResultFile(opt.results, scenario)
 }
 
 // csvMs renders d in milliseconds for a CSV cell ("" when unmeasured).

@@ -7,13 +7,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/berth-dev/berth/bench/internal/benchkit"
 )
 
 // The raw rows land in one CSV per scenario, named by commit and machine,
 // and the report links them instead of carrying them.
 func TestRawRowsGoToCSV(t *testing.T) {
 	r := &results{
-		machine: machineInfo{commit: "0123456789ab", cpu: "AMD EPYC 7B13", nproc: 2},
+		machine: machineInfo{Machine: benchkit.Machine{Commit: "0123456789ab", CPU: "AMD EPYC 7B13", NProc: 2}},
 		start: &startResults{runs: []startRun{
 			{system: sysBerth, n: 1, run: 1, total: 318 * time.Millisecond, firstCreate: 16800 * time.Microsecond},
 			{system: sysMinimal, n: 1, run: 1, err: "engine gone\nmore"},

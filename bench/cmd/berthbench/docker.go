@@ -15,6 +15,7 @@ import (
 	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
 
+	"github.com/berth-dev/berth/bench/internal/benchkit"
 	"github.com/berth-dev/berth/runtime"
 )
 
@@ -48,7 +49,7 @@ func (b *bench) monitorEngine(ctx context.Context) {
 			b.engineBreaks.Add(1)
 			logf("the Docker event stream broke (%v): dockerd restarted or failed; a measurement in progress is repeated", err)
 		}
-		if sleepCtx(ctx, time.Second) != nil {
+		if benchkit.SleepCtx(ctx, time.Second) != nil {
 			return
 		}
 	}
@@ -67,7 +68,7 @@ func (b *bench) waitEngine(ctx context.Context, timeout time.Duration) error {
 		if time.Now().After(deadline) {
 			return err
 		}
-		if err := sleepCtx(ctx, 500*time.Millisecond); err != nil {
+		if err := benchkit.SleepCtx(ctx, 500*time.Millisecond); err != nil {
 			return err
 		}
 	}
@@ -289,7 +290,7 @@ func (b *bench) waitGone(ctx context.Context, match map[string]string, timeout t
 			}
 			return err
 		}
-		if err := sleepCtx(ctx, 200*time.Millisecond); err != nil {
+		if err := benchkit.SleepCtx(ctx, 200*time.Millisecond); err != nil {
 			return err
 		}
 	}

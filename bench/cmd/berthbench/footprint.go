@@ -19,6 +19,8 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+
+	"github.com/berth-dev/berth/bench/internal/benchkit"
 )
 
 type footprintResults struct {
@@ -78,7 +80,7 @@ func (b *bench) runFootprint(ctx context.Context, res *results) error {
 		fr.composeErr = fmt.Sprintf("%s not found (install Debian's docker-compose)", b.opt.compose)
 		return nil
 	}
-	if err := sleepCtx(ctx, 2*time.Second); err != nil {
+	if err := benchkit.SleepCtx(ctx, 2*time.Second); err != nil {
 		return err
 	}
 	return b.repeat(ctx, res, "footprint compose", func() error {
@@ -97,7 +99,7 @@ func (b *bench) footprintBerth(ctx context.Context, n int) (*footprintSys, error
 		return nil, err
 	}
 	defer b.finishBerth(bp)
-	if err := sleepCtx(ctx, 2*time.Second); err != nil {
+	if err := benchkit.SleepCtx(ctx, 2*time.Second); err != nil {
 		return nil, err
 	}
 	fs.dockerd0, fs.containerd0 = engineMem()
@@ -120,10 +122,10 @@ func (b *bench) footprintBerth(ctx context.Context, n int) (*footprintSys, error
 	}
 	fs.startup = st.lastStart.Sub(t0)
 	logf("footprint: berth runs %d pods; settling %s", n, b.opt.footprintSettle)
-	if err := sleepCtx(ctx, b.opt.footprintSettle); err != nil {
+	if err := benchkit.SleepCtx(ctx, b.opt.footprintSettle); err != nil {
 		return nil, err
 	}
-	if fs.agent, err = readProcMem(bp.pid()); err != nil {
+	if fs.agent, err = readProcMem(bp.Pid()); err != nil {
 		return nil, err
 	}
 	return fs, b.measureFootprint(ctx, fs, match, n)
@@ -151,7 +153,7 @@ func (b *bench) footprintCompose(ctx context.Context, n int) (*footprintSys, err
 	}
 	fs.startup = st.lastStart.Sub(t0)
 	logf("footprint: docker-compose runs %d pods; settling %s", n, b.opt.footprintSettle)
-	if err := sleepCtx(ctx, b.opt.footprintSettle); err != nil {
+	if err := benchkit.SleepCtx(ctx, b.opt.footprintSettle); err != nil {
 		return nil, err
 	}
 	return fs, b.measureFootprint(ctx, fs, match, n)

@@ -10,11 +10,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/berth-dev/berth/bench/internal/benchkit"
 )
 
 type idleResults struct {
@@ -49,7 +50,7 @@ func (r *idleResults) windowTotal() int {
 
 func (b *bench) runIdle(ctx context.Context, res *results) error {
 	return b.repeat(ctx, res, "idle", func() error {
-		res.idle = &idleResults{pods: b.opt.idlePods, settle: b.opt.settle, clkTck: clkTck()}
+		res.idle = &idleResults{pods: b.opt.idlePods, settle: b.opt.settle, clkTck: benchkit.ClkTck()}
 		return b.idle(ctx, res.idle)
 	})
 }
@@ -66,7 +67,7 @@ func (b *bench) idle(ctx context.Context, ir *idleResults) error {
 		return err
 	}
 	defer b.finishBerth(bp)
-	pid := bp.pid()
+	pid := bp.Pid()
 	ir.bootReqs = px.snapshot()
 
 	// Our own observation goes to the engine directly, not through the proxy.
@@ -76,7 +77,7 @@ func (b *bench) idle(ctx context.Context, ir *idleResults) error {
 	if err != nil {
 		return err
 	}
-	cpuReady, err := cpuTicks(pid)
+	cpuReady, err := benchkit.CPUTicks(pid)
 	if err != nil {
 		return err
 	}
@@ -93,32 +94,32 @@ func (b *bench) idle(ctx context.Context, ir *idleResults) error {
 	}
 	ir.startup = st.seen.Sub(t0)
 	logf("idle: %d pods running after %.0f ms", ir.pods, msf(ir.startup))
-	if err := sleepCtx(ctx, 2*time.Second); err != nil { // berth's follow-up inspects
+	if err := benchkit.SleepCtx(ctx, 2*time.Second); err != nil { // berth's follow-up inspects
 		return err
 	}
 	c1 := px.snapshot()
 	ir.startupReqs = diff(ir.bootReqs, c1)
-	cpuStarted, err := cpuTicks(pid)
+	cpuStarted, err := benchkit.CPUTicks(pid)
 	if err != nil {
 		return err
 	}
 	ir.startupCPU = float64(cpuStarted-cpuReady) / float64(ir.clkTck)
 
 	logf("idle: settling %s, then measuring %s", b.opt.settle, b.opt.idleWindow)
-	if err := sleepCtx(ctx, b.opt.settle); err != nil {
+	if err := benchkit.SleepCtx(ctx, b.opt.settle); err != nil {
 		return err
 	}
 	c2 := px.snapshot()
 	ir.settleReqs = diff(c1, c2)
-	cpu0, err := cpuTicks(pid)
+	cpu0, err := benchkit.CPUTicks(pid)
 	if err != nil {
 		return err
 	}
 	tw := time.Now()
-	if err := sleepCtx(ctx, b.opt.idleWindow); err != nil {
+	if err := benchkit.SleepCtx(ctx, b.opt.idleWindow); err != nil {
 		return err
 	}
-	cpu1, err := cpuTicks(pid)
+	cpu1, err := benchkit.CPUTicks(pid)
 	if err != nil {
 		return err
 	}
@@ -129,36 +130,13 @@ func (b *bench) idle(ctx context.Context, ir *idleResults) error {
 	if ir.rssKiB, ir.hwmKiB, err = memKiB(pid); err != nil {
 		return err
 	}
-	ir.goroutines, _ = bp.metric("go_goroutines")
+	ir.goroutines, _ = bp.Metric("go_goroutines", metricTimeout)
 	if n, err := b.countRunning(ctx, map[string]string{nodeLabel: bp.node}); err != nil || n != 2*ir.pods {
 		return fmt.Errorf("after the window %d containers run, want %d (%v)", n, 2*ir.pods, err)
 	}
 	logf("idle: CPU %.2f%% of a core, RSS %.1f MiB, %d Docker requests in %s",
 		ir.cpuPercent(), float64(ir.rssKiB)/1024, ir.windowTotal(), ir.window.Round(time.Second))
 	return nil
-}
-
-// cpuTicks returns utime+stime of pid in clock ticks.
-func cpuTicks(pid int) (int64, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
-	}
-	f := strings.Fields(s[i+1:]) // f[0] is field 3 (state)
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
-	}
-	utime, err1 := strconv.ParseInt(f[11], 10, 64) // field 14
-	stime, err2 := strconv.ParseInt(f[12], 10, 64) // field 15
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
-	}
-	return utime + stime, nil
 }
 
 // memKiB returns VmRSS and VmHWM of pid.
@@ -185,15 +163,4 @@ func memKiB(pid int) (rss, hwm int64, err error) {
 		}
 	}
 	return rss, hwm, nil
-}
-
-// clkTck is the kernel's USER_HZ (getconf CLK_TCK), 100 on Linux x86.
-func clkTck() int {
-	out, err := exec.Command("getconf", "CLK_TCK").Output()
-	if err == nil {
-		if n, err := strconv.Atoi(strings.TrimSpace(string(out))); err == nil && n > 0 {
-			return n
-		}
-	}
-	return 100
 }

@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"slices"
@@ -27,12 +26,13 @@ import (
 
 	"github.com/docker/docker/client"
 
+	"github.com/berth-dev/berth/bench/internal/benchkit"
 	"github.com/berth-dev/berth/config"
 	"github.com/berth-dev/berth/runtime"
 )
 
 const (
-	testImage = "berth/testapp:1"
+	testImage = benchkit.TestImage
 	// Labels on the containers the bench creates itself (direct and
 	// compose baselines); deliberately outside berth's io.berth. prefix.
 	labelRun  = "berthbench.run"
@@ -107,7 +107,7 @@ func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
-	b := &bench{opt: opt, id: randHex(3), procs: map[*berthProc]bool{}, projects: map[string]string{}}
+	b := &bench{opt: opt, id: benchkit.RandHex(3), procs: map[*berthProc]bool{}, projects: map[string]string{}}
 	res := &results{began: time.Now()}
 	defer b.cleanup()
 	if err := b.setup(ctx); err != nil {
@@ -150,7 +150,7 @@ func run() int {
 	}
 	res.ended = time.Now()
 	res.engineBreaks = b.engineBreaks.Load()
-	res.loadEnd = loadavg()
+	res.loadEnd = benchkit.Loadavg()
 	if ctx.Err() != nil {
 		logf("interrupted; not writing %s", opt.out)
 		return 130
@@ -259,58 +259,15 @@ func parseFlags() (options, error) {
 // setup builds berth and testapp (CGO_ENABLED=0), connects to the engine,
 // builds the test image and makes sure berth's pause image exists.
 func (b *bench) setup(ctx context.Context) error {
-	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	su, err := benchkit.Prepare(ctx, "berthbench", true, logf)
+	b.root, b.work, b.berthBin, b.dockerHost, b.dk = su.Root, su.Work, su.BerthBin, su.DockerHost, su.Docker
+	if b.dk != nil {
+		b.cli = b.dk.Client()
+	}
 	if err != nil {
-		return fmt.Errorf("go env GOMOD: %w", err)
-	}
-	gomod := strings.TrimSpace(string(out))
-	if gomod == "" || gomod == os.DevNull {
-		return errors.New("run berthbench inside the berth module")
-	}
-	b.root = filepath.Dir(gomod)
-	if b.work, err = os.MkdirTemp("", "berthbench-"); err != nil {
 		return err
 	}
 	logf("work dir %s, run id %s", b.work, b.id)
-
-	build := func(outPath, pkg string) error {
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", outPath, pkg)
-		cmd.Dir = b.root
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
-		}
-		return nil
-	}
-	logf("building berth and testapp (CGO_ENABLED=0)")
-	b.berthBin = filepath.Join(b.work, "berth")
-	if err := build(b.berthBin, "."); err != nil {
-		return err
-	}
-	testapp := filepath.Join(b.work, "testapp")
-	if err := build(testapp, "./test/testapp"); err != nil {
-		return err
-	}
-
-	b.dockerHost = os.Getenv("DOCKER_HOST")
-	if b.dockerHost == "" {
-		b.dockerHost = "unix:///var/run/docker.sock"
-	}
-	if b.dk, err = runtime.NewDocker(b.dockerHost); err != nil {
-		return err
-	}
-	b.cli = b.dk.Client()
-	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := b.dk.Ping(pctx); err != nil {
-		return fmt.Errorf("the Docker engine is unreachable at %s: %w", b.dockerHost, err)
-	}
-	// Rebuilt every run, as the e2e harness does, so it holds the current
-	// testapp.
-	logf("building image %s", testImage)
-	if err := b.dk.BuildImage(ctx, testImage, testapp, "/testapp", []string{"/testapp"}); err != nil {
-		return err
-	}
 	most := max(b.opt.idlePods, 2*b.opt.trials, b.opt.footprintPods)
 	for _, n := range b.opt.ns {
 		most = max(most, n)
@@ -370,7 +327,7 @@ func (b *bench) repeat(ctx context.Context, res *results, what string, f func() 
 		}
 		res.repeated = append(res.repeated, fmt.Sprintf("%s, attempt %d: %s", what, attempt, firstLine(err.Error())))
 		logf("%s failed, repeating: %s", what, firstLine(err.Error()))
-		if err := sleepCtx(ctx, 2*time.Second); err != nil {
+		if err := benchkit.SleepCtx(ctx, 2*time.Second); err != nil {
 			return err
 		}
 	}
@@ -459,16 +416,4 @@ func logf(format string, args ...interface{}) {
 // cleanupCtx bounds cleanup work, which must run even after an interrupt.
 func cleanupCtx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), 2*time.Minute)
-}
-
-// sleepCtx waits d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

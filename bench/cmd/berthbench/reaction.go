@@ -18,6 +18,7 @@ import (
 	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
 
+	"github.com/berth-dev/berth/bench/internal/benchkit"
 	"github.com/berth-dev/berth/runtime"
 )
 
@@ -72,7 +73,7 @@ func (b *bench) reaction(ctx context.Context, rr *reactionResults) error {
 	if err != nil {
 		return fmt.Errorf("%d pods: %w", pods, err)
 	}
-	if err := sleepCtx(ctx, 2*time.Second); err != nil { // let berth settle
+	if err := benchkit.SleepCtx(ctx, 2*time.Second); err != nil { // let berth settle
 		return err
 	}
 
@@ -101,7 +102,7 @@ func (b *bench) reaction(ctx context.Context, rr *reactionResults) error {
 				rr.rm = append(rr.rm, t)
 			}
 		}
-		if err := sleepCtx(ctx, 300*time.Millisecond); err != nil {
+		if err := benchkit.SleepCtx(ctx, 300*time.Millisecond); err != nil {
 			return err
 		}
 	}
@@ -203,7 +204,7 @@ func (b *bench) dockerOnlyStarts(ctx context.Context, rr *reactionResults) error
 		}
 		rr.dockerOnly = append(rr.dockerOnly, d)
 		rr.dockerCall = append(rr.dockerCall, call)
-		if err := sleepCtx(ctx, 300*time.Millisecond); err != nil {
+		if err := benchkit.SleepCtx(ctx, 300*time.Millisecond); err != nil {
 			return err
 		}
 	}

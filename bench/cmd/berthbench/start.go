@@ -20,6 +20,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/berth-dev/berth/bench/internal/benchkit"
 )
 
 const (
@@ -107,7 +109,7 @@ func (b *bench) runStart(ctx context.Context, res *results) error {
 				sys := sr.systems[(k+r)%len(sr.systems)]
 				var run startRun
 				err := b.repeat(ctx, res, fmt.Sprintf("start/teardown %s N=%d round %d", sys, n, r+1), func() error {
-					if sys == sysBerth && bp.exited() {
+					if sys == sysBerth && bp.Exited() {
 						logf("the long-running berth exited; starting another:\n%s", bp.logTail())
 						b.finishBerth(bp)
 						sr.berthRestarts++
@@ -134,7 +136,7 @@ func (b *bench) runStart(ctx context.Context, res *results) error {
 						sys, n, r+1, msf(run.total), msf(run.firstCreate), msf(run.down.total), msf(run.down.appStop))
 				}
 				sr.runs = append(sr.runs, run)
-				if err := sleepCtx(ctx, time.Second); err != nil { // let the engine settle
+				if err := benchkit.SleepCtx(ctx, time.Second); err != nil { // let the engine settle
 					return err
 				}
 			}
@@ -172,7 +174,7 @@ func (b *bench) directSweep(ctx context.Context, res *results, sr *startResults)
 		}
 		logf("minimal N=%-3d workers %2d: %7.1f ms", n, w, msf(run.total))
 		sr.sweep[w] = append(sr.sweep[w], run.total)
-		if err := sleepCtx(ctx, time.Second); err != nil {
+		if err := benchkit.SleepCtx(ctx, time.Second); err != nil {
 			return err
 		}
 	}
@@ -245,7 +247,7 @@ func (b *bench) cycle(ctx context.Context, bp *berthProc, system string, n, r, w
 	if !down {
 		return run, nil
 	}
-	if err := sleepCtx(ctx, settleUp); err != nil {
+	if err := benchkit.SleepCtx(ctx, settleUp); err != nil {
 		return run, err
 	}
 	t0, err = upDown.down(ctx)
@@ -326,8 +328,8 @@ func (c *berthCycle) cleanup() {
 type berthMetrics struct{ count, sum float64 }
 
 func (c *berthCycle) metrics() berthMetrics {
-	cnt, _ := c.bp.metric("berth_pod_start_duration_seconds_count")
-	sum, _ := c.bp.metric("berth_pod_start_duration_seconds_sum")
+	cnt, _ := c.bp.Metric("berth_pod_start_duration_seconds_count", metricTimeout)
+	sum, _ := c.bp.Metric("berth_pod_start_duration_seconds_sum", metricTimeout)
 	return berthMetrics{cnt, sum}
 }
 
@@ -342,7 +344,7 @@ func (c *berthCycle) meanSince(ctx context.Context, m0 berthMetrics) time.Durati
 		if m.count-m0.count >= float64(c.n) {
 			return time.Duration((m.sum - m0.sum) / (m.count - m0.count) * float64(time.Second))
 		}
-		if sleepCtx(ctx, 50*time.Millisecond) != nil {
+		if benchkit.SleepCtx(ctx, 50*time.Millisecond) != nil {
 			break
 		}
 	}
@@ -512,7 +514,7 @@ feed:
 
 // fakeUID is a random pod UID for the berth-config baseline's pods.
 func fakeUID() string {
-	h := randHex(16)
+	h := benchkit.RandHex(16)
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
 }
 
