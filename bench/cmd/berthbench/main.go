@@ -14,14 +14,12 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/docker/docker/client"
@@ -96,17 +94,9 @@ var allScenarios = []string{"start", "teardown", "reaction", "idle", "sandbox", 
 // asking for either runs both.
 var pairedScenario = map[string]string{"start": "teardown", "sandbox": "footprint"}
 
-func main() { os.Exit(run()) }
+func main() { benchkit.Main("berthbench", parseFlags, run) }
 
-func run() int {
-	opt, err := parseFlags()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "berthbench:", err)
-		return 2
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-
+func run(ctx context.Context, opt options) int {
 	b := &bench{opt: opt, id: benchkit.RandHex(3), procs: map[*berthProc]bool{}, projects: map[string]string{}}
 	res := &results{began: time.Now()}
 	defer b.cleanup()
@@ -156,10 +146,12 @@ func run() int {
 		return 130
 	}
 	if opt.results != "" {
-		if res.rawFiles, err = res.writeRaw(b.root, opt); err != nil {
+		files, err := res.writeRaw(b.root, opt)
+		if err != nil {
 			logf("write raw rows: %v", err)
 			return 1
 		}
+		res.rawFiles = files
 	}
 	md := res.markdown(opt)
 	if opt.out != "-" {
@@ -260,10 +252,7 @@ func parseFlags() (options, error) {
 // builds the test image and makes sure berth's pause image exists.
 func (b *bench) setup(ctx context.Context) error {
 	su, err := benchkit.Prepare(ctx, "berthbench", true, logf)
-	b.root, b.work, b.berthBin, b.dockerHost, b.dk = su.Root, su.Work, su.BerthBin, su.DockerHost, su.Docker
-	if b.dk != nil {
-		b.cli = b.dk.Client()
-	}
+	b.root, b.work, b.berthBin, b.dockerHost, b.dk, b.cli = su.Root, su.Work, su.BerthBin, su.DockerHost, su.Docker, su.Client
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/docker/docker/client"
+
 	"github.com/berth-dev/berth/runtime"
 )
 
@@ -23,6 +25,7 @@ type Setup struct {
 	BerthBin   string // berth, built from Root with CGO_ENABLED=0
 	DockerHost string // $DOCKER_HOST, or the default socket
 	Docker     *runtime.Docker
+	Client     *client.Client // Docker's API client
 }
 
 // Prepare finds the module root, makes the work dir (named after cmd),
@@ -30,7 +33,7 @@ type Setup struct {
 // every run, so the image holds the current testapp), and connects to the
 // engine, which must answer a ping within 10 s. logf reports the steps.
 // On error the returned Setup still holds what was made (Work to remove);
-// Docker is set only once the engine answered.
+// Docker and Client are set only once the engine answered.
 func Prepare(ctx context.Context, cmd string, image bool, logf func(format string, args ...any)) (*Setup, error) {
 	s := &Setup{}
 	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
@@ -70,7 +73,7 @@ func Prepare(ctx context.Context, cmd string, image bool, logf func(format strin
 		dk.Close()
 		return s, fmt.Errorf("the Docker engine is unreachable at %s: %w", s.DockerHost, err)
 	}
-	s.Docker = dk
+	s.Docker, s.Client = dk, dk.Client()
 	if image {
 		logf("building image %s", TestImage)
 		if err := dk.BuildImage(ctx, TestImage, testapp, "/testapp", []string{"/testapp"}); err != nil {
