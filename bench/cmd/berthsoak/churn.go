@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/berth-dev/berth/bench/internal/benchkit"
 )
 
 // killModes are what happens around each kill -9, in turn.
@@ -219,11 +221,11 @@ func (s *soak) stopCont(ctx context.Context, bg *sync.WaitGroup) {
 	s.mu.Unlock()
 	ops0 := s.totalOps()
 	at := time.Now()
-	_ = p.cmd.Process.Signal(syscall.SIGSTOP)
+	_ = p.Signal(syscall.SIGSTOP)
 	s.opLog("SIGSTOP berth")
 	logf("SIGSTOP berth for %s", s.opt.stopFor)
-	_ = sleepCtx(ctx, s.opt.stopFor)
-	_ = p.cmd.Process.Signal(syscall.SIGCONT)
+	_ = benchkit.SleepCtx(ctx, s.opt.stopFor)
+	_ = p.Signal(syscall.SIGCONT)
 	s.opLog("SIGCONT berth")
 	s.mu.Lock()
 	s.state, s.upSince = berthUp, time.Now()
@@ -277,7 +279,7 @@ func (s *soak) killRestart(ctx context.Context, i int, bg *sync.WaitGroup) error
 		return err
 	}
 	if i%len(killModes) == 3 {
-		if err := sleepCtx(ctx, 500*time.Millisecond); err != nil {
+		if err := benchkit.SleepCtx(ctx, 500*time.Millisecond); err != nil {
 			return err
 		}
 		if err := fileOp(false, "delete (berth restarting)"); err != nil {
@@ -289,7 +291,7 @@ func (s *soak) killRestart(ctx context.Context, i int, bg *sync.WaitGroup) error
 		return err
 	}
 	kr.readyAfter = ready.Sub(kr.at)
-	if err := sleepCtx(ctx, s.opt.settle); err != nil {
+	if err := benchkit.SleepCtx(ctx, s.opt.settle); err != nil {
 		return err
 	}
 	list, err := s.listContainers(ctx)
@@ -343,7 +345,7 @@ func (s *soak) watchGone(ctx context.Context, kr *killResult, ready time.Time) {
 				return
 			}
 		}
-		if sleepCtx(ctx, 250*time.Millisecond) != nil {
+		if benchkit.SleepCtx(ctx, 250*time.Millisecond) != nil {
 			return
 		}
 	}
@@ -358,13 +360,13 @@ func (s *soak) checkCrash(ctx context.Context) error {
 	s.mu.Lock()
 	p := s.proc
 	s.mu.Unlock()
-	if p == nil || !p.exited() || p.killed {
+	if p == nil || !p.Exited() || p.killed {
 		return nil
 	}
 	tail := s.logTail(2000)
-	logf("berth exited on its own (%v); restarting it:\n%s", p.cmd.ProcessState, tail)
+	logf("berth exited on its own (%v); restarting it:\n%s", p.State(), tail)
 	s.mu.Lock()
-	s.crashes = append(s.crashes, fmt.Sprintf("%s: %v", time.Now().Format("15:04:05"), p.cmd.ProcessState))
+	s.crashes = append(s.crashes, fmt.Sprintf("%s: %v", time.Now().Format("15:04:05"), p.State()))
 	s.mu.Unlock()
 	np, err := s.startBerth()
 	if err != nil {
@@ -418,7 +420,7 @@ func (s *soak) waitExact(ctx context.Context, from time.Time, timeout, hold time
 		if t.After(deadline) {
 			return 0, breaks, why, fmt.Errorf("not exactly the declared set %s after the last change", timeout)
 		}
-		if err := sleepCtx(ctx, 50*time.Millisecond); err != nil {
+		if err := benchkit.SleepCtx(ctx, 50*time.Millisecond); err != nil {
 			return 0, breaks, why, err
 		}
 	}

@@ -13,28 +13,24 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
 	mrand "math/rand/v2"
 	"os"
-	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/docker/docker/client"
 
+	"github.com/berth-dev/berth/bench/internal/benchkit"
 	"github.com/berth-dev/berth/runtime"
 )
 
-const testImage = "berth/testapp:1"
+const testImage = benchkit.TestImage
 
 type options struct {
 	duration, interval, sample, settle, window time.Duration
@@ -90,18 +86,10 @@ const (
 	berthStopped
 )
 
-func main() { os.Exit(run()) }
+func main() { benchkit.Main("berthsoak", parseFlags, run) }
 
-func run() int {
-	opt, err := parseFlags()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "berthsoak:", err)
-		return 2
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-
-	id := randHex(3)
+func run(ctx context.Context, opt options) int {
+	id := benchkit.RandHex(3)
 	s := &soak{opt: opt, id: id, node: "soak-" + id, prefix: "sk" + id,
 		rng: mrand.New(mrand.NewPCG(opt.seed, opt.seed^0x5eed)), stopDone: make(chan struct{})}
 	s.res = &results{began: time.Now()}
@@ -110,13 +98,13 @@ func run() int {
 		logf("setup failed: %v", err)
 		return 1
 	}
-	s.res.machine = s.machine(ctx)
+	s.res.machine = benchkit.ReadMachine(ctx, s.cli, s.root)
 	if err := s.soak(ctx); err != nil {
 		logf("soak failed: %v", err)
 		s.res.errors = append(s.res.errors, err.Error())
 	}
 	s.res.ended = time.Now()
-	s.res.loadEnd = loadavg()
+	s.res.loadEnd = benchkit.Loadavg()
 	if ctx.Err() != nil {
 		logf("interrupted; no report")
 		return 130
@@ -191,16 +179,9 @@ func parseFlags() (options, error) {
 // setup builds berth and testapp, connects to the engine, builds the test
 // image and makes the work directories.
 func (s *soak) setup(ctx context.Context) error {
-	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	su, err := benchkit.Prepare(ctx, "berthsoak", s.opt.buildImage, logf)
+	s.root, s.work, s.berthBin, s.dockerHost, s.dk, s.cli = su.Root, su.Work, su.BerthBin, su.DockerHost, su.Docker, su.Client
 	if err != nil {
-		return fmt.Errorf("go env GOMOD: %w", err)
-	}
-	gomod := strings.TrimSpace(string(out))
-	if gomod == "" || gomod == os.DevNull {
-		return errors.New("run berthsoak inside the berth module")
-	}
-	s.root = filepath.Dir(gomod)
-	if s.work, err = os.MkdirTemp("", "berthsoak-"); err != nil {
 		return err
 	}
 	s.podsDir = filepath.Join(s.work, "pods")
@@ -215,45 +196,7 @@ func (s *soak) setup(ctx context.Context) error {
 		return err
 	}
 	logf("work dir %s, node %s, seed %d", s.work, s.node, s.opt.seed)
-
-	build := func(outPath, pkg string) error {
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", outPath, pkg)
-		cmd.Dir = s.root
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
-		}
-		return nil
-	}
-	logf("building berth and testapp (CGO_ENABLED=0)")
-	s.berthBin = filepath.Join(s.work, "berth")
-	if err := build(s.berthBin, "."); err != nil {
-		return err
-	}
-	s.dockerHost = os.Getenv("DOCKER_HOST")
-	if s.dockerHost == "" {
-		s.dockerHost = "unix:///var/run/docker.sock"
-	}
-	if s.dk, err = runtime.NewDocker(s.dockerHost); err != nil {
-		return err
-	}
-	s.cli = s.dk.Client()
-	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := s.dk.Ping(pctx); err != nil {
-		return fmt.Errorf("the Docker engine is unreachable at %s: %w", s.dockerHost, err)
-	}
-	if s.opt.buildImage {
-		testapp := filepath.Join(s.work, "testapp")
-		if err := build(testapp, "./test/testapp"); err != nil {
-			return err
-		}
-		logf("building image %s", testImage)
-		if err := s.dk.BuildImage(ctx, testImage, testapp, "/testapp", []string{"/testapp"}); err != nil {
-			return err
-		}
-	}
-	if s.port, err = freePort(); err != nil {
+	if s.port, err = benchkit.FreePort(); err != nil {
 		return err
 	}
 	s.led = newLedger(s.prefix)
@@ -297,30 +240,10 @@ func logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "%s berthsoak: %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
 }
 
-// sleepCtx waits d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
 // sleepUntil waits until t or until ctx ends.
 func sleepUntil(ctx context.Context, t time.Time) error {
 	if d := time.Until(t); d > 0 {
-		return sleepCtx(ctx, d)
+		return benchkit.SleepCtx(ctx, d)
 	}
 	return ctx.Err()
-}
-
-func randHex(n int) string {
-	buf := make([]byte, n)
-	if _, err := rand.Read(buf); err != nil {
-		panic(err)
-	}
-	return hex.EncodeToString(buf)
 }

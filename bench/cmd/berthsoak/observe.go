@@ -6,7 +6,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,6 +13,8 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/container"
+
+	"github.com/berth-dev/berth/bench/internal/benchkit"
 )
 
 // podCtrs are one pod's containers on the engine.
@@ -184,7 +185,7 @@ type observer struct {
 }
 
 func newObserver(s *soak) *observer {
-	return &observer{s: s, clkTck: clkTck(), gens: map[string]string{}, stable: map[string]stableObs{},
+	return &observer{s: s, clkTck: benchkit.ClkTck(), gens: map[string]string{}, stable: map[string]stableObs{},
 		hostileRan: map[string]time.Time{}}
 }
 
@@ -232,8 +233,8 @@ func (o *observer) take(ctx context.Context, phase string, churnStart time.Time)
 	now := time.Now()
 	smp := sample{at: now, t: now.Sub(churnStart).Seconds(), phase: phase, starts: starts, ops: ops,
 		state: [...]string{"up", "down", "stopped"}[state]}
-	if p != nil && !p.exited() {
-		smp.pid = p.pid()
+	if p != nil && !p.Exited() {
+		smp.pid = p.Pid()
 		if rss, fds, ticks, err := procStats(smp.pid); err == nil {
 			smp.haveProc, smp.rss, smp.fds = true, rss, fds
 			o.mu.Lock()
@@ -245,7 +246,7 @@ func (o *observer) take(ctx context.Context, phase string, churnStart time.Time)
 			o.mu.Unlock()
 		}
 		if state == berthUp {
-			smp.goroutines, smp.haveGor = s.metric("go_goroutines")
+			smp.goroutines, smp.haveGor = p.Metric("go_goroutines", 2*time.Second)
 		}
 	}
 	groups := group(list)
@@ -376,14 +377,4 @@ func (o *observer) sampleLoop(ctx context.Context, churnStart time.Time, phase f
 			o.take(ctx, phase(), churnStart)
 		}
 	}
-}
-
-func clkTck() int {
-	out, err := exec.Command("getconf", "CLK_TCK").Output()
-	if err == nil {
-		if n, err := strconv.Atoi(strings.TrimSpace(string(out))); err == nil && n > 0 {
-			return n
-		}
-	}
-	return 100
 }

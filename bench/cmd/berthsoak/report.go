@@ -3,28 +3,25 @@ package main
 // The report: a Markdown summary on stdout and the samples as CSV.
 
 import (
-	"bufio"
-	"context"
 	"encoding/csv"
 	"fmt"
 	"maps"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
-	goruntime "runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/berth-dev/berth/bench/internal/benchkit"
 )
 
 type results struct {
 	began, ended         time.Time
 	churnStart, churnEnd time.Time
-	machine              machineInfo
+	machine              benchkit.Machine
 	loadEnd              string
 	errors               []string
 
@@ -44,67 +41,6 @@ type results struct {
 	csvFile  string
 }
 
-type machineInfo struct {
-	date, kernel, cpu, mem, docker, goVersion, commit, loadStart string
-	nproc, othersRunning                                         int
-}
-
-func (s *soak) machine(ctx context.Context) machineInfo {
-	m := machineInfo{
-		date:      time.Now().UTC().Format("2006-01-02 15:04 MST"),
-		nproc:     goruntime.NumCPU(),
-		goVersion: goruntime.Version(),
-		loadStart: loadavg(),
-		kernel:    readTrim("/proc/sys/kernel/osrelease"),
-		cpu:       procField("/proc/cpuinfo", "model name"),
-	}
-	if kb, err := strconv.ParseFloat(strings.Fields(procField("/proc/meminfo", "MemTotal") + " 0")[0], 64); err == nil {
-		m.mem = fmt.Sprintf("%.1f GiB", kb/(1<<20))
-	}
-	if info, err := s.cli.Info(ctx); err == nil {
-		m.docker = fmt.Sprintf("%s (API %s), storage %s, cgroup v%s %s", info.ServerVersion, s.cli.ClientVersion(),
-			info.Driver, info.CgroupVersion, info.CgroupDriver)
-		m.othersRunning = info.ContainersRunning
-	}
-	if out, err := exec.CommandContext(ctx, "git", "-C", s.root, "rev-parse", "--short", "HEAD").Output(); err == nil {
-		m.commit = strings.TrimSpace(string(out))
-		if st, err := exec.CommandContext(ctx, "git", "-C", s.root, "status", "--porcelain").Output(); err == nil && len(st) > 0 {
-			m.commit += " + uncommitted changes"
-		}
-	}
-	return m
-}
-
-func readTrim(path string) string {
-	data, _ := os.ReadFile(path)
-	return strings.TrimSpace(string(data))
-}
-
-// procField returns the value of the first "key: value" line of a /proc file.
-func procField(path, key string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if ok && strings.TrimSpace(k) == key {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
-}
-
-func loadavg() string {
-	f := strings.Fields(readTrim("/proc/loadavg"))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
-}
-
 // finishResults takes the kills' results under the lock they were
 // written with.
 func (s *soak) finishResults() {
@@ -117,18 +53,7 @@ func (s *soak) finishResults() {
 
 // resultFile is the CSV's path relative to the module root:
 // soak-<commit7>-<machine>.csv.
-func (s *soak) resultFile() string {
-	commit, _, _ := strings.Cut(s.res.machine.commit, " ")
-	if len(commit) > 7 {
-		commit = commit[:7]
-	}
-	if strings.Contains(s.res.machine.commit, "uncommitted") {
-		commit += "-dirty"
-	}
-	model := regexp.MustCompile(`[^a-z0-9]+`).ReplaceAllString(strings.ToLower(s.res.machine.cpu), "-")
-	slug := strings.Trim(fmt.Sprintf("%dcpu-%s", s.res.machine.nproc, model), "-")
-	return filepath.Join(s.opt.results, fmt.Sprintf("soak-%s-%s.csv", commit, slug))
-}
+func (s *soak) resultFile() string { return s.res.machine.ResultFile(s.opt.results, "soak") }
 
 func (s *soak) writeCSV() (string, error) {
 	rel := s.resultFile()
@@ -215,13 +140,13 @@ func (s *soak) markdown() string {
 
 	p("## berth soak: the watched pods directory under churn\n\n")
 	p("| | |\n|---|---|\n")
-	p("| Date | %s (the run took %s) |\n", r.machine.date, r.ended.Sub(r.began).Round(time.Second))
-	p("| Machine | nproc %d, %s memory, CPU %s; kernel %s |\n", r.machine.nproc, r.machine.mem, r.machine.cpu, r.machine.kernel)
-	p("| Docker | %s |\n", r.machine.docker)
-	p("| Go, berth | %s, commit %s |\n", r.machine.goVersion, r.machine.commit)
+	p("| Date | %s (the run took %s) |\n", r.machine.Date, r.ended.Sub(r.began).Round(time.Second))
+	p("| Machine | nproc %d, %s memory, CPU %s; kernel %s |\n", r.machine.NProc, r.machine.Mem, r.machine.CPU, r.machine.Kernel)
+	p("| Docker | %s |\n", r.machine.Docker)
+	p("| Go, berth | %s, commit %s |\n", r.machine.GoVersion, r.machine.Commit)
 	p("| Command | `go run ./bench/cmd/berthsoak %s` (seed %d) |\n", s.opt.args, s.opt.seed)
 	p("| Shared machine | load average %s at the start, %s at the end; %d containers of other work running at the start |\n",
-		r.machine.loadStart, r.loadEnd, r.machine.othersRunning)
+		r.machine.LoadStart, r.loadEnd, r.machine.OthersRunning)
 	if r.csvFile != "" {
 		p("| Samples | [%s](%s), every %s |\n", r.csvFile, r.csvFile, s.opt.sample)
 	}
