@@ -198,13 +198,15 @@ func TestFirstDeclarerKeepsThePodWhateverTheNamesSortTo(t *testing.T) {
 	dir, state := t.TempDir(), t.TempDir()
 	owners := filepath.Join(state, "owners.json")
 	write(t, dir, "stable-02.yaml", podManifest("stable-02", "busybox:1"))
-	start := func() <-chan Update {
+	start := func() (<-chan Update, func()) {
 		s := NewFileSource("file", dir, 0, Options{})
 		s.Debounce = 10 * time.Millisecond
 		s.OwnersFile = owners
-		return startSource(t, s)
+		out, stop := runStoppable(t, s)
+		t.Cleanup(stop)
+		return out, stop
 	}
-	updates := start()
+	updates, stop := start()
 	waitFor(t, updates, "first scan", hasPods("stable-02"))
 	write(t, dir, "00-dup-stable-02.yaml", podManifest("stable-02", "busybox:intruder"))
 	check := func(what string, u Update) {
@@ -219,7 +221,8 @@ func TestFirstDeclarerKeepsThePodWhateverTheNamesSortTo(t *testing.T) {
 	}
 	check("while running", waitFor(t, updates, "the intruder's scan", func(u Update) bool { return len(u.Errors) > 0 }))
 
-	restarted := start()
+	stop()
+	restarted, _ := start()
 	check("after a restart", waitFor(t, restarted, "first scan after the restart", func(Update) bool { return true }))
 
 	// The owner gone, the key is the next file's.
@@ -378,7 +381,7 @@ func TestPairedRenameCarriesTheKey(t *testing.T) {
 		churn.see(fileEvent{name: "/d/z-web.yaml", op: opMovedIn, cookie: cookie}, now)
 		r = decoding{Update: Update{Pods: []manifest.Desired{desired("/d/a-intruder.yaml", "busybox:x"), desired("/d/z-web.yaml", "busybox:2")}},
 			present: map[string]bool{"/d/a-intruder.yaml": true, "/d/z-web.yaml": true}}
-		held := o.settle(&r.Update, r.facts(churn), now)
+		held := o.settle(&r.Update, r.facts(churn), now).held
 		switch {
 		case len(r.Pods) != 1:
 			t.Fatalf("paired %v: pods %v", paired, r.Pods)
@@ -391,5 +394,95 @@ func TestPairedRenameCarriesTheKey(t *testing.T) {
 		if want := map[bool]int{true: 1, false: 2}[paired]; len(r.Errors) != want || r.Errors[0].Origin != "/d/a-intruder.yaml" {
 			t.Errorf("paired %v: errors %v, want %d, the intruder's first", paired, r.Errors, want)
 		}
+	}
+}
+
+// An identical copy of a pod's file, refused, never takes the pod when the
+// original is renamed, or moved aside by an editor's save.
+func TestCopyNeverTakesARenamedPod(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("renames are paired by inotify only")
+	}
+	dir := t.TempDir()
+	write(t, dir, "web.yaml", podManifest("web", "busybox:1"))
+	updates := runSource(t, NewFileSource("file", dir, 0, Options{}))
+	waitFor(t, updates, "first scan", hasPods("web"))
+	write(t, dir, "00-copy.yaml", podManifest("web", "busybox:1"))
+	waitFor(t, updates, "the copy refused", func(u Update) bool { return len(u.Errors) == 1 })
+	owns := func(what, file string) func(Update) bool {
+		return func(u Update) bool {
+			if o := podOrigin(u, "web"); o != filepath.Join(dir, file) {
+				t.Fatalf("%s: the pod went to %s: %s", what, o, describe(u))
+			}
+			return len(u.Errors) == 1 && u.Errors[0].Origin == filepath.Join(dir, "00-copy.yaml")
+		}
+	}
+	if err := os.Rename(filepath.Join(dir, "web.yaml"), filepath.Join(dir, "web-r1.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, updates, "the renamed file", owns("a rename", "web-r1.yaml"))
+
+	// vim's save: the file moved aside, a scan (another file), the new file.
+	if err := os.Rename(filepath.Join(dir, "web-r1.yaml"), filepath.Join(dir, "web-r1.yaml~")); err != nil {
+		t.Fatal(err)
+	}
+	atomicWrite(t, dir, "other.yaml", podManifest("other", "busybox:1"))
+	u := waitFor(t, updates, "the scan between", hasPods("other", "web"))
+	if o := podOrigin(u, "web"); o != filepath.Join(dir, "web-r1.yaml") {
+		t.Fatalf("between the save's rename and its write: the pod went to %s, want it held", o)
+	}
+	write(t, dir, "web-r1.yaml", podManifest("web", "busybox:1"))
+	waitFor(t, updates, "the saved file", owns("a save", "web-r1.yaml"))
+}
+
+// An owner of the last run whose file declares nothing when berth starts
+// (a rewrite under way) is waited for past the debounce before the first
+// update: a refused copy does not take the pod meanwhile, and no update
+// without the pod is sent.
+func TestRestartWaitsForAnOwnerBeingRewritten(t *testing.T) {
+	dir, state := t.TempDir(), t.TempDir()
+	owners := filepath.Join(state, "owners.json")
+	write(t, dir, "web.yaml", podManifest("web", "busybox:1"))
+	s := NewFileSource("file", dir, 0, Options{})
+	s.Debounce, s.OwnersFile = 10*time.Millisecond, owners
+	updates, stop := runStoppable(t, s)
+	waitFor(t, updates, "first run", hasPods("web"))
+	write(t, dir, "a-copy.yaml", podManifest("web", "busybox:copy"))
+	waitFor(t, updates, "the copy refused", func(u Update) bool { return len(u.Errors) == 1 })
+	stop()
+
+	write(t, dir, "web.yaml", "")
+	clk := clocktesting.NewFakeClock(time.Now())
+	s = NewFileSource("file", dir, 0, Options{Clock: clk})
+	s.Debounce, s.OwnersFile = time.Second, owners
+	updates = startSource(t, s)
+	testutil.WaitFor(t, 5*time.Second, "the first scan's retry timer", clk.HasWaiters)
+	noUpdate(t, updates, 100*time.Millisecond, "while the owner is waited for")
+	write(t, dir, "web.yaml", podManifest("web", "busybox:1"))
+	u := waitFor(t, updates, "the rewritten owner", func(Update) bool { return true })
+	if img := podImage(u, "web"); img != "busybox:1" || len(u.Errors) != 1 {
+		t.Fatalf("after the restart: image %q, errors %v", img, u.Errors)
+	}
+}
+
+// Owners of keys that no file declares any more, whether they went while
+// berth ran or while it was down, are not kept in the owners file.
+func TestOwnersFileForgetsKeysNobodyDeclares(t *testing.T) {
+	dir, state := t.TempDir(), t.TempDir()
+	owners := filepath.Join(state, "owners.json")
+	for _, name := range []string{"pa", "pb", "pc"} {
+		write(t, dir, "p.yaml", podManifest(name, "busybox:1"))
+		s := NewFileSource("file", dir, 0, Options{})
+		s.Debounce, s.OwnersFile = 10*time.Millisecond, owners
+		updates, stop := runStoppable(t, s)
+		waitFor(t, updates, "pod "+name, hasPods(name))
+		stop()
+	}
+	data, err := os.ReadFile(owners)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"Pod/default/pc":"` + filepath.Join(dir, "p.yaml") + `"}`; string(data) != want {
+		t.Fatalf("owners file %s, want %s", data, want)
 	}
 }

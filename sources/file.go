@@ -89,7 +89,7 @@ type FileSource struct {
 // rescan (never when rescan <= 0).
 func NewFileSource(name, path string, rescan time.Duration, opts Options) *FileSource {
 	opts.FileOrigin = true
-	return &FileSource{name: name, path: path, rescan: rescan, opts: opts}
+	return &FileSource{name: name, path: filepath.Clean(path), rescan: rescan, opts: opts}
 }
 
 // Missing returns an error naming the path while the last scan found no
@@ -193,10 +193,10 @@ func (s *FileSource) Run(ctx context.Context, out chan<- Update) error {
 // a relevant event that says a file is complete. A relevant incomplete
 // one calls wake, for a scan after the debounce.
 func (s *FileSource) see(w *dirWatch, ev fileEvent, now time.Time, wake func()) (scanNow bool) {
-	s.churn.see(ev, now)
 	if !w.relevant(ev) {
 		return false
 	}
+	s.churn.see(ev, now)
 	if !ev.complete {
 		wake()
 	}
@@ -239,7 +239,7 @@ func (s *FileSource) scan(log *slog.Logger) (u Update, again, ok bool) {
 		// deletes its pods, as a deleted file in a directory does; a
 		// directory swapped by two renames holds them in between.
 		r := decoding{Update: Update{Source: s.name}}
-		again = len(s.owners.settle(&r.Update, r.facts(s.churn), now)) > 0
+		again = s.owners.settle(&r.Update, r.facts(s.churn), now).again()
 		s.saveOwners(log)
 		u = r.Update
 		u.Warnings = []string{s.path + " does not exist; its pods start when it is created"}
@@ -254,17 +254,23 @@ func (s *FileSource) scan(log *slog.Logger) (u Update, again, ok bool) {
 		return u, false, true
 	default:
 		r := s.cache.decodeFiles(s.name, files, s.opts.Options, func(f string) bool { return s.churn.inFlux(f, now) })
-		held := s.owners.settle(&r.Update, r.facts(s.churn), now)
+		st := s.owners.settle(&r.Update, r.facts(s.churn), now)
 		s.saveOwners(log)
+		if st.waiting {
+			// An owner of the last run declares none of its keys yet (a
+			// rewrite as berth started): read again before the first
+			// update, which would stop its pods.
+			return Update{}, true, false
+		}
 		for _, w := range r.warns {
 			r.Warnings = append(r.Warnings, w.msg)
 		}
 		for _, f := range r.empty {
-			if !held[f] { // emptied for a rewrite, it is not said until it stays so
+			if !st.held[f] { // emptied for a rewrite, it is not said until it stays so
 				r.Warnings = append(r.Warnings, nothingWarning(f))
 			}
 		}
-		u, fileWarns, again = r.Update, r.warns, r.deferred || len(held) > 0
+		u, fileWarns, again = r.Update, r.warns, r.deferred || st.again()
 	}
 	s.last = &u
 	s.warned.log(log, u.Pods)
@@ -591,7 +597,7 @@ func (r *decoding) use(file string, id fileID, d fileDecode) {
 // facts are what declOwners needs of this decoding and of what the watch
 // saw since the last scan.
 func (r *decoding) facts(churn *fileChurn) fileFacts {
-	f := fileFacts{present: func(o string) bool { return r.present[o] }, removed: churn.wasRemoved, changedAt: churn.changedAt,
+	f := fileFacts{present: func(o string) bool { return r.present[o] }, listed: r.present, removed: churn.wasRemoved, changedAt: churn.changedAt,
 		renamedTo: churn.renamedTo,
 		failed:    map[string]bool{}, invalid: map[string]bool{}}
 	for _, e := range r.Errors {

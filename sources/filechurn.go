@@ -21,12 +21,15 @@ type fileChurn struct {
 	// its second half; renamed is each rename's new path, by the old.
 	movedOut map[uint32]moveOut
 	renamed  map[string]moveOut
+	seq      uint64
 }
 
-// moveOut is one half of a rename: a path, and when it was seen.
+// moveOut is one half of a rename: a path, when it was seen, and the
+// rename's place in the order of events.
 type moveOut struct {
 	path string
 	at   time.Time
+	seq  uint64
 }
 
 func newFileChurn(quiet time.Duration) *fileChurn {
@@ -52,12 +55,13 @@ func (c *fileChurn) see(ev fileEvent, now time.Time) {
 		delete(c.removed, ev.name)
 		if from, ok := c.movedOut[ev.cookie]; ok && ev.cookie != 0 {
 			delete(c.movedOut, ev.cookie)
-			c.renamed[from.path] = moveOut{ev.name, now}
+			c.seq++
+			c.renamed[from.path] = moveOut{ev.name, now, c.seq}
 		}
 	case opMovedOut:
 		delete(c.writing, ev.name)
 		if ev.cookie != 0 {
-			c.movedOut[ev.cookie] = moveOut{ev.name, now}
+			c.movedOut[ev.cookie] = moveOut{ev.name, now, 0}
 		}
 	case opRemoved:
 		delete(c.writing, ev.name)
@@ -80,15 +84,16 @@ func (c *fileChurn) wasRemoved(file string) bool { return c.removed[file] }
 func (c *fileChurn) changedAt(file string) time.Time { return c.changed[file] }
 
 // renamedTo is the path file was renamed to within the directory, lately,
-// following renames of renames; "" when the watch saw none.
+// following later renames of the new name; "" when the watch saw none.
 func (c *fileChurn) renamedTo(file string) string {
 	to := ""
+	var seq uint64
 	for range 8 {
 		next, ok := c.renamed[file]
-		if !ok {
+		if !ok || next.seq <= seq {
 			break
 		}
-		to, file = next.path, next.path
+		to, file, seq = next.path, next.path, next.seq
 	}
 	return to
 }

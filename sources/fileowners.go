@@ -18,6 +18,9 @@ import (
 	"github.com/berth-dev/berth/manifest"
 )
 
+// ownersTemp is the pattern of the owners file's temporary files.
+const ownersTemp = ".owners-*"
+
 // maxOwnersBytes bounds the owners file read at start: far more than the
 // keys MaxManifestBytes of manifests can declare.
 const maxOwnersBytes = 64 << 20
@@ -42,13 +45,21 @@ type declOwners struct {
 	pods  map[string]manifest.Desired
 	objs  map[string]manifest.Object
 	since map[string]time.Time // ref → when its owner stopped declaring it
-	dirty bool
+	// listed are the files the last scan listed: a declaration equal to a
+	// renamed owner's follows it only from a file new since then.
+	listed map[string]bool
+	// started is when the first scan settled: until hold after it, an
+	// owner kept from the last run whose file is there but declares none
+	// of its keys (being rewritten as berth started) is waited for.
+	started time.Time
+	dirty   bool
 }
 
 // fileFacts is what a scan found of the files: which were listed and read,
 // which were unlinked since the last scan, and what failed.
 type fileFacts struct {
 	present func(origin string) bool
+	listed  map[string]bool // the files listed and read (present's set)
 	removed func(origin string) bool
 	// changedAt is when the watch last saw the file change (zero: not
 	// lately); a hold lasts until the file stayed unchanged for hold.
@@ -66,11 +77,18 @@ func newDeclOwners(path string, hold time.Duration) *declOwners {
 
 func podRef(d manifest.Desired) string { return "Pod/" + manifest.PodKey(d.Pod.Namespace, d.Pod.Name) }
 func objRef(o manifest.Object) string  { return o.Kind + "/" + o.Key() }
+func isPodRef(r string) bool           { return strings.HasPrefix(r, "Pod/") }
 
-// load reads the owners a previous run kept; a missing file is none.
+// load reads the owners a previous run kept; a missing file is none. It
+// removes the temporary files of saves a kill cut short.
 func (o *declOwners) load() error {
 	if o.path == "" {
 		return nil
+	}
+	if tmps, err := filepath.Glob(filepath.Join(filepath.Dir(o.path), ownersTemp)); err == nil {
+		for _, t := range tmps {
+			_ = os.Remove(t)
+		}
 	}
 	f, err := os.Open(o.path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -108,7 +126,7 @@ func (o *declOwners) save() error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, ".owners-*")
+	tmp, err := os.CreateTemp(dir, ownersTemp)
 	if err != nil {
 		return err
 	}
@@ -127,20 +145,40 @@ func (o *declOwners) save() error {
 	return nil
 }
 
+// settled is what settle decided besides the update: the origins of the
+// keys held (a scan after hold must decide them), and whether an owner of
+// the last run is waited for (the update must not be sent yet).
+type settled struct {
+	held    map[string]bool
+	waiting bool
+}
+
+// again reports whether a scan after hold must decide something.
+func (s settled) again() bool { return len(s.held) > 0 || s.waiting }
+
 // settle replaces u's pods and objects, every declaration of every file
-// in name order, by the one kept per key, adds an error for each other,
-// and returns the origins of the keys held (a scan after hold must decide
-// them; empty when none is).
-func (o *declOwners) settle(u *Update, facts fileFacts, now time.Time) (held map[string]bool) {
-	held = map[string]bool{}
+// in name order, by the one kept per key, and adds an error for each
+// other. Owners of keys no file claims any more are forgotten.
+func (o *declOwners) settle(u *Update, facts fileFacts, now time.Time) settled {
+	if o.started.IsZero() {
+		o.started = now
+	}
+	st := settled{held: map[string]bool{}}
+	seen := map[string]bool{}
 	var errs []manifest.ManifestError
 	u.Pods, errs = settleKind(o, u.Pods, o.pods, podRef, func(d manifest.Desired) string { return d.Origin },
-		func(a, b manifest.Desired) bool { return equality.Semantic.DeepEqual(a.Pod, b.Pod) }, podDuplicate, facts, now, held)
+		func(a, b manifest.Desired) bool { return equality.Semantic.DeepEqual(a.Pod, b.Pod) }, podDuplicate, facts, now, &st, seen, isPodRef)
 	u.Errors = append(u.Errors, errs...)
 	u.Objects, errs = settleKind(o, u.Objects, o.objs, objRef, func(x manifest.Object) string { return x.Origin },
-		sameObjectDecl, objectDuplicate, facts, now, held)
+		sameObjectDecl, objectDuplicate, facts, now, &st, seen, func(r string) bool { return !isPodRef(r) })
 	u.Errors = append(u.Errors, errs...)
-	return held
+	for r := range o.owner {
+		if !seen[r] {
+			o.forget(r)
+		}
+	}
+	o.listed = facts.listed
+	return st
 }
 
 func sameObjectDecl(a, b manifest.Object) bool {
@@ -149,9 +187,10 @@ func sameObjectDecl(a, b manifest.Object) bool {
 }
 
 // settleKind is settle for one kind of declaration; last holds the kept
-// declaration of each ref of that kind.
+// declaration of each ref of that kind, and mine tells its refs among the
+// owners.
 func settleKind[T any](o *declOwners, items []T, last map[string]T, ref func(T) string, origin func(T) string,
-	same func(a, b T) bool, duplicate func(T, string) manifest.ManifestError, facts fileFacts, now time.Time, held map[string]bool) (kept []T, errs []manifest.ManifestError) {
+	same func(a, b T) bool, duplicate func(T, string) manifest.ManifestError, facts fileFacts, now time.Time, st *settled, seen map[string]bool, mine func(ref string) bool) (kept []T, errs []manifest.ManifestError) {
 	byRef := map[string][]T{}
 	var order []string
 	for _, it := range items {
@@ -167,25 +206,33 @@ func settleKind[T any](o *declOwners, items []T, last map[string]T, ref func(T) 
 			gone = append(gone, r)
 		}
 	}
+	for r := range o.owner { // kept from the last run, declared by nobody now
+		_, decl := byRef[r]
+		if _, ok := last[r]; !ok && !decl && mine(r) {
+			gone = append(gone, r)
+		}
+	}
 	slices.Sort(gone)
 	order = append(order, gone...)
 	for _, r := range order {
 		decls := byRef[r]
 		prev, hadPrev := last[r]
 		p := decide(o, r, decls, prev, hadPrev, origin, same, facts, now)
+		seen[r] = p.idx >= 0 || p.held || p.claimed || p.waiting
 		switch {
 		case p.idx >= 0:
 			kept = append(kept, decls[p.idx])
 			o.own(r, origin(decls[p.idx]))
 			last[r] = decls[p.idx]
 		case p.held:
-			held[origin(prev)] = true
+			st.held[origin(prev)] = true
 			kept = append(kept, prev)
+		case p.waiting:
+			st.waiting = true
 		case p.claimed:
 			// The owner's file failed, or declares the key invalid: the
 			// informer keeps its last good object, and the key stays its.
 		default:
-			o.forget(r)
 			delete(last, r)
 		}
 		for i, d := range decls {
@@ -202,11 +249,13 @@ func settleKind[T any](o *declOwners, items []T, last map[string]T, ref func(T) 
 
 // pick is decide's answer: the index in decls of the declaration kept, or
 // -1 with held (the last kept declaration stays a while), claimed (the
-// owner claims the key with nothing to send), or neither (nobody has it).
+// owner claims the key with nothing to send), waiting (an owner of the
+// last run may declare it yet), or none of them (nobody has it).
 type pick struct {
 	idx     int
 	held    bool
 	claimed bool
+	waiting bool
 }
 
 // decide picks the declaration kept for ref r among decls (every file's, in
@@ -232,19 +281,29 @@ func decide[T any](o *declOwners, r string, decls []T, prev T, hadPrev bool, ori
 		return pick{idx: -1, claimed: true}
 	}
 	if facts.removed(own) {
-		// Unlinked: its keys go at once, to the next declarer if any.
+		// Unlinked (and not created again within the debounce): its keys
+		// go at once, to the next declarer if any.
 		delete(o.since, r)
 		return first
 	}
+	if !hadPrev && facts.present(own) && now.Sub(o.started) < o.hold {
+		return pick{idx: -1, waiting: true}
+	}
 	if !facts.present(own) {
-		// Renamed: the key follows the file to its new name, or to the
-		// declaration equal to the last one kept.
-		to := ""
+		// Renamed: the key follows the file to its new name, known from
+		// the watch, or else to a new file declaring what it kept.
 		if facts.renamedTo != nil {
-			to = facts.renamedTo(own)
+			if to := facts.renamedTo(own); to != "" {
+				for i := range decls {
+					if origin(decls[i]) == to {
+						delete(o.since, r)
+						return pick{idx: i}
+					}
+				}
+			}
 		}
 		for i := range decls {
-			if (to != "" && origin(decls[i]) == to) || (hadPrev && same(decls[i], prev)) {
+			if hadPrev && !o.listed[origin(decls[i])] && same(decls[i], prev) {
 				delete(o.since, r)
 				return pick{idx: i}
 			}
@@ -278,6 +337,8 @@ func (o *declOwners) own(r, origin string) {
 
 func (o *declOwners) forget(r string) {
 	delete(o.since, r)
+	delete(o.pods, r)
+	delete(o.objs, r)
 	if _, ok := o.owner[r]; ok {
 		delete(o.owner, r)
 		o.dirty = true

@@ -6,6 +6,7 @@ import (
 	goruntime "runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -13,22 +14,33 @@ import (
 // startSource runs s until the test ends and returns its updates.
 func startSource(t *testing.T, s Source) <-chan Update {
 	t.Helper()
+	out, stop := runStoppable(t, s)
+	t.Cleanup(stop)
+	return out
+}
+
+// runStoppable runs s until stop, which waits for Run to return (as a
+// restart of berth ends its sources); stop may be called more than once.
+func runStoppable(t *testing.T, s Source) (<-chan Update, func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	out := make(chan Update)
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx, out) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Run: %v", err)
+	var once sync.Once
+	return out, func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("Run: %v", err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Error("Run did not return after cancel")
 			}
-		case <-time.After(5 * time.Second):
-			t.Error("Run did not return after cancel")
-		}
-	})
-	return out
+		})
+	}
 }
 
 // await returns the first update that satisfies ok, failing after timeout.

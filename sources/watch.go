@@ -6,8 +6,9 @@ type fileEvent struct {
 	name string
 	// complete is set when the event says the change is whole: a file
 	// renamed into the directory (an atomic write) or closed after writing.
-	// Other changes may be half done: a create, a write, and a removal
-	// (editors move the old file away before writing the new one).
+	// Other changes may be half done: a create, a write, a rename away
+	// (editors move the old file away before writing the new one) and an
+	// unlink (tools unlink a file before creating it again).
 	complete bool
 	// op is what happened to the file at name, as far as the watcher can
 	// tell (fileChurn reads it).

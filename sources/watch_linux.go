@@ -146,9 +146,10 @@ func (w *inotify) event(raw *unix.InotifyEvent, name []byte) (fileEvent, bool) {
 	}
 	// A move away is not complete: editors save by moving the old file
 	// away and writing the new one, and a scan in between would drop the
-	// pod. An unlink is (the kubelet's file source scans on it too): a pod
-	// whose file was removed stops without waiting for the debounce.
-	const whole = unix.IN_MOVED_TO | unix.IN_CLOSE_WRITE | unix.IN_DELETE
+	// pod. Nor is an unlink: install(1), cp --remove-destination and git
+	// checkout unlink a file and create it again, so its pods stop only
+	// when no new file came within the debounce.
+	const whole = unix.IN_MOVED_TO | unix.IN_CLOSE_WRITE
 	return fileEvent{name: path, complete: raw.Mask&whole != 0, op: inotifyOp(raw.Mask), cookie: raw.Cookie}, true
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/internal/testutil"
 	"github.com/berth-dev/berth/manifest"
 )
 
@@ -116,19 +117,39 @@ func TestDecodeCacheDecodesOnlyChangedFiles(t *testing.T) {
 	}
 }
 
-// A removed file is scanned at once, not after the debounce: the pod stops
-// as soon as its file is gone (a move away still waits, see below).
-func TestRemovedFileIsScannedAtOnce(t *testing.T) {
-	dir := t.TempDir()
-	write(t, dir, "web.yaml", podManifest("web", "busybox:1"))
+// A removed file's pods stop after the debounce, with no further hold:
+// tools unlink a file and create it again (install, cp
+// --remove-destination, git checkout), which must restart nothing.
+func TestRemovedFileStopsAfterTheDebounce(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("an unlink is known from inotify only")
+	}
+	dir, clk, updates := webOnFakeClock(t)
 	write(t, dir, "db.yaml", podManifest("db", "busybox:1"))
-	s := NewFileSource("file", dir, 0, Options{})
-	s.Debounce = time.Hour
-	updates := startSource(t, s)
-	waitFor(t, updates, "first scan", hasPods("db", "web"))
+	waitFor(t, updates, "db.yaml", hasPods("db", "web"))
+
+	// Unlinked and created again: the pod never leaves an update.
 	if err := os.Remove(filepath.Join(dir, "web.yaml")); err != nil {
 		t.Fatal(err)
 	}
+	write(t, dir, "web.yaml", podManifest("web", "busybox:2"))
+	u := waitFor(t, updates, "the file created again", func(u Update) bool { return podImage(u, "web") == "busybox:2" })
+	if !hasPods("db", "web")(u) {
+		t.Fatalf("after an unlink and a create: %s", describe(u))
+	}
+	testutil.WaitFor(t, 5*time.Second, "the debounce timer", clk.HasWaiters)
+	clk.Step(time.Second)
+	if u := waitFor(t, updates, "the debounced scan", func(Update) bool { return true }); !hasPods("db", "web")(u) {
+		t.Fatalf("the debounced scan after an unlink and a create: %s", describe(u))
+	}
+
+	// Unlinked for good: gone at the debounced scan, not one hold later.
+	if err := os.Remove(filepath.Join(dir, "web.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, 5*time.Second, "the debounce timer", clk.HasWaiters)
+	noUpdate(t, updates, 100*time.Millisecond, "before the debounce passed")
+	clk.Step(time.Second)
 	waitFor(t, updates, "the scan after the removal", hasPods("db"))
 }
 
