@@ -22,8 +22,9 @@ import (
 const MaxManifestBytes = 10 << 20
 
 // DefaultDebounce is how long a FileSource collects filesystem events of
-// in-place writes before it scans. Events that say a file is complete (a
-// rename into the directory, a close after writing, a removal) scan at once.
+// in-place writes, renames away and removals before it scans. Events that
+// say a file is complete (a rename into the directory, a close after
+// writing) scan at once.
 const DefaultDebounce = 100 * time.Millisecond
 
 // FileSource declares the pods of the manifest files at a path: a single file
@@ -43,9 +44,10 @@ const DefaultDebounce = 100 * time.Millisecond
 // elsewhere, on the directory or a single file's parent directory, so that
 // atomic renames and Kubernetes-style "..data" symlink swaps are seen), and
 // every rescan interval; each scan sends one complete Update, changed or not.
-// An event that says a file is complete (renamed in, closed after writing,
-// removed) scans at once; others (a create, a write in progress) wait for the
-// debounce, so a half-written file is not read. Only files whose size, times
+// An event that says a file is complete (renamed in, closed after writing)
+// scans at once; others (a create, a write in progress, a rename away, a
+// removal) wait for the debounce, so a half-written file is not read and a
+// file unlinked to be written again stops nothing. Only files whose size, times
 // or inode changed are decoded again. When the watch cannot be set up, Run
 // relies on the rescans and retries the watch on each of them.
 //
