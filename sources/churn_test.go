@@ -405,7 +405,9 @@ func TestCopyNeverTakesARenamedPod(t *testing.T) {
 	}
 	dir := t.TempDir()
 	write(t, dir, "web.yaml", podManifest("web", "busybox:1"))
-	updates := runSource(t, NewFileSource("file", dir, 0, Options{}))
+	s := NewFileSource("file", dir, 0, Options{})
+	s.Debounce = time.Second // the save's write comes well within it
+	updates := startSource(t, s)
 	waitFor(t, updates, "first scan", hasPods("web"))
 	write(t, dir, "00-copy.yaml", podManifest("web", "busybox:1"))
 	waitFor(t, updates, "the copy refused", func(u Update) bool { return len(u.Errors) == 1 })
@@ -435,33 +437,65 @@ func TestCopyNeverTakesARenamedPod(t *testing.T) {
 	waitFor(t, updates, "the saved file", owns("a save", "web-r1.yaml"))
 }
 
-// An owner of the last run whose file declares nothing when berth starts
-// (a rewrite under way) is waited for past the debounce before the first
-// update: a refused copy does not take the pod meanwhile, and no update
-// without the pod is sent.
+// An owner of the last run that does not declare its key when berth starts
+// (its file empty, invalid or cut short by a rewrite under way, or its
+// directory being swapped) is waited for past the debounce before the first
+// update: no update without the pod is sent, and a refused copy does not
+// take it meanwhile.
 func TestRestartWaitsForAnOwnerBeingRewritten(t *testing.T) {
-	dir, state := t.TempDir(), t.TempDir()
-	owners := filepath.Join(state, "owners.json")
-	write(t, dir, "web.yaml", podManifest("web", "busybox:1"))
-	s := NewFileSource("file", dir, 0, Options{})
-	s.Debounce, s.OwnersFile = 10*time.Millisecond, owners
-	updates, stop := runStoppable(t, s)
-	waitFor(t, updates, "first run", hasPods("web"))
-	write(t, dir, "a-copy.yaml", podManifest("web", "busybox:copy"))
-	waitFor(t, updates, "the copy refused", func(u Update) bool { return len(u.Errors) == 1 })
-	stop()
+	for _, tc := range []struct {
+		name  string
+		spoil func(t *testing.T, dir string) // before the restart
+		mend  func(t *testing.T, dir string) // after it
+	}{
+		{"empty", func(t *testing.T, dir string) { write(t, dir, "web.yaml", "") }, nil},
+		{"invalid", func(t *testing.T, dir string) { write(t, dir, "web.yaml", "kind: Pod\nmetadata:\n  name: web\n") }, nil},
+		{"cut short", func(t *testing.T, dir string) {
+			write(t, dir, "web.yaml", "kind: Pod\nmetadata:\n  name: web\nspec:\n  conta")
+		}, nil},
+		{"directory swapped", func(t *testing.T, dir string) {
+			if err := os.Rename(dir, dir+".old"); err != nil {
+				t.Fatal(err)
+			}
+		}, func(t *testing.T, dir string) {
+			if err := os.Rename(dir+".old", dir); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			parent, state := t.TempDir(), t.TempDir()
+			dir := filepath.Join(parent, "pods")
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			owners := filepath.Join(state, "owners.json")
+			write(t, dir, "web.yaml", podManifest("web", "busybox:1"))
+			s := NewFileSource("file", dir, 0, Options{})
+			s.Debounce, s.OwnersFile = 10*time.Millisecond, owners
+			updates, stop := runStoppable(t, s)
+			waitFor(t, updates, "first run", hasPods("web"))
+			write(t, dir, "a-copy.yaml", podManifest("web", "busybox:copy"))
+			waitFor(t, updates, "the copy refused", func(u Update) bool { return len(u.Errors) == 1 })
+			stop()
 
-	write(t, dir, "web.yaml", "")
-	clk := clocktesting.NewFakeClock(time.Now())
-	s = NewFileSource("file", dir, 0, Options{Clock: clk})
-	s.Debounce, s.OwnersFile = time.Second, owners
-	updates = startSource(t, s)
-	testutil.WaitFor(t, 5*time.Second, "the first scan's retry timer", clk.HasWaiters)
-	noUpdate(t, updates, 100*time.Millisecond, "while the owner is waited for")
-	write(t, dir, "web.yaml", podManifest("web", "busybox:1"))
-	u := waitFor(t, updates, "the rewritten owner", func(Update) bool { return true })
-	if img := podImage(u, "web"); img != "busybox:1" || len(u.Errors) != 1 {
-		t.Fatalf("after the restart: image %q, errors %v", img, u.Errors)
+			tc.spoil(t, dir)
+			clk := clocktesting.NewFakeClock(time.Now())
+			s = NewFileSource("file", dir, 0, Options{Clock: clk})
+			s.Debounce, s.OwnersFile = time.Second, owners
+			updates = startSource(t, s)
+			testutil.WaitFor(t, 5*time.Second, "the first scan's retry timer", clk.HasWaiters)
+			noUpdate(t, updates, 100*time.Millisecond, "while the owner is waited for")
+			if tc.mend != nil {
+				tc.mend(t, dir)
+			} else {
+				write(t, dir, "web.yaml", podManifest("web", "busybox:1"))
+			}
+			u := waitFor(t, updates, "the owner back", func(Update) bool { return true })
+			if img := podImage(u, "web"); img != "busybox:1" || len(u.Errors) != 1 {
+				t.Fatalf("after the restart: image %q, errors %v", img, u.Errors)
+			}
+		})
 	}
 }
 
@@ -478,11 +512,25 @@ func TestOwnersFileForgetsKeysNobodyDeclares(t *testing.T) {
 		waitFor(t, updates, "pod "+name, hasPods(name))
 		stop()
 	}
-	data, err := os.ReadFile(owners)
-	if err != nil {
+	ownersAre := func(want string) {
+		t.Helper()
+		data, err := os.ReadFile(owners)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(data) != want {
+			t.Fatalf("owners file %s, want %s", data, want)
+		}
+	}
+	ownersAre(`{"Pod/default/pc":"` + filepath.Join(dir, "p.yaml") + `"}`)
+
+	s := NewFileSource("file", dir, 0, Options{})
+	s.Debounce, s.OwnersFile = 10*time.Millisecond, owners
+	updates := startSource(t, s)
+	waitFor(t, updates, "pod pc", hasPods("pc"))
+	if err := os.Remove(filepath.Join(dir, "p.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"Pod/default/pc":"` + filepath.Join(dir, "p.yaml") + `"}`; string(data) != want {
-		t.Fatalf("owners file %s, want %s", data, want)
-	}
+	waitFor(t, updates, "the removal", hasPods())
+	ownersAre(`{}`)
 }

@@ -241,8 +241,14 @@ func (s *FileSource) scan(log *slog.Logger) (u Update, again, ok bool) {
 		// deletes its pods, as a deleted file in a directory does; a
 		// directory swapped by two renames holds them in between.
 		r := decoding{Update: Update{Source: s.name}}
-		again = s.owners.settle(&r.Update, r.facts(s.churn), now).again()
+		st := s.owners.settle(&r.Update, r.facts(s.churn), now)
 		s.saveOwners(log)
+		if st.waiting {
+			// An owner of the last run may be back with the path: no
+			// first update yet (see the same below).
+			return Update{}, true, false
+		}
+		again = st.again()
 		u = r.Update
 		u.Warnings = []string{s.path + " does not exist; its pods start when it is created"}
 	case err != nil:
@@ -533,8 +539,11 @@ type fileID struct {
 // whether a file being written was left to a later scan.
 type decoding struct {
 	Update
-	warns    []fileWarning
-	present  map[string]bool
+	warns   []fileWarning
+	present map[string]bool
+	// read are the present files whose declarations are in Update (not
+	// those being written for the first time).
+	read     map[string]bool
 	empty    []string // files that declare nothing
 	deferred bool
 }
@@ -543,7 +552,7 @@ type decoding struct {
 // cache. A file inFlux (nil: none) is being written: its last decode is
 // used, or, new, it is left out, and the result says to scan again.
 func (c *decodeCache) decodeFiles(source string, files []string, opts manifest.Options, inFlux func(string) bool) decoding {
-	r := decoding{Update: Update{Source: source}, present: make(map[string]bool, len(files))}
+	r := decoding{Update: Update{Source: source}, present: make(map[string]bool, len(files)), read: make(map[string]bool, len(files))}
 	next := decodeCache{}
 	for _, f := range files {
 		if inFlux != nil && inFlux(f) {
@@ -587,6 +596,7 @@ func (c *decodeCache) decodeFiles(source string, files []string, opts manifest.O
 
 // use adds what file declares.
 func (r *decoding) use(file string, id fileID, d fileDecode) {
+	r.read[file] = true
 	r.add(d.Decoded)
 	if d.warning != "" {
 		r.warns = append(r.warns, fileWarning{file, id, d.warning})
@@ -599,7 +609,7 @@ func (r *decoding) use(file string, id fileID, d fileDecode) {
 // facts are what declOwners needs of this decoding and of what the watch
 // saw since the last scan.
 func (r *decoding) facts(churn *fileChurn) fileFacts {
-	f := fileFacts{present: func(o string) bool { return r.present[o] }, listed: r.present, removed: churn.wasRemoved, changedAt: churn.changedAt,
+	f := fileFacts{present: func(o string) bool { return r.present[o] }, listed: r.read, changedAt: churn.changedAt,
 		renamedTo: churn.renamedTo,
 		failed:    map[string]bool{}, invalid: map[string]bool{}}
 	for _, e := range r.Errors {

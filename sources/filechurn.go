@@ -2,13 +2,13 @@ package sources
 
 import "time"
 
-// fileChurn is what a FileSource's watch said of its files since they were
-// last scanned: which are being written (created or written to, not yet
-// closed), which changed lately, which were unlinked, and which were
-// renamed to what (inotify pairs a rename's halves by a cookie). A scan keeps the last decode of a file
-// being written, and lets the pods of an unlinked file go without a hold
-// (declOwners). Without a watch it knows nothing, and scans read every
-// file as it is. Not safe for concurrent use: the Run loop owns it.
+// fileChurn is what a FileSource's watch said lately of its files: which
+// are being written (created or written to, not yet closed), when each last
+// changed, and which were renamed to what (inotify pairs a rename's halves
+// by a cookie). A scan keeps the last decode of a file being written, and
+// declOwners holds a key from its file's last change. Without a watch it
+// knows nothing, and scans read every file as it is. Not safe for
+// concurrent use: the Run loop owns it.
 type fileChurn struct {
 	// quiet is how long after its last write a file not yet closed is
 	// read anyway (the debounce): a writer that keeps it open is not
@@ -16,7 +16,6 @@ type fileChurn struct {
 	quiet   time.Duration
 	writing map[string]time.Time // path → its last write
 	changed map[string]time.Time // path → its last event, within quiet
-	removed map[string]bool
 	// movedOut is the path of each rename's first half, by cookie, until
 	// its second half; renamed is each rename's new path, by the old.
 	movedOut map[uint32]moveOut
@@ -33,7 +32,7 @@ type moveOut struct {
 }
 
 func newFileChurn(quiet time.Duration) *fileChurn {
-	return &fileChurn{quiet: quiet, writing: map[string]time.Time{}, changed: map[string]time.Time{}, removed: map[string]bool{},
+	return &fileChurn{quiet: quiet, writing: map[string]time.Time{}, changed: map[string]time.Time{},
 		movedOut: map[uint32]moveOut{}, renamed: map[string]moveOut{}}
 }
 
@@ -46,13 +45,10 @@ func (c *fileChurn) see(ev fileEvent, now time.Time) {
 	switch ev.op {
 	case opWrite:
 		c.writing[ev.name] = now
-		delete(c.removed, ev.name)
 	case opClosed:
 		delete(c.writing, ev.name)
-		delete(c.removed, ev.name)
 	case opMovedIn:
 		delete(c.writing, ev.name)
-		delete(c.removed, ev.name)
 		if from, ok := c.movedOut[ev.cookie]; ok && ev.cookie != 0 {
 			delete(c.movedOut, ev.cookie)
 			c.seq++
@@ -65,7 +61,6 @@ func (c *fileChurn) see(ev fileEvent, now time.Time) {
 		}
 	case opRemoved:
 		delete(c.writing, ev.name)
-		c.removed[ev.name] = true
 	}
 }
 
@@ -75,9 +70,6 @@ func (c *fileChurn) inFlux(file string, now time.Time) bool {
 	at, ok := c.writing[file]
 	return ok && now.Sub(at) < c.quiet
 }
-
-// wasRemoved reports whether file was unlinked since the last scan.
-func (c *fileChurn) wasRemoved(file string) bool { return c.removed[file] }
 
 // changedAt is when the watch last saw file change, if within the quiet
 // time of the last scan (else the zero time).
@@ -98,10 +90,8 @@ func (c *fileChurn) renamedTo(file string) string {
 	return to
 }
 
-// scanned forgets the removals a scan has seen, and the writes and changes
-// grown quiet.
+// scanned forgets the writes, changes and renames grown quiet.
 func (c *fileChurn) scanned(now time.Time) {
-	clear(c.removed)
 	for _, m := range []map[string]time.Time{c.writing, c.changed} {
 		for f, at := range m {
 			if now.Sub(at) >= c.quiet {

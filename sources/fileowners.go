@@ -59,8 +59,9 @@ type declOwners struct {
 // which were unlinked since the last scan, and what failed.
 type fileFacts struct {
 	present func(origin string) bool
-	listed  map[string]bool // the files listed and read (present's set)
-	removed func(origin string) bool
+	// listed are the files read (nil when the path is missing: the last
+	// listing stands).
+	listed map[string]bool
 	// changedAt is when the watch last saw the file change (zero: not
 	// lately); a hold lasts until the file stayed unchanged for hold.
 	changedAt func(origin string) time.Time
@@ -177,7 +178,9 @@ func (o *declOwners) settle(u *Update, facts fileFacts, now time.Time) settled {
 			o.forget(r)
 		}
 	}
-	o.listed = facts.listed
+	if facts.listed != nil {
+		o.listed = facts.listed
+	}
 	return st
 }
 
@@ -276,18 +279,16 @@ func decide[T any](o *declOwners, r string, decls []T, prev T, hadPrev bool, ori
 			return pick{idx: i}
 		}
 	}
+	if !hadPrev && now.Sub(o.started) < o.hold {
+		// An owner of the last run that does not declare its key yet
+		// (being rewritten, failing, its directory being swapped, or gone
+		// while berth was down) is waited for, once, before the first
+		// update.
+		return pick{idx: -1, waiting: true}
+	}
 	if facts.failed[own] || facts.invalid[own+"\x00"+r] {
 		delete(o.since, r)
 		return pick{idx: -1, claimed: true}
-	}
-	if facts.removed(own) {
-		// Unlinked (and not created again within the debounce): its keys
-		// go at once, to the next declarer if any.
-		delete(o.since, r)
-		return first
-	}
-	if !hadPrev && facts.present(own) && now.Sub(o.started) < o.hold {
-		return pick{idx: -1, waiting: true}
 	}
 	if !facts.present(own) {
 		// Renamed: the key follows the file to its new name, known from
@@ -310,14 +311,17 @@ func decide[T any](o *declOwners, r string, decls []T, prev T, hadPrev bool, ori
 		}
 	}
 	if hadPrev {
+		// Held until the file has stayed so past hold: counted from its
+		// last change the watch saw (an unlink, a move away, a write), or
+		// else from the first scan that missed the key.
 		at, ok := o.since[r]
 		if !ok {
 			at = now
 			o.since[r] = now
 		}
 		if facts.changedAt != nil {
-			if ch := facts.changedAt(own); ch.After(at) {
-				at = ch // still being rewritten: it has not stayed so yet
+			if ch := facts.changedAt(own); !ch.IsZero() {
+				at = ch
 			}
 		}
 		if now.Sub(at) < o.hold {

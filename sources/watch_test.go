@@ -117,9 +117,10 @@ func TestDecodeCacheDecodesOnlyChangedFiles(t *testing.T) {
 	}
 }
 
-// A removed file's pods stop after the debounce, with no further hold:
-// tools unlink a file and create it again (install, cp
-// --remove-destination, git checkout), which must restart nothing.
+// A removed file's pods stop after the debounce, counted from the unlink,
+// with no further hold: tools unlink a file and create it again (install,
+// cp --remove-destination, git checkout), which must restart nothing, even
+// when another file's change makes berth scan in between.
 func TestRemovedFileStopsAfterTheDebounce(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("an unlink is known from inotify only")
@@ -127,19 +128,33 @@ func TestRemovedFileStopsAfterTheDebounce(t *testing.T) {
 	dir, clk, updates := webOnFakeClock(t)
 	write(t, dir, "db.yaml", podManifest("db", "busybox:1"))
 	waitFor(t, updates, "db.yaml", hasPods("db", "web"))
+	next := func(what string) Update {
+		t.Helper()
+		select {
+		case u := <-updates:
+			return u
+		case <-time.After(5 * time.Second):
+			t.Fatalf("no update: %s", what)
+		}
+		return Update{}
+	}
 
-	// Unlinked and created again: the pod never leaves an update.
+	// Unlinked, a scan (another file written), created again: every
+	// update has the pod.
 	if err := os.Remove(filepath.Join(dir, "web.yaml")); err != nil {
 		t.Fatal(err)
 	}
+	atomicWrite(t, dir, "db.yaml", podManifest("db", "busybox:2"))
+	if u := next("the scan db.yaml starts"); !hasPods("db", "web")(u) {
+		t.Fatalf("a scan right after an unlink dropped the pod: %s", describe(u))
+	}
 	write(t, dir, "web.yaml", podManifest("web", "busybox:2"))
-	u := waitFor(t, updates, "the file created again", func(u Update) bool { return podImage(u, "web") == "busybox:2" })
-	if !hasPods("db", "web")(u) {
+	if u := next("the file created again"); !hasPods("db", "web")(u) || podImage(u, "web") != "busybox:2" {
 		t.Fatalf("after an unlink and a create: %s", describe(u))
 	}
 	testutil.WaitFor(t, 5*time.Second, "the debounce timer", clk.HasWaiters)
 	clk.Step(time.Second)
-	if u := waitFor(t, updates, "the debounced scan", func(Update) bool { return true }); !hasPods("db", "web")(u) {
+	if u := next("the debounced scan"); !hasPods("db", "web")(u) {
 		t.Fatalf("the debounced scan after an unlink and a create: %s", describe(u))
 	}
 
@@ -150,7 +165,9 @@ func TestRemovedFileStopsAfterTheDebounce(t *testing.T) {
 	testutil.WaitFor(t, 5*time.Second, "the debounce timer", clk.HasWaiters)
 	noUpdate(t, updates, 100*time.Millisecond, "before the debounce passed")
 	clk.Step(time.Second)
-	waitFor(t, updates, "the scan after the removal", hasPods("db"))
+	if u := next("the scan after the removal"); !hasPods("db")(u) {
+		t.Fatalf("the debounced scan after the removal: %s", describe(u))
+	}
 }
 
 // vim's save moves the old file away, then writes the new one: no scan in
