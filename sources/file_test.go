@@ -307,14 +307,7 @@ func TestFileSourceStopsWhileSending(t *testing.T) {
 	go func() { done <- s.Run(ctx, make(chan Update)) }()
 	waitBlockedIn(t, "(*FileSource).scanAndSend")
 	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Run blocked on send after cancel")
-	}
+	runReturned(t, done, "Run blocked on send after cancel")
 }
 
 func TestIgnoredName(t *testing.T) {

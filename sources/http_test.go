@@ -334,12 +334,5 @@ func TestHTTPSourceStopsWhileSending(t *testing.T) {
 	go func() { done <- newTestHTTPSource(srv.URL, nil, Options{}).Run(ctx, make(chan Update)) }()
 	waitBlockedIn(t, "send")
 	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Run blocked on a send after cancel")
-	}
+	runReturned(t, done, "Run blocked on a send after cancel")
 }

@@ -31,15 +31,22 @@ func runStoppable(t *testing.T, s Source) (<-chan Update, func()) {
 	return out, func() {
 		once.Do(func() {
 			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Errorf("Run: %v", err)
-				}
-			case <-time.After(5 * time.Second):
-				t.Error("Run did not return after cancel")
-			}
+			runReturned(t, done, "Run did not return after cancel")
 		})
+	}
+}
+
+// runReturned waits up to 5 s for a Run's result on done, failing the test
+// with late when it does not come, or with the error it returns.
+func runReturned(t *testing.T, done <-chan error, late string) {
+	t.Helper()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error(late)
 	}
 }
 

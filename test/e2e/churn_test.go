@@ -125,6 +125,23 @@ func keepsRunning(t *testing.T, b *Berth, off int, pod string, want map[string]s
 
 // assertRestartCount checks that every container of pod carries the
 // restart count label want.
+// goneAcrossRestart runs pods <prefix>-gone and <prefix>-kept, kills
+// berth and calls restart, which starts it again and removes the gone
+// pod's file (goneFile, in b.Pods) at its moment. The gone pod must have no
+// container running 3 s later (2 s after sync plus its 1 s grace) and be
+// removed; the kept one must stay untouched.
+func goneAcrossRestart(t *testing.T, b *Berth, prefix string, restart func(goneFile string)) {
+	t.Helper()
+	gone, kept := prefix+"-gone", prefix+"-kept"
+	churnPodRunning(t, b, gone+".yaml", gone, "g")
+	keptIDs := churnPodRunning(t, b, kept+".yaml", kept, "k")
+	b.Kill(t)
+	restart(gone + ".yaml")
+	assertStoppedWithin(t, b, gone, time.Now(), 3*time.Second)
+	assertStable(t, b.Node, kept, keptIDs, time.Second)
+	waitPodGone(t, b.Node, gone)
+}
+
 // untouched fails unless pod, whose containers were ids, runs them still,
 // with restart count 0, and berth logged no teardown of it since off.
 func untouched(t *testing.T, b *Berth, off int, pod string, ids map[string]string, what string) {
@@ -396,59 +413,41 @@ func TestChurnRestart(t *testing.T) {
 	// A pod file removed while berth is down: its containers stop within
 	// 2 s of berth's first sync (readiness), plus the pod's 1 s grace.
 	t.Run("deleted while down", func(t *testing.T) {
-		gone := "churn-down-gone"
-		kept := "churn-down-kept"
-		churnPodRunning(t, b, gone+".yaml", gone, "g")
-		keptIDs := churnPodRunning(t, b, kept+".yaml", kept, "k")
-		b.Kill(t)
-		removeFile(t, b.Pods, gone+".yaml")
-		b.Start(t)
-		assertStoppedWithin(t, b, gone, time.Now(), 3*time.Second)
-		assertStable(t, b.Node, kept, keptIDs, time.Second)
-		waitPodGone(t, b.Node, gone)
+		goneAcrossRestart(t, b, "churn-down", func(goneFile string) {
+			removeFile(t, b.Pods, goneFile)
+			b.Start(t)
+		})
 	})
 
 	// A pod file removed while berth starts, before it is ready.
 	t.Run("deleted while starting", func(t *testing.T) {
-		gone := "churn-start-gone"
-		kept := "churn-start-kept"
-		churnPodRunning(t, b, gone+".yaml", gone, "g")
-		keptIDs := churnPodRunning(t, b, kept+".yaml", kept, "k")
-		b.Kill(t)
-		// Removed as berth starts its sources (the big comment file makes
-		// the first scan take a while): the scan may or may not have
-		// listed the file.
-		off := len(b.LogText())
-		removed := make(chan error, 1)
-		go func() {
-			deadline := time.Now().Add(30 * time.Second)
-			for !strings.Contains(logFrom(b, off), "starting sources") && time.Now().Before(deadline) {
-				time.Sleep(2 * time.Millisecond)
+		goneAcrossRestart(t, b, "churn-start", func(goneFile string) {
+			// Removed as berth starts its sources (the big comment file
+			// makes the first scan take a while): the scan may or may not
+			// have listed the file.
+			off := len(b.LogText())
+			removed := make(chan error, 1)
+			go func() {
+				deadline := time.Now().Add(30 * time.Second)
+				for !strings.Contains(logFrom(b, off), "starting sources") && time.Now().Before(deadline) {
+					time.Sleep(2 * time.Millisecond)
+				}
+				removed <- os.Remove(filepath.Join(b.Pods, goneFile))
+			}()
+			b.Start(t)
+			if err := <-removed; err != nil {
+				t.Fatal(err)
 			}
-			removed <- os.Remove(filepath.Join(b.Pods, gone+".yaml"))
-		}()
-		b.Start(t)
-		if err := <-removed; err != nil {
-			t.Fatal(err)
-		}
-		assertStoppedWithin(t, b, gone, time.Now(), 3*time.Second)
-		assertStable(t, b.Node, kept, keptIDs, time.Second)
-		waitPodGone(t, b.Node, gone)
+		})
 	})
 
 	// A pod file removed right after berth is ready (a guard: a deletion
 	// while berth runs).
 	t.Run("deleted just after ready", func(t *testing.T) {
-		gone := "churn-ready-gone"
-		kept := "churn-ready-kept"
-		churnPodRunning(t, b, gone+".yaml", gone, "g")
-		keptIDs := churnPodRunning(t, b, kept+".yaml", kept, "k")
-		b.Kill(t)
-		b.Start(t)
-		removeFile(t, b.Pods, gone+".yaml")
-		assertStoppedWithin(t, b, gone, time.Now(), 3*time.Second)
-		assertStable(t, b.Node, kept, keptIDs, time.Second)
-		waitPodGone(t, b.Node, gone)
+		goneAcrossRestart(t, b, "churn-ready", func(goneFile string) {
+			b.Start(t)
+			removeFile(t, b.Pods, goneFile)
+		})
 	})
 }
 
