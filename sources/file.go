@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/manifest"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // MaxManifestBytes is the size limit of one manifest file.
@@ -380,9 +379,7 @@ func dedupe(pods []manifest.Desired) ([]manifest.Desired, []manifest.ManifestErr
 	for _, d := range pods {
 		key := manifest.PodKey(d.Pod.Namespace, d.Pod.Name)
 		if origin, ok := first[key]; ok {
-			e := field.Duplicate(field.NewPath("metadata", "name"), d.Pod.Name)
-			e.Detail = "pod " + key + " is already declared in " + origin
-			errs = append(errs, manifest.ManifestError{Origin: d.Origin, PodKey: key, Field: e.Field, Err: e.ErrorBody()})
+			errs = append(errs, podDuplicate(d, origin))
 			continue
 		}
 		first[key] = d.Origin
@@ -641,10 +638,9 @@ func dedupeObjects(objs []manifest.Object) ([]manifest.Object, []manifest.Manife
 	var kept []manifest.Object
 	var errs []manifest.ManifestError
 	for _, o := range objs {
-		ref := o.Kind + "/" + o.Key()
+		ref := objRef(o)
 		if origin, ok := first[ref]; ok {
-			errs = append(errs, manifest.ManifestError{Origin: o.Origin, Kind: o.Kind, PodKey: o.Key(), Field: "metadata.name",
-				Err: "Duplicate value: " + strings.ToLower(o.Kind) + " " + o.Key() + " is already declared in " + origin})
+			errs = append(errs, objectDuplicate(o, origin))
 			continue
 		}
 		first[ref] = o.Origin

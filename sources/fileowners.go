@@ -33,10 +33,9 @@ const maxOwnersBytes = 64 << 20
 //
 // A key whose file stops declaring it is held on its last declaration
 // until the file has stayed so, unchanged, for hold (a file being
-// rewritten, emptied for an instant, or renamed, whose new name a scan has
-// not listed yet), then let go; a file renamed keeps
-// its keys under its new name, and an unlinked file's keys go at once. The
-// owners are kept in the file at path (none when ""), so a restart keeps
+// rewritten, emptied for an instant, unlinked to be created again, or
+// renamed, whose new name a scan has not listed yet), then let go; a file
+// renamed keeps its keys under its new name. The owners are kept in the file at path (none when ""), so a restart keeps
 // them too. Not safe for concurrent use: the FileSource's Run loop owns it.
 type declOwners struct {
 	path  string
@@ -55,8 +54,8 @@ type declOwners struct {
 	dirty   bool
 }
 
-// fileFacts is what a scan found of the files: which were listed and read,
-// which were unlinked since the last scan, and what failed.
+// fileFacts is what a scan found of the files (which are there, which were
+// read, what failed) and what the watch said of them lately.
 type fileFacts struct {
 	present func(origin string) bool
 	// listed are the files read (nil when the path is missing: the last
@@ -293,13 +292,11 @@ func decide[T any](o *declOwners, r string, decls []T, prev T, hadPrev bool, ori
 	if !facts.present(own) {
 		// Renamed: the key follows the file to its new name, known from
 		// the watch, or else to a new file declaring what it kept.
-		if facts.renamedTo != nil {
-			if to := facts.renamedTo(own); to != "" {
-				for i := range decls {
-					if origin(decls[i]) == to {
-						delete(o.since, r)
-						return pick{idx: i}
-					}
+		if to := facts.renamedTo(own); to != "" {
+			for i := range decls {
+				if origin(decls[i]) == to {
+					delete(o.since, r)
+					return pick{idx: i}
 				}
 			}
 		}
@@ -319,10 +316,8 @@ func decide[T any](o *declOwners, r string, decls []T, prev T, hadPrev bool, ori
 			at = now
 			o.since[r] = now
 		}
-		if facts.changedAt != nil {
-			if ch := facts.changedAt(own); !ch.IsZero() {
-				at = ch
-			}
+		if ch := facts.changedAt(own); !ch.IsZero() {
+			at = ch
 		}
 		if now.Sub(at) < o.hold {
 			return pick{idx: -1, held: true}
