@@ -15,6 +15,7 @@ import (
 // Pod is one desired pod as accepted from a source, with the status berth
 // observed for it. Spec is validated and defaulted before it is stored.
 type Pod struct {
+	Version
 	Key    string // "namespace/name"
 	Source string // name of the source that owns the pod
 	Origin string // file, URL or key the pod came from
@@ -70,6 +71,7 @@ const SandboxName = "POD"
 
 // Container is one managed container as last seen on the runtime.
 type Container struct {
+	Version
 	ID           string
 	DockerName   string
 	PodKey       string // from labels; "namespace/name"
@@ -115,6 +117,7 @@ func (c *Container) Running() bool {
 
 // Source is the sync state of one desired-state source.
 type Source struct {
+	Version
 	Name string
 	// Synced is true once the source delivered its first complete set since
 	// start; before that berth never deletes the source's pods.

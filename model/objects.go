@@ -20,6 +20,7 @@ var ObjectKinds = []string{KindConfigMap, KindSecret, KindPVC}
 //
 // Values read from the store are shared with it: never mutate them.
 type Object struct {
+	Version
 	Kind   string
 	Key    string // "namespace/name"
 	Source string

@@ -132,7 +132,7 @@ func (s *Store) ApplyContainer(id string, since uint64, fn func(old *model.Conta
 }
 
 func (s *Store) applyContainer(id string, since uint64, event bool, fn func(old *model.Container) (*model.Container, bool)) (bool, error) {
-	txn := s.db.Txn(true)
+	txn := s.write()
 	defer txn.Abort()
 	raw, err := txn.First(TableContainers, IndexID, id)
 	if err != nil {
@@ -165,33 +165,39 @@ func (s *Store) applyContainer(id string, since uint64, event bool, fn func(old 
 			return false, fmt.Errorf("tombstone insert: %w", err)
 		}
 		if old == nil {
-			txn.Commit()
-			return true, nil
+			return true, txn.commit()
 		}
-		if err := txn.Delete(TableContainers, old); err != nil {
+		if err := txn.drop(TableContainers, old); err != nil {
 			return false, fmt.Errorf("container delete: %w", err)
 		}
-		s.deferNotify(txn, old.PodKey)
-		txn.Commit()
-		return true, nil
+		if err := txn.settleTerminating(old.PodKey); err != nil {
+			return false, err
+		}
+		s.deferNotify(txn.Txn, old.PodKey)
+		return true, txn.commit()
 	}
 	if c.ID != id {
 		return false, fmt.Errorf("container %s written as %s", id, c.ID)
 	}
-	if c.Seq != since {
-		cp := *c
-		cp.Seq = since
-		c = &cp
+	cp := *c
+	cp.Seq = since
+	if old != nil {
+		cp.Version = old.Version
 	}
 	if old != nil && old.PodKey != c.PodKey {
-		s.deferNotify(txn, old.PodKey)
+		s.deferNotify(txn.Txn, old.PodKey)
+		if err := txn.settleTerminating(old.PodKey); err != nil {
+			return false, err
+		}
 	}
-	if err := txn.Insert(TableContainers, c); err != nil {
+	if err := txn.insert(TableContainers, &cp, old == nil); err != nil {
 		return false, fmt.Errorf("container insert: %w", err)
 	}
-	s.deferNotify(txn, c.PodKey)
-	txn.Commit()
-	return true, nil
+	if err := txn.settleTerminating(c.PodKey); err != nil {
+		return false, err
+	}
+	s.deferNotify(txn.Txn, c.PodKey)
+	return true, txn.commit()
 }
 
 // PruneTombstones forgets deletions observed before sequence before: pass

@@ -72,7 +72,7 @@ func (s *Store) PodsUsing(ws memdb.WatchSet, ref string) ([]*model.Pod, error) {
 // replaceSourceObjects makes objs the complete set of objects owned by
 // source, as replaceSourcePods does for pods; every pod using an object
 // that changed or went is notified.
-func (s *Store) replaceSourceObjects(txn *memdb.Txn, source string, objs []*model.Object) error {
+func (s *Store) replaceSourceObjects(txn *writeTxn, source string, objs []*model.Object) error {
 	want := map[string]*model.Object{}
 	for _, o := range objs {
 		if o.Source != source {
@@ -84,7 +84,7 @@ func (s *Store) replaceSourceObjects(txn *memdb.Txn, source string, objs []*mode
 		want[model.ObjectRef(o.Kind, o.Key)] = o
 	}
 	for _, kind := range model.ObjectKinds {
-		have, err := objectsIn(txn, nil, kind, IndexSource, source)
+		have, err := objectsIn(txn.Txn, nil, kind, IndexSource, source)
 		if err != nil {
 			return err
 		}
@@ -93,26 +93,40 @@ func (s *Store) replaceSourceObjects(txn *memdb.Txn, source string, objs []*mode
 			next, ok := want[ref]
 			switch {
 			case !ok:
-				if err := txn.Delete(objectTable(kind), o); err != nil {
+				if err := txn.remove(objectTable(kind), o.Key, o); err != nil {
 					return fmt.Errorf("object delete: %w", err)
 				}
-				if err := s.notifyUsers(txn, ref); err != nil {
+				if err := s.notifyUsers(txn.Txn, ref); err != nil {
 					return err
 				}
-			case next == o:
+			case sameObject(next, o):
 				delete(want, ref) // unchanged
 			}
 		}
 	}
 	for ref, o := range want {
-		if err := txn.Insert(objectTable(o.Kind), o); err != nil {
-			return fmt.Errorf("object insert: %w", err)
+		table := objectTable(o.Kind)
+		raw, err := txn.First(table, IndexID, o.Key)
+		if err != nil {
+			return fmt.Errorf("object lookup: %w", err)
 		}
-		if err := s.notifyUsers(txn, ref); err != nil {
+		cur, _ := raw.(*model.Object)
+		if err := txn.putObject(table, cur, o); err != nil {
+			return err
+		}
+		if err := s.notifyUsers(txn.Txn, ref); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// sameObject reports whether a and b declare the same object: the same
+// typed value, source, origin and rejection (the store keeps copies of
+// the rows it is given, whose typed values are shared).
+func sameObject(a, b *model.Object) bool {
+	return a == b || (a.Kind == b.Kind && a.Key == b.Key && a.Source == b.Source && a.Origin == b.Origin && a.Error == b.Error &&
+		a.ConfigMap == b.ConfigMap && a.Secret == b.Secret && a.PVC == b.PVC)
 }
 
 // notifyUsers notifies, on commit, every pod using ref.

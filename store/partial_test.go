@@ -39,6 +39,8 @@ func TestApplySourcePartial(t *testing.T) {
 		t.Fatal(err)
 	}
 	notified = nil
+	aBefore, _ := s.Pod(nil, "default/a")
+	otherBefore, _ := s.Pod(nil, "default/x")
 	b2 := sourcePod("etcd", "b", "b")
 	b2.Spec.Labels = map[string]string{"v": "2"}
 	d := sourcePod("etcd", "d", "d")
@@ -53,7 +55,7 @@ func TestApplySourcePartial(t *testing.T) {
 		t.Errorf("notified %v, want %v", notified, want)
 	}
 	got := func(k string) *model.Pod { p, _ := s.Pod(nil, k); return p }
-	if got("default/a") != a {
+	if got("default/a") != aBefore || aBefore.Spec != a.Spec {
 		t.Error("pod a, not in the write, is another object")
 	}
 	if p := got("default/b"); p == nil || p.Spec != b2.Spec || p.Status.Phase != v1.PodRunning {
@@ -62,7 +64,7 @@ func TestApplySourcePartial(t *testing.T) {
 	if got("default/c") != nil || got("default/d") == nil {
 		t.Error("c not removed or d not added")
 	}
-	if got("default/x") != other {
+	if got("default/x") != otherBefore || otherBefore.Spec != other.Spec {
 		t.Error("another source's pod removed by a partial write")
 	}
 	if err := write(SourceWrite{Partial: true, Pods: []*model.Pod{sourcePod("etcd", "x", "y")}}); err == nil || !strings.Contains(err.Error(), `"file"`) {

@@ -11,6 +11,13 @@ const (
 	TableConfigMaps = "configmaps"
 	TableSecrets    = "secrets"
 	TableClaims     = "persistentvolumeclaims"
+	// TableIndexes holds the latest index of each table (indexRow).
+	TableIndexes = "indexes"
+	// TableDeletions keeps the rows write transactions removed (Deletion).
+	TableDeletions = "deletions"
+	// TableTerminating holds the pods removed while their containers
+	// still run (Terminating).
+	TableTerminating = "terminating"
 )
 
 // Index names.
@@ -22,6 +29,11 @@ const (
 	IndexRef = "ref"
 	// IndexTerminal indexes the pods that ended (model.Pod.Terminal set).
 	IndexTerminal = "terminal"
+	// IndexModify orders a table's rows by the index that last wrote them
+	// (a Deletion's by the index that removed it).
+	IndexModify = "modify"
+	// IndexTable indexes deletions by table and index.
+	IndexTable = "table"
 )
 
 func schema() *memdb.DBSchema {
@@ -33,6 +45,11 @@ func schema() *memdb.DBSchema {
 		TableConfigMaps: configMapsTableSchema(),
 		TableSecrets:    secretsTableSchema(),
 		TableClaims:     claimsTableSchema(),
+		TableIndexes: {Name: TableIndexes, Indexes: map[string]*memdb.IndexSchema{
+			IndexID: {Name: IndexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Table"}},
+		}},
+		TableDeletions:   deletionsTableSchema(),
+		TableTerminating: terminatingTableSchema(),
 	}}
 }
 
@@ -44,6 +61,7 @@ func podsTableSchema() *memdb.TableSchema {
 			IndexSource:   {Name: IndexSource, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "Source"}},
 			IndexRef:      {Name: IndexRef, AllowMissing: true, Indexer: &memdb.StringSliceFieldIndex{Field: "Refs"}},
 			IndexTerminal: {Name: IndexTerminal, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "Terminal"}},
+			IndexModify:   modifyIndex("Key"),
 		},
 	}
 }
@@ -62,6 +80,7 @@ func objectsTableSchema(name string) *memdb.TableSchema {
 		Indexes: map[string]*memdb.IndexSchema{
 			IndexID:     {Name: IndexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Key"}},
 			IndexSource: {Name: IndexSource, Indexer: &memdb.StringFieldIndex{Field: "Source"}},
+			IndexModify: modifyIndex("Key"),
 		},
 	}
 }
@@ -73,6 +92,7 @@ func containersTableSchema() *memdb.TableSchema {
 			IndexID:     {Name: IndexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
 			IndexPod:    {Name: IndexPod, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "PodKey"}},
 			IndexSource: {Name: IndexSource, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "Source"}},
+			IndexModify: modifyIndex("ID"),
 		},
 	}
 }
@@ -81,7 +101,8 @@ func sourcesTableSchema() *memdb.TableSchema {
 	return &memdb.TableSchema{
 		Name: TableSources,
 		Indexes: map[string]*memdb.IndexSchema{
-			IndexID: {Name: IndexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Name"}},
+			IndexID:     {Name: IndexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Name"}},
+			IndexModify: modifyIndex("Name"),
 		},
 	}
 }
@@ -91,6 +112,37 @@ func tombstonesTableSchema() *memdb.TableSchema {
 		Name: TableTombstones,
 		Indexes: map[string]*memdb.IndexSchema{
 			IndexID: {Name: IndexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
+		},
+	}
+}
+
+// modifyIndex is the IndexModify of a versioned table: rows by ModifyIndex
+// and key, so that the rows written after an index are a range.
+func modifyIndex(key string) *memdb.IndexSchema {
+	return &memdb.IndexSchema{Name: IndexModify, Unique: true, Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
+		&memdb.UintFieldIndex{Field: "ModifyIndex"}, &memdb.StringFieldIndex{Field: key},
+	}}}
+}
+
+func deletionsTableSchema() *memdb.TableSchema {
+	return &memdb.TableSchema{
+		Name: TableDeletions,
+		Indexes: map[string]*memdb.IndexSchema{
+			IndexID:     {Name: IndexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
+			IndexModify: {Name: IndexModify, Unique: true, Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{&memdb.UintFieldIndex{Field: "Index"}, &memdb.StringFieldIndex{Field: "ID"}}}},
+			IndexTable: {Name: IndexTable, Unique: true, Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
+				&memdb.StringFieldIndex{Field: "Table"}, &memdb.UintFieldIndex{Field: "Index"}, &memdb.StringFieldIndex{Field: "Key"},
+			}}},
+		},
+	}
+}
+
+func terminatingTableSchema() *memdb.TableSchema {
+	return &memdb.TableSchema{
+		Name: TableTerminating,
+		Indexes: map[string]*memdb.IndexSchema{
+			IndexID:     {Name: IndexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Key"}},
+			IndexModify: modifyIndex("Key"),
 		},
 	}
 }

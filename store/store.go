@@ -3,9 +3,12 @@ package store
 import (
 	"fmt"
 	"sync/atomic"
+	"time"
+
+	memdb "github.com/hashicorp/go-memdb"
+	"k8s.io/utils/clock"
 
 	"github.com/berth-dev/berth/model"
-	memdb "github.com/hashicorp/go-memdb"
 )
 
 // Notifier receives the key of every pod whose desired or actual state
@@ -16,11 +19,22 @@ type Notifier func(podKey string)
 type Store struct {
 	db     *memdb.MemDB
 	notify Notifier
+	clock  clock.Clock
 	seq    atomic.Uint64 // engine events applied; see Seq
 }
 
+// Option configures a Store.
+type Option func(*Store)
+
+// WithClock sets the clock of deletion times and of the first index (the
+// real one by default).
+func WithClock(c clock.Clock) Option { return func(s *Store) { s.clock = c } }
+
 // New returns an empty store that reports changes to notify (may be nil).
-func New(notify Notifier) (*Store, error) {
+// Its indexes start at the clock's time in microseconds, so that every
+// index of this run is newer than any of an earlier run (which wrote less
+// than once a microsecond), and a watch resuming at one of those relists.
+func New(notify Notifier, opts ...Option) (*Store, error) {
 	db, err := memdb.NewMemDB(schema())
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
@@ -28,8 +42,23 @@ func New(notify Notifier) (*Store, error) {
 	if notify == nil {
 		notify = func(string) {}
 	}
-	return &Store{db: db, notify: notify}, nil
+	s := &Store{db: db, notify: notify, clock: clock.RealClock{}}
+	for _, o := range opts {
+		o(s)
+	}
+	base := uint64(s.clock.Now().UnixMicro())
+	txn := db.Txn(true)
+	for _, t := range []string{tableAll, tableCompacted} {
+		if err := txn.Insert(TableIndexes, &indexRow{Table: t, Index: base}); err != nil {
+			txn.Abort()
+			return nil, fmt.Errorf("store: %w", err)
+		}
+	}
+	txn.Commit()
+	return s, nil
 }
+
+func (s *Store) now() time.Time { return s.clock.Now() }
 
 func (s *Store) deferNotify(txn *memdb.Txn, key string) {
 	if key == "" {
@@ -81,65 +110,73 @@ func podsIn(txn *memdb.Txn, ws memdb.WatchSet, index string, args ...interface{}
 
 // UpsertPod inserts or replaces a desired pod. p must not be modified after.
 func (s *Store) UpsertPod(p *model.Pod) error {
-	txn := s.db.Txn(true)
-	defer txn.Abort()
-	if err := txn.Insert(TablePods, p); err != nil {
-		return fmt.Errorf("pod insert: %w", err)
+	w := s.write()
+	defer w.Abort()
+	raw, err := w.First(TablePods, IndexID, p.Key)
+	if err != nil {
+		return fmt.Errorf("pod lookup: %w", err)
 	}
-	s.deferNotify(txn, p.Key)
-	txn.Commit()
-	return nil
+	cur, _ := raw.(*model.Pod)
+	if err := w.putPod(cur, p); err != nil {
+		return err
+	}
+	s.deferNotify(w.Txn, p.Key)
+	return w.commit()
 }
 
 // UpdatePod applies mutate to a copy of the stored pod and writes it back when
 // mutate returns true. It reports false when the pod does not exist.
 func (s *Store) UpdatePod(key string, mutate func(p *model.Pod) bool) (bool, error) {
-	txn := s.db.Txn(true)
-	defer txn.Abort()
-	raw, err := txn.First(TablePods, IndexID, key)
+	w := s.write()
+	defer w.Abort()
+	raw, err := w.First(TablePods, IndexID, key)
 	if err != nil {
 		return false, fmt.Errorf("pod lookup: %w", err)
 	}
 	if raw == nil {
 		return false, nil
 	}
-	cp := *raw.(*model.Pod)
+	cur := raw.(*model.Pod)
+	cp := *cur
 	if !mutate(&cp) {
 		return true, nil
 	}
-	if err := txn.Insert(TablePods, &cp); err != nil {
-		return false, fmt.Errorf("pod insert: %w", err)
+	if err := w.putPod(cur, &cp); err != nil {
+		return false, err
 	}
-	txn.Commit()
-	return true, nil
+	return true, w.commit()
 }
 
 // DeletePod removes a desired pod; removing a missing pod is not an error.
 func (s *Store) DeletePod(key string) error {
-	txn := s.db.Txn(true)
-	defer txn.Abort()
-	if _, err := txn.DeleteAll(TablePods, IndexID, key); err != nil {
-		return fmt.Errorf("pod delete: %w", err)
+	w := s.write()
+	defer w.Abort()
+	raw, err := w.First(TablePods, IndexID, key)
+	if err != nil {
+		return fmt.Errorf("pod lookup: %w", err)
 	}
-	s.deferNotify(txn, key)
-	txn.Commit()
-	return nil
+	if cur, _ := raw.(*model.Pod); cur != nil {
+		if err := w.dropPod(cur); err != nil {
+			return err
+		}
+	}
+	s.deferNotify(w.Txn, key)
+	return w.commit()
 }
 
 // ReplaceSourcePods makes pods the complete set of desired pods owned by
 // source: pods of that source not in the set are deleted. Pods whose pointer
 // is unchanged are not rewritten and not notified.
 func (s *Store) ReplaceSourcePods(source string, pods []*model.Pod) error {
-	txn := s.db.Txn(true)
-	defer txn.Abort()
-	if err := s.replaceSourcePods(txn, source, pods); err != nil {
+	w := s.write()
+	defer w.Abort()
+	if err := s.replaceSourcePods(w, source, pods); err != nil {
 		return err
 	}
-	txn.Commit()
-	return nil
+	return w.commit()
 }
 
-func (s *Store) replaceSourcePods(txn *memdb.Txn, source string, pods []*model.Pod) error {
+func (s *Store) replaceSourcePods(txn *writeTxn, source string, pods []*model.Pod) error {
 	want := make(map[string]*model.Pod, len(pods))
 	for _, p := range pods {
 		if p.Source != source {
@@ -161,10 +198,10 @@ func (s *Store) replaceSourcePods(txn *memdb.Txn, source string, pods []*model.P
 		}
 	}
 	for _, p := range stale {
-		if err := txn.Delete(TablePods, p); err != nil {
-			return fmt.Errorf("pod delete: %w", err)
+		if err := txn.dropPod(p); err != nil {
+			return err
 		}
-		s.deferNotify(txn, p.Key)
+		s.deferNotify(txn.Txn, p.Key)
 	}
 	for key, p := range want {
 		cur := have[key]
@@ -175,10 +212,10 @@ func (s *Store) replaceSourcePods(txn *memdb.Txn, source string, pods []*model.P
 			// Status is the controller's: keep the latest written.
 			p = p.WithObserved(cur)
 		}
-		if err := txn.Insert(TablePods, p); err != nil {
-			return fmt.Errorf("pod insert: %w", err)
+		if err := txn.putPod(cur, p); err != nil {
+			return err
 		}
-		s.deferNotify(txn, key)
+		s.deferNotify(txn.Txn, key)
 	}
 	return nil
 }
@@ -186,17 +223,17 @@ func (s *Store) replaceSourcePods(txn *memdb.Txn, source string, pods []*model.P
 // changeSourcePods writes the new and changed pods of source as
 // replaceSourcePods does, and deletes its pods at removed, leaving its
 // other pods alone: the cost is that of the change.
-func (s *Store) changeSourcePods(txn *memdb.Txn, source string, pods []*model.Pod, removed []string) error {
+func (s *Store) changeSourcePods(txn *writeTxn, source string, pods []*model.Pod, removed []string) error {
 	for _, k := range removed {
 		raw, err := txn.First(TablePods, IndexID, k)
 		if err != nil {
 			return fmt.Errorf("pod lookup: %w", err)
 		}
 		if cur, _ := raw.(*model.Pod); cur != nil && cur.Source == source {
-			if err := txn.Delete(TablePods, cur); err != nil {
-				return fmt.Errorf("pod delete: %w", err)
+			if err := txn.dropPod(cur); err != nil {
+				return err
 			}
-			s.deferNotify(txn, k)
+			s.deferNotify(txn.Txn, k)
 		}
 	}
 	for _, p := range pods {
@@ -217,10 +254,10 @@ func (s *Store) changeSourcePods(txn *memdb.Txn, source string, pods []*model.Po
 		if cur != nil && cur.Spec.UID == p.Spec.UID {
 			p = p.WithObserved(cur)
 		}
-		if err := txn.Insert(TablePods, p); err != nil {
-			return fmt.Errorf("pod insert: %w", err)
+		if err := txn.putPod(cur, p); err != nil {
+			return err
 		}
-		s.deferNotify(txn, p.Key)
+		s.deferNotify(txn.Txn, p.Key)
 	}
 	return nil
 }
@@ -256,20 +293,12 @@ func (s *Store) Sources(ws memdb.WatchSet) ([]*model.Source, error) {
 
 // UpsertSource writes the state of a source (see notifyOnSync).
 func (s *Store) UpsertSource(src *model.Source) error {
-	txn := s.db.Txn(true)
-	defer txn.Abort()
-	old, err := txn.First(TableSources, IndexID, src.Name)
-	if err != nil {
-		return fmt.Errorf("source lookup: %w", err)
-	}
-	if err := txn.Insert(TableSources, src); err != nil {
-		return fmt.Errorf("source insert: %w", err)
-	}
-	if err := s.notifyOnSync(txn, old, src); err != nil {
+	w := s.write()
+	defer w.Abort()
+	if err := w.putSource(src); err != nil {
 		return err
 	}
-	txn.Commit()
-	return nil
+	return w.commit()
 }
 
 // notifyOnSync notifies every pod key with containers when src is the

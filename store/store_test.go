@@ -72,7 +72,7 @@ func TestReplaceSourcePods(t *testing.T) {
 		t.Fatal(err)
 	}
 	pods, _ := s.Pods(nil)
-	if len(pods) != 2 || pods[0] != a || pods[1] != h {
+	if len(pods) != 2 || pods[0].Key != a.Key || pods[1].Key != h.Key {
 		t.Fatalf("pods %v", pods)
 	}
 	if err := s.ReplaceSourcePods("file", []*model.Pod{h}); err == nil {

@@ -95,9 +95,9 @@ type SourceWrite struct {
 // Misuse: decide runs under the store's write lock; it must not call the
 // Store (that deadlocks) nor block.
 func (s *Store) ApplySource(source string, decide func(View) (SourceWrite, error)) error {
-	txn := s.db.Txn(true)
+	txn := s.write()
 	defer txn.Abort()
-	w, err := decide(View{txn})
+	w, err := decide(View{txn.Txn})
 	if err != nil {
 		return err
 	}
@@ -118,17 +118,9 @@ func (s *Store) ApplySource(source string, decide func(View) (SourceWrite, error
 		if src.Name != source {
 			return fmt.Errorf("source row %q written for source %q", src.Name, source)
 		}
-		old, err := txn.First(TableSources, IndexID, source)
-		if err != nil {
-			return fmt.Errorf("source lookup: %w", err)
-		}
-		if err := txn.Insert(TableSources, src); err != nil {
-			return fmt.Errorf("source insert: %w", err)
-		}
-		if err := s.notifyOnSync(txn, old, src); err != nil {
+		if err := txn.putSource(src); err != nil {
 			return err
 		}
 	}
-	txn.Commit()
-	return nil
+	return txn.commit()
 }

@@ -1,0 +1,21 @@
+package model
+
+// Version is the store's stamp on a row: the index of the write
+// transaction that created the row's object (a new UID, or a key taken by
+// another source, is a new object) and of the last one that wrote it. The
+// store sets both; a value built outside it carries zeros, which the store
+// overwrites.
+type Version struct {
+	CreateIndex uint64
+	ModifyIndex uint64
+}
+
+// Stamp returns v as written by the transaction at index, creating the
+// object when created is set.
+func (v Version) Stamp(index uint64, created bool) Version {
+	if created || v.CreateIndex == 0 {
+		v.CreateIndex = index
+	}
+	v.ModifyIndex = index
+	return v
+}

@@ -1,0 +1,123 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+
+	memdb "github.com/hashicorp/go-memdb"
+
+	"github.com/berth-dev/berth/model"
+)
+
+// ErrCompacted answers Changes from an index the store can no longer
+// account for: older than its kept deletions (or than this run), or newer
+// than its last write. The reader must relist.
+var ErrCompacted = errors.New("store: index compacted")
+
+// Change is one row of a table written or removed after an index: Row is
+// the row as it now is, or nil when Deleted; Deleted is the row's removal
+// (or its replacement by another object at the key), whose Last is what
+// was removed.
+type Change struct {
+	Table   string
+	Key     string
+	Index   uint64
+	Row     any
+	Deleted *Deletion
+}
+
+// Snapshot reads the store as of one moment: every read of it sees the
+// same state, at Index.
+//
+// Misuse: a Snapshot is a read transaction; keep it only as long as a
+// request needs one consistent state, not across waits.
+type Snapshot struct{ txn *memdb.Txn }
+
+// Snapshot returns a consistent read of the store now.
+func (s *Store) Snapshot() Snapshot { return Snapshot{s.db.Txn(false)} }
+
+// Index is the index the snapshot is at.
+func (r Snapshot) Index() uint64 { return latestIndex(r.txn, tableAll) }
+
+// Pods returns every desired pod, ordered by key.
+func (r Snapshot) Pods(ws memdb.WatchSet) ([]*model.Pod, error) { return podsIn(r.txn, ws, IndexID) }
+
+// Objects returns every object of kind, ordered by key.
+func (r Snapshot) Objects(ws memdb.WatchSet, kind string) ([]*model.Object, error) {
+	return objectsIn(r.txn, ws, kind, IndexID)
+}
+
+// Terminating returns the pods served as terminating, ordered by key.
+func (r Snapshot) Terminating(ws memdb.WatchSet) ([]*Terminating, error) {
+	it, err := r.txn.Get(TableTerminating, IndexID)
+	if err != nil {
+		return nil, fmt.Errorf("terminating list: %w", err)
+	}
+	ws.Add(it.WatchCh())
+	var out []*Terminating
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		out = append(out, raw.(*Terminating))
+	}
+	return out, nil
+}
+
+// Watch adds to ws the channels that fire on the next write to any of
+// tables.
+func (r Snapshot) Watch(ws memdb.WatchSet, tables ...string) {
+	for _, t := range tables {
+		ch, _, _ := r.txn.FirstWatch(TableIndexes, IndexID, t)
+		ws.Add(ch)
+	}
+}
+
+// Changes returns the changes to tables after index since, up to the
+// snapshot's index, oldest first: every row written after since, once, as
+// it now is, and every removal after since. At one index a removal comes
+// before the write that replaced it. The work is that of the changes, not
+// of the tables. ErrCompacted: the reader must relist.
+func (r Snapshot) Changes(since uint64, tables ...string) ([]Change, error) {
+	if since < latestIndex(r.txn, tableCompacted) || since > r.Index() {
+		return nil, ErrCompacted
+	}
+	var out []Change
+	for _, t := range tables {
+		it, err := r.txn.LowerBound(t, IndexModify, since+1, "")
+		if err != nil {
+			return nil, fmt.Errorf("%s changes: %w", t, err)
+		}
+		for raw := it.Next(); raw != nil; raw = it.Next() {
+			key, index := rowKey(raw)
+			out = append(out, Change{Table: t, Key: key, Index: index, Row: raw})
+		}
+		dit, err := r.txn.LowerBound(TableDeletions, IndexTable, t, since+1, "")
+		if err != nil {
+			return nil, fmt.Errorf("%s deletions: %w", t, err)
+		}
+		for raw := dit.Next(); raw != nil; raw = dit.Next() {
+			d := raw.(*Deletion)
+			if d.Table != t {
+				break
+			}
+			out = append(out, Change{Table: t, Key: d.Key, Index: d.Index, Deleted: d})
+		}
+	}
+	sortChanges(out)
+	return out, nil
+}
+
+// rowKey returns a versioned row's key and modify index.
+func rowKey(raw any) (string, uint64) {
+	switch r := raw.(type) {
+	case *model.Pod:
+		return r.Key, r.ModifyIndex
+	case *model.Object:
+		return r.Key, r.ModifyIndex
+	case *model.Source:
+		return r.Name, r.ModifyIndex
+	case *model.Container:
+		return r.ID, r.ModifyIndex
+	case *Terminating:
+		return r.Key, r.ModifyIndex
+	}
+	return "", 0
+}

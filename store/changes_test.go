@@ -1,0 +1,129 @@
+package store
+
+import (
+	"errors"
+	"testing"
+
+	memdb "github.com/hashicorp/go-memdb"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/berth-dev/berth/model"
+)
+
+func uidPod(source, name, uid string) *model.Pod {
+	return &model.Pod{Key: "default/" + name, Source: source, Spec: &v1.Pod{ObjectMeta: metaUID(name, uid)}}
+}
+
+// Every write takes the next index and stamps it on each row it writes;
+// Changes after an index returns exactly the rows written or removed
+// since, in order, and a key taken by another object shows the old one's
+// removal before the new one.
+func TestChangesFollowIndexes(t *testing.T) {
+	s, _ := New(nil)
+	start := s.Index()
+	if err := s.ReplaceSourcePods("file", []*model.Pod{uidPod("file", "a", "1"), uidPod("file", "b", "2")}); err != nil {
+		t.Fatal(err)
+	}
+	afterAB := s.Index()
+	if afterAB != start+1 {
+		t.Fatalf("one write took indexes %d..%d", start, afterAB)
+	}
+	a, _ := s.Pod(nil, "default/a")
+	if a.CreateIndex != afterAB || a.ModifyIndex != afterAB {
+		t.Fatalf("pod a version %+v, want %d", a.Version, afterAB)
+	}
+	if _, err := s.UpdatePod("default/a", func(p *model.Pod) bool { p.Status.Phase = v1.PodRunning; return true }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ReplaceSourcePods("file", []*model.Pod{uidPod("file", "a", "1"), uidPod("file", "b", "3")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeletePod("default/a"); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := s.Snapshot().Changes(afterAB, TablePods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range cs {
+		typ := "write"
+		if c.Deleted != nil {
+			typ = "removal of " + string(c.Deleted.Last.(*model.Pod).Spec.UID)
+		}
+		got = append(got, c.Key+" "+typ)
+	}
+	want := []string{"default/b removal of 2", "default/b write", "default/a removal of 1"}
+	if len(got) != len(want) {
+		t.Fatalf("changes %q, want %q", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("changes %q, want %q", got, want)
+		}
+	}
+	b, _ := s.Pod(nil, "default/b")
+	if b.CreateIndex != b.ModifyIndex || b.CreateIndex <= afterAB {
+		t.Fatalf("pod b of a new UID has version %+v", b.Version)
+	}
+	if cs, _ := s.Snapshot().Changes(s.Index(), TablePods); len(cs) != 0 {
+		t.Fatalf("changes after the last index: %v", cs)
+	}
+	if _, err := s.Snapshot().Changes(start-1, TablePods); !errors.Is(err, ErrCompacted) {
+		t.Fatalf("changes from before this run: %v, want ErrCompacted", err)
+	}
+	if _, err := s.Snapshot().Changes(s.Index()+1, TablePods); !errors.Is(err, ErrCompacted) {
+		t.Fatalf("changes from a future index: %v, want ErrCompacted", err)
+	}
+}
+
+// A pod removed while a container of its UID runs stays as a Terminating
+// row until the container stops; the row then goes, as a removal.
+func TestTerminatingUntilContainersStop(t *testing.T) {
+	s, _ := New(nil)
+	p := uidPod("file", "a", "1")
+	_ = s.UpsertPod(p)
+	_, _ = s.UpsertContainer(&model.Container{ID: "c1", PodKey: p.Key, PodUID: "1", State: model.StateRunning, Seq: s.Seq()})
+	if err := s.DeletePod(p.Key); err != nil {
+		t.Fatal(err)
+	}
+	ts, _ := s.Snapshot().Terminating(nil)
+	if len(ts) != 1 || ts[0].Pod.Key != p.Key {
+		t.Fatalf("terminating %v", ts)
+	}
+	at := s.Index()
+	ws := memdb.NewWatchSet()
+	s.Snapshot().Watch(ws, TableTerminating)
+	if err := s.DeleteContainer("c1", s.Seq()); err != nil {
+		t.Fatal(err)
+	}
+	if !fired(ws) {
+		t.Fatal("the terminating table's watch did not fire")
+	}
+	if ts, _ := s.Snapshot().Terminating(nil); len(ts) != 0 {
+		t.Fatalf("still terminating after the container went: %v", ts)
+	}
+	cs, _ := s.Snapshot().Changes(at, TableTerminating)
+	if len(cs) != 1 || cs[0].Deleted == nil {
+		t.Fatalf("changes %v, want the terminating row's removal", cs)
+	}
+}
+
+// fired reports whether a channel of ws is closed, without waiting.
+func fired(ws memdb.WatchSet) bool {
+	for ch := range ws {
+		select {
+		case <-ch:
+			return true
+		default:
+		}
+	}
+	return false
+}
+
+func metaUID(name, uid string) (m metav1.ObjectMeta) {
+	m.Name, m.Namespace, m.UID = name, "default", types.UID(uid)
+	return m
+}

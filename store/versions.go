@@ -1,0 +1,191 @@
+package store
+
+import (
+	"fmt"
+	"time"
+
+	memdb "github.com/hashicorp/go-memdb"
+
+	"github.com/berth-dev/berth/model"
+)
+
+// indexRow is the latest index written to one table (tableAll for the
+// whole store), as Nomad's state store keeps it: a read of it is the
+// version a snapshot is at, and its watch channel fires on every write to
+// the table.
+type indexRow struct {
+	Table string
+	Index uint64
+}
+
+// Deletion is a row a write transaction removed, kept so that watches
+// resuming after an older index see it go. Last is the row as it was
+// (never to be modified); At is when the store removed it.
+type Deletion struct {
+	ID    string // table/key/index: unique
+	Table string
+	Key   string
+	Index uint64
+	At    time.Time
+	Last  any
+}
+
+// maxDeletions bounds the deletions kept; past it the oldest half goes and
+// a watch resuming before the newest of them must relist (410 Gone).
+const maxDeletions = 4096
+
+// writeTxn is one write transaction with the index it stamps on every row
+// it writes. Writes go through insert and remove so that every row carries
+// the index and every table's index row follows.
+//
+// Misuse: a row given to insert is stamped in place; pass a copy the
+// caller will not reuse, never a row read from the store.
+type writeTxn struct {
+	*memdb.Txn
+	s       *Store
+	index   uint64
+	touched map[string]bool
+	deleted int // deletions this transaction keeps
+}
+
+// write opens the store's write transaction at the next index.
+func (s *Store) write() *writeTxn {
+	txn := s.db.Txn(true)
+	return &writeTxn{Txn: txn, s: s, index: latestIndex(txn, tableAll) + 1, touched: map[string]bool{}}
+}
+
+func latestIndex(txn *memdb.Txn, table string) uint64 {
+	raw, err := txn.First(TableIndexes, IndexID, table)
+	if err != nil || raw == nil {
+		return 0
+	}
+	return raw.(*indexRow).Index
+}
+
+// stamp sets the version of row (a *model.Pod, Object, Source or
+// Container) as written at w.index; created marks a new object.
+func (w *writeTxn) stamp(row any, created bool) {
+	switch r := row.(type) {
+	case *model.Pod:
+		r.Version = r.Version.Stamp(w.index, created)
+	case *model.Object:
+		r.Version = r.Version.Stamp(w.index, created)
+	case *model.Source:
+		r.Version = r.Version.Stamp(w.index, created)
+	case *model.Container:
+		r.Version = r.Version.Stamp(w.index, created)
+	case *Terminating:
+		r.Version = r.Version.Stamp(w.index, created)
+	}
+}
+
+// insert writes row into table stamped at this transaction's index;
+// created marks a new object (its CreateIndex becomes the index).
+func (w *writeTxn) insert(table string, row any, created bool) error {
+	w.stamp(row, created)
+	if err := w.Insert(table, row); err != nil {
+		return err
+	}
+	w.touched[table] = true
+	return nil
+}
+
+// remove deletes row, known in table under key, and keeps a Deletion of it
+// at this transaction's index.
+func (w *writeTxn) remove(table, key string, row any) error {
+	if err := w.Delete(table, row); err != nil {
+		return err
+	}
+	w.touched[table] = true
+	return w.keepDeletion(table, key, row)
+}
+
+// drop deletes row from table without keeping a Deletion: for actual
+// state, which no watch of the API serves.
+func (w *writeTxn) drop(table string, row any) error {
+	if err := w.Delete(table, row); err != nil {
+		return err
+	}
+	w.touched[table] = true
+	return nil
+}
+
+// commit writes the index rows of every table written, prunes old
+// deletions, and commits. A transaction that wrote nothing takes no index.
+func (w *writeTxn) commit() error {
+	if len(w.touched) > 0 {
+		if w.touched[TableDeletions] {
+			if err := w.pruneDeletions(); err != nil {
+				return err
+			}
+		}
+		for t := range w.touched {
+			if err := w.Insert(TableIndexes, &indexRow{Table: t, Index: w.index}); err != nil {
+				return fmt.Errorf("index insert: %w", err)
+			}
+		}
+		if err := w.Insert(TableIndexes, &indexRow{Table: tableAll, Index: w.index}); err != nil {
+			return fmt.Errorf("index insert: %w", err)
+		}
+	}
+	w.Commit()
+	return nil
+}
+
+// pruneDeletions drops the oldest half of the deletions once more than
+// maxDeletions are kept, raising the compaction floor to the newest
+// dropped.
+func (w *writeTxn) pruneDeletions() error {
+	n := int(latestIndex(w.Txn, tableDeletionCount)) + w.deleted
+	if n <= maxDeletions {
+		return w.Insert(TableIndexes, &indexRow{Table: tableDeletionCount, Index: uint64(n)})
+	}
+	it, err := w.Get(TableDeletions, IndexModify)
+	if err != nil {
+		return fmt.Errorf("deletion list: %w", err)
+	}
+	var drop []*Deletion
+	for raw := it.Next(); raw != nil && len(drop) < n-maxDeletions/2; raw = it.Next() {
+		drop = append(drop, raw.(*Deletion))
+	}
+	floor := latestIndex(w.Txn, tableCompacted)
+	for _, d := range drop {
+		if err := w.Delete(TableDeletions, d); err != nil {
+			return fmt.Errorf("deletion prune: %w", err)
+		}
+		floor = max(floor, d.Index)
+	}
+	if err := w.Insert(TableIndexes, &indexRow{Table: tableDeletionCount, Index: uint64(n - len(drop))}); err != nil {
+		return err
+	}
+	return w.Insert(TableIndexes, &indexRow{Table: tableCompacted, Index: floor})
+}
+
+// tableDeletionCount is the index row counting the deletions kept.
+const tableDeletionCount = "!deletions"
+
+// tableCompacted is the index row holding the compaction floor: the
+// newest index whose deletions are no longer all kept.
+const tableCompacted = "!compacted"
+
+// Index returns the index the store is at: that of its last write.
+func (s *Store) Index() uint64 { return latestIndex(s.db.Txn(false), tableAll) }
+
+// Compacted returns the compaction floor: a watch may resume only after
+// it (a later index); one at or before it must relist.
+func (s *Store) Compacted() uint64 { return latestIndex(s.db.Txn(false), tableCompacted) }
+
+// Bump takes the next index without writing a row, for a version a reader
+// derives outside the store (a polled kind) on the store's one counter.
+func (s *Store) Bump() uint64 {
+	w := s.write()
+	defer w.Abort()
+	w.touched[tableBumped] = true
+	_ = w.commit()
+	return w.index
+}
+
+const (
+	tableBumped = "!bumped"
+	tableAll    = "!all"
+)
