@@ -123,7 +123,7 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Agent, err error) {
 			queue.Add(key)
 		}
 	}
-	st, err := store.New(enqueue)
+	st, err := store.New(enqueue, store.WithClock(clk))
 	if err != nil {
 		return nil, err
 	}

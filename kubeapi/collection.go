@@ -82,10 +82,6 @@ func (a *API) newMatcher(r *http.Request, res *resource) (*matcher, error) {
 	return m, nil
 }
 
-// syncNow snapshots res and records it.
-func (a *API) syncNow(r *http.Request, res *resource) ([]*entry, uint64, error) {
-	return res.sync(r.Context(), nil)
-}
 
 // serveList answers GET of a collection: a watch with ?watch=true, else
 // the list (or its Table).
@@ -100,7 +96,7 @@ func (a *API) serveList(res *resource) http.HandlerFunc {
 			a.serveWatch(w, r, res, m)
 			return
 		}
-		entries, rev, err := a.syncNow(r, res)
+		entries, rev, err := res.v.list(r.Context(), nil)
 		if err != nil {
 			WriteError(w, err)
 			return
@@ -164,21 +160,16 @@ func (a *API) serveGet(res *resource) http.HandlerFunc {
 // getEntry returns the named object of the request's namespace, or a
 // NotFound error (also for one the token may not see).
 func (a *API) getEntry(r *http.Request, res *resource, name string) (*entry, error) {
-	entries, _, err := a.syncNow(r, res)
-	if err != nil {
-		return nil, err
-	}
 	key := name
 	if res.namespaced {
 		key = r.PathValue("ns") + "/" + name
 	}
-	for _, e := range entries {
-		if e.key == key {
-			if e.source != "" && !a.o.Visible(r, &model.Pod{Source: e.source}) {
-				break
-			}
-			return e, nil
-		}
+	e, err := res.v.get(r.Context(), key)
+	if err != nil {
+		return nil, err
+	}
+	if e != nil && (e.source == "" || a.o.Visible(r, &model.Pod{Source: e.source})) {
+		return e, nil
 	}
 	gv, _ := schema.ParseGroupVersion(res.apiVersion)
 	return nil, notFound(gv.Group, res.name, name)

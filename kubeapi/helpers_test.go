@@ -35,11 +35,12 @@ type fixture struct {
 // with "Authorization: Bearer push" sees only the push source's objects.
 func newFixture(t testing.TB, o Options) *fixture {
 	t.Helper()
-	st, err := store.New(nil)
+	clk := clocktesting.NewFakeClock(t0)
+	st, err := store.New(nil, store.WithClock(clk))
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{st: st, clk: clocktesting.NewFakeClock(t0)}
+	f := &fixture{st: st, clk: clk}
 	o.Store, o.Clock = st, f.clk
 	if o.Node == "" {
 		o.Node = "node1"

@@ -85,7 +85,7 @@ type Options struct {
 type API struct {
 	o         Options
 	routes    []Route
-	rev       *revision
+	rev       counter
 	resources []*resource
 }
 
@@ -97,13 +97,22 @@ func New(o Options) *API {
 	if o.Visible == nil {
 		o.Visible = func(*http.Request, *model.Pod) bool { return true }
 	}
-	a := &API{o: o, rev: &revision{}}
-	a.rev.n.Store(uint64(o.Clock.Now().UnixMicro()))
+	a := &API{o: o}
+	if o.Store != nil {
+		a.rev = storeCounter{o.Store}
+	} else {
+		r := &revision{}
+		r.n.Store(uint64(o.Clock.Now().UnixMicro()))
+		a.rev = r
+	}
 	a.addReads()
 	a.handle("/api/", AccessRead, notFoundHandler)
 	a.handle("/apis/", AccessRead, notFoundHandler)
 	return a
 }
+
+// currentRevision is the revision the API is at: the store's index.
+func (a *API) currentRevision() uint64 { return a.rev.current() }
 
 // Routes returns every route added so far.
 func (a *API) Routes() []Route { return a.routes }

@@ -1,7 +1,6 @@
 package kubeapi
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -17,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/store"
 )
 
 // WithheldAnnotation ("true") on a Secret says its data values are not
@@ -83,27 +83,35 @@ func cloneMap(m map[string]string) map[string]string {
 	return out
 }
 
-// objectsSnapshot lists the stored objects of kind rendered by render,
-// whose first-seen times are in seen; withheld, when set, digests what
-// render leaves out (item.withheld).
-func (a *API) objectsSnapshot(kind string, seen *firstSeen, render func(*model.Object) object, withheld func(*model.Object) []byte) func(context.Context, memdb.WatchSet) ([]item, error) {
-	return func(_ context.Context, ws memdb.WatchSet) ([]item, error) {
-		objs, err := a.o.Store.Objects(ws, kind)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]item, 0, len(objs))
-		keys := make(map[string]bool, len(objs))
-		for _, o := range objs {
-			keys[o.Ref] = true
-			it := item{key: o.Key, render: func() object { return render(o) }, ident: o, source: o.Source}
-			if withheld != nil {
-				it.withheld = func() []byte { return withheld(o) }
+// objectsKind is the stored kind of the objects of kind, rendered by
+// render, whose first-seen times are in seen.
+func (a *API) objectsKind(kind string, seen *firstSeen, render func(*model.Object) object) *storeKind {
+	itemOf := func(o *model.Object) item { return item{key: o.Key, obj: render(o), source: o.Source} }
+	return &storeKind{
+		tables: []string{store.ObjectTable(kind)},
+		rows: func(snap store.Snapshot, ws memdb.WatchSet) ([]any, error) {
+			objs, err := snap.Objects(ws, kind)
+			if err != nil {
+				return nil, err
 			}
-			out = append(out, it)
-		}
-		seen.keep(keys)
-		return out, nil
+			out := make([]any, len(objs))
+			keys := make(map[string]bool, len(objs))
+			for i, o := range objs {
+				keys[o.Ref] = true
+				out[i] = o
+			}
+			seen.keep(keys)
+			return out, nil
+		},
+		row: func(snap store.Snapshot, key string) (any, error) {
+			o, err := snap.Object(kind, key)
+			if o == nil || err != nil {
+				return nil, err
+			}
+			return o, nil
+		},
+		render: func(row any) item { return itemOf(row.(*model.Object)) },
+		gone:   func(d *store.Deletion) item { return itemOf(d.Last.(*model.Object)) },
 	}
 }
 
@@ -113,12 +121,12 @@ func (a *API) configMapsResource() *resource {
 		name: "configmaps", singular: "configmap", kind: "ConfigMap", shortNames: []string{"cm"}, namespaced: true,
 		apiVersion: "v1", listKind: "ConfigMapList",
 		zero: func() object { return &v1.ConfigMap{} },
-		snapshot: a.objectsSnapshot(model.KindConfigMap, seen, func(o *model.Object) object {
+		stored: a.objectsKind(model.KindConfigMap, seen, func(o *model.Object) object {
 			cm := o.ConfigMap.DeepCopy()
 			cm.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}
 			a.objectMeta(&cm.ObjectMeta, o, seen)
 			return cm
-		}, nil),
+		}),
 		columns: []metav1.TableColumnDefinition{nameColumn,
 			{Name: "Data", Type: "integer", Description: "Data contains the configuration data."}, ageColumn},
 		cells: func(o runtime.Object, now time.Time) ([]any, []metav1.TableRowCondition) {
@@ -134,7 +142,7 @@ func (a *API) secretsResource() *resource {
 		name: "secrets", singular: "secret", kind: "Secret", namespaced: true,
 		apiVersion: "v1", listKind: "SecretList",
 		zero: func() object { return &v1.Secret{} },
-		snapshot: a.objectsSnapshot(model.KindSecret, seen, func(o *model.Object) object {
+		stored: a.objectsKind(model.KindSecret, seen, func(o *model.Object) object {
 			s := &v1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}, ObjectMeta: *o.Secret.ObjectMeta.DeepCopy(),
 				Immutable: o.Secret.Immutable, Type: o.Secret.Type, Data: o.Secret.Data, StringData: o.Secret.StringData}
 			if s.Type == "" {
@@ -143,7 +151,7 @@ func (a *API) secretsResource() *resource {
 			a.objectMeta(&s.ObjectMeta, o, seen)
 			withholdSecret(s)
 			return s
-		}, func(o *model.Object) []byte { return secretDigest(o.Secret) }),
+		}),
 		fields: func(o runtime.Object) fields.Set { return fields.Set{"type": string(o.(*v1.Secret).Type)} },
 		columns: []metav1.TableColumnDefinition{nameColumn,
 			{Name: "Type", Type: "string", Description: "Used to facilitate programmatic handling of secret data."},
@@ -183,12 +191,12 @@ func (a *API) claimsResource() *resource {
 		name: "persistentvolumeclaims", singular: "persistentvolumeclaim", kind: "PersistentVolumeClaim", shortNames: []string{"pvc"},
 		namespaced: true, apiVersion: "v1", listKind: "PersistentVolumeClaimList",
 		zero: func() object { return &v1.PersistentVolumeClaim{} },
-		snapshot: a.objectsSnapshot(model.KindPVC, seen, func(o *model.Object) object {
+		stored: a.objectsKind(model.KindPVC, seen, func(o *model.Object) object {
 			c := o.PVC.DeepCopy()
 			c.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"}
 			a.objectMeta(&c.ObjectMeta, o, seen)
 			return c
-		}, nil),
+		}),
 		columns: []metav1.TableColumnDefinition{nameColumn,
 			{Name: "Status", Type: "string", Description: "Phase represents the current phase of PersistentVolumeClaim."},
 			{Name: "Volume", Type: "string", Description: "VolumeName is the binding reference to the PersistentVolume backing this claim."},

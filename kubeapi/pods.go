@@ -1,7 +1,10 @@
 package kubeapi
 
 import (
-	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
 	v1 "k8s.io/api/core/v1"
@@ -10,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/store"
 )
 
 // Annotations berth puts on the objects it serves.
@@ -75,34 +79,11 @@ func (a *API) servedPod(p *model.Pod) *v1.Pod {
 }
 
 func (a *API) podsResource() *resource {
-	term := newTerminating(a.o.Clock)
 	return &resource{
 		name: "pods", singular: "pod", kind: "Pod", shortNames: []string{"po"}, namespaced: true,
 		apiVersion: "v1", listKind: "PodList",
 		zero: func() object { return &v1.Pod{} },
-		snapshot: func(_ context.Context, ws memdb.WatchSet) ([]item, error) {
-			pods, err := a.o.Store.Pods(ws)
-			if err != nil {
-				return nil, err
-			}
-			ctrs, err := a.o.Store.Containers(ws)
-			if err != nil {
-				return nil, err
-			}
-			out := make([]item, len(pods), len(pods)+1)
-			for i, p := range pods {
-				out[i] = item{key: p.Key, render: func() object { return a.servedPod(p) }, ident: p, source: p.Source}
-			}
-			for _, g := range term.update(pods, ctrs) {
-				out = append(out, item{key: g.p.Key, render: func() object { return a.terminatingPod(g) }, ident: g, source: g.p.Source})
-			}
-			return out, nil
-		},
-		gone: func(o object) {
-			if o.GetDeletionTimestamp() == nil {
-				o.SetDeletionTimestamp(&metav1.Time{Time: a.o.Clock.Now()})
-			}
-		},
+		stored:     a.podsKind(),
 		fields: func(o runtime.Object) fields.Set {
 			p := o.(*v1.Pod)
 			return fields.Set{"spec.nodeName": p.Spec.NodeName, "status.phase": string(p.Status.Phase),
@@ -115,11 +96,81 @@ func (a *API) podsResource() *resource {
 	}
 }
 
-// terminatingPod is g's pod as served while its containers stop: with
-// deletionTimestamp and its grace period.
-func (a *API) terminatingPod(g *gonePod) object {
-	out := a.servedPod(g.p)
-	out.DeletionTimestamp = &g.at
+// podsKind is the pods as the store holds them: its pods, and the pods
+// removed while their containers still run (store.Terminating), served with
+// deletionTimestamp until those stop, and then DELETED.
+func (a *API) podsKind() *storeKind {
+	render := func(row any) item {
+		switch r := row.(type) {
+		case *model.Pod:
+			return item{key: r.Key, obj: a.servedPod(r), source: r.Source}
+		case *store.Terminating:
+			return item{key: r.Key, obj: a.terminatingPod(r.Pod, r.At), source: r.Pod.Source}
+		}
+		panic(fmt.Sprintf("pods: a row of %T", row))
+	}
+	podRowKey := func(row any) string {
+		if t, ok := row.(*store.Terminating); ok {
+			return t.Key
+		}
+		return row.(*model.Pod).Key
+	}
+	return &storeKind{
+		tables: []string{store.TablePods, store.TableTerminating},
+		rows: func(snap store.Snapshot, ws memdb.WatchSet) ([]any, error) {
+			pods, err := snap.Pods(ws)
+			if err != nil {
+				return nil, err
+			}
+			term, err := snap.Terminating(ws)
+			if err != nil {
+				return nil, err
+			}
+			out := make([]any, 0, len(pods)+len(term))
+			have := make(map[string]bool, len(pods))
+			for _, p := range pods {
+				have[p.Key] = true
+				out = append(out, p)
+			}
+			for _, t := range term {
+				if !have[t.Key] {
+					out = append(out, t)
+				}
+			}
+			slices.SortFunc(out, func(x, y any) int { return strings.Compare(podRowKey(x), podRowKey(y)) })
+			return out, nil
+		},
+		row: func(snap store.Snapshot, key string) (any, error) {
+			p, err := snap.Pod(key)
+			if err != nil || p != nil {
+				return p, err
+			}
+			t, err := snap.TerminatingPod(key)
+			if t == nil || err != nil {
+				return nil, err
+			}
+			return t, nil
+		},
+		render: render,
+		gone: func(d *store.Deletion) item {
+			it := render(d.Last)
+			if it.obj.GetDeletionTimestamp() == nil {
+				it.obj.SetDeletionTimestamp(&metav1.Time{Time: d.At})
+			}
+			return it
+		},
+		hides: func(d *store.Deletion, writes map[string]any) bool {
+			_, ok := writes[writeKey(store.TableTerminating, d.Key, d.Index)]
+			return d.Table == store.TablePods && ok
+		},
+	}
+}
+
+// terminatingPod is p as served while its containers stop, since at:
+// with deletionTimestamp and its grace period.
+func (a *API) terminatingPod(p *model.Pod, at time.Time) *v1.Pod {
+	out := a.servedPod(p)
+	out.DeletionTimestamp = &metav1.Time{Time: at}
 	if gp := out.Spec.TerminationGracePeriodSeconds; gp != nil {
 		out.DeletionGracePeriodSeconds = new(*gp)
 	}

@@ -34,11 +34,16 @@ func (a *API) addResource(prefix string, res *resource) {
 	a.handle("GET "+prefix+"/"+res.name+"/{name}", AccessRead, get)
 }
 
-// track gives res its tracker of resourceVersions, on the API's one
-// revision counter.
+// track gives res its versions: the store's for a kind it holds, else a
+// tracker on the API's one revision counter.
 func (a *API) track(res *resource) {
+	if res.stored != nil && a.o.Store != nil {
+		res.v = newStoreVersions(a.o.Store, *res.stored)
+		return
+	}
 	res.tr = newTracker(a.rev)
 	res.tr.gone = res.gone
+	res.v = trackerVersions{res}
 }
 
 // resource returns the served resource of name in the core group.

@@ -47,7 +47,11 @@ type resource struct {
 	// supported field labels.
 	apiVersion, listKind string
 	zero                 func() object
-	tr                   *tracker
+	// stored, when set, is the kind as the store holds it: its versions
+	// are the store's indexes, and snapshot, gone and tr are not used.
+	stored *storeKind
+	v      versions
+	tr     *tracker
 	// push, when set, is the kind as push-scoped requests see it, for
 	// kinds that aggregate over sources (namespaces, the node's pod
 	// count): its own snapshot of the push source's objects, with its own
@@ -61,9 +65,4 @@ func metadataFields(o metav1.Object) fields.Set {
 	return fields.Set{"metadata.name": o.GetName(), "metadata.namespace": o.GetNamespace()}
 }
 
-// sync snapshots res and records the snapshot in its tracker, both under
-// the tracker's lock: a snapshot is never recorded after a newer one (two
-// requests racing would otherwise make an object flap back).
-func (res *resource) sync(ctx context.Context, ws memdb.WatchSet) ([]*entry, uint64, error) {
-	return res.tr.sync(func() ([]item, error) { return res.snapshot(ctx, ws) })
-}
+

@@ -10,6 +10,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/berth-dev/berth/store"
 )
 
 // object is what every served kind is: a typed object with metadata.
@@ -43,23 +45,41 @@ type entry struct {
 	hidden []byte // item.withheld's digest, compared beside raw
 }
 
-// change is one recorded watch event: old is nil for ADDED; for DELETED,
-// cur is the last state with the deletion's resourceVersion.
+// change is one watch event: old is nil for ADDED and when unknown (the
+// store keeps only the latest state); for DELETED, cur is the last state
+// with the deletion's resourceVersion.
 type change struct {
 	typ      string
 	rv       uint64
 	old, cur *entry
 }
 
+// key is the key of the changed object.
+func (c change) key() string { return c.cur.key }
+
 // historyLen bounds the changes a tracker keeps for watches that resume at
 // a resourceVersion; older ones answer 410 Gone and the client relists.
 const historyLen = 4096
 
-// revision is the one counter of resourceVersions, shared by every kind
-// as etcd's revision is: it starts at the process's start time in
-// microseconds, so versions of an earlier berth are older than any of this
-// one and a client that resumes with one relists (410 Gone).
+// counter is the one counter of resourceVersions, shared by every kind as
+// etcd's revision is: the store's index (storeCounter), so that a tracked
+// kind's versions and the store's kinds' are one sequence.
+type counter interface {
+	next() uint64
+	current() uint64
+}
+
+// revision is a counter of its own, for a tracker outside an API (tests).
 type revision struct{ n atomic.Uint64 }
+
+func (r *revision) next() uint64    { return r.n.Add(1) }
+func (r *revision) current() uint64 { return r.n.Load() }
+
+// storeCounter takes versions from the store's index.
+type storeCounter struct{ st *store.Store }
+
+func (c storeCounter) next() uint64    { return c.st.Bump() }
+func (c storeCounter) current() uint64 { return c.st.Index() }
 
 // tracker turns successive snapshots of one kind into resourceVersions and
 // watch events: each object's version is the revision at which its
@@ -67,7 +87,7 @@ type revision struct{ n atomic.Uint64 }
 // watch of the kind syncs it, so a change is recorded once whoever sees it
 // first.
 type tracker struct {
-	rev *revision
+	rev counter
 	// gone, when set, marks the last state a DELETED event carries.
 	gone func(object)
 
@@ -77,8 +97,8 @@ type tracker struct {
 	logFrom uint64 // every change after this revision is in log
 }
 
-func newTracker(rev *revision) *tracker {
-	return &tracker{rev: rev, cur: map[string]*entry{}, logFrom: rev.n.Load()}
+func newTracker(rev counter) *tracker {
+	return &tracker{rev: rev, cur: map[string]*entry{}, logFrom: rev.current()}
 }
 
 // sync records the items snapshot returns, called under the tracker's
@@ -124,7 +144,7 @@ func (t *tracker) sync(snapshot func() ([]item, error)) ([]*entry, uint64, error
 			out = append(out, old)
 			continue
 		}
-		e := &entry{item: it, raw: raw, hidden: hidden, rv: t.rev.n.Add(1)}
+		e := &entry{item: it, raw: raw, hidden: hidden, rv: t.rev.next()}
 		e.obj = it.obj.DeepCopyObject().(object)
 		e.obj.SetResourceVersion(strconv.FormatUint(e.rv, 10))
 		typ := WatchModified
@@ -141,13 +161,13 @@ func (t *tracker) sync(snapshot func() ([]item, error)) ([]*entry, uint64, error
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
-	return out, t.rev.n.Load(), nil
+	return out, t.rev.current(), nil
 }
 
 // remove records old's deletion at a new revision: its last state, marked
 // by gone. Called under the lock.
 func (t *tracker) remove(old *entry) {
-	gone := old.at(t.rev.n.Add(1))
+	gone := old.at(t.rev.next())
 	if t.gone != nil {
 		t.gone(gone.obj)
 	}
@@ -179,7 +199,7 @@ func (t *tracker) record(c change) {
 func (t *tracker) since(rv uint64) (changes []change, ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if rv < t.logFrom || rv > t.rev.n.Load() {
+	if rv < t.logFrom || rv > t.rev.current() {
 		return nil, false
 	}
 	i := sort.Search(len(t.log), func(i int) bool { return t.log[i].rv > rv })
@@ -190,5 +210,5 @@ func (t *tracker) since(rv uint64) (changes []change, ok bool) {
 func (t *tracker) current() uint64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.rev.n.Load()
+	return t.rev.current()
 }

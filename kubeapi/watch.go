@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -67,13 +68,20 @@ type watchStream struct {
 	table   string // the Table apiVersion, "" for objects
 	headers bool   // the next Table still needs its column definitions
 	buf     bytes.Buffer
+	// sent holds, by key, the last state sent of each object the watcher
+	// now sees; known marks the keys whose state sent accounts for (all,
+	// once the initial events went; on a resumed watch, the keys of the
+	// events since).
+	sent  map[string]*entry
+	known map[string]bool
+	all   bool
 }
 
 // serveWatch streams the watch events of res that m selects: the current
 // objects as ADDED (or the changes since ?resourceVersion=, 410 Gone when
-// that is older than the kept history), then every change as it is
-// committed to the store (kinds outside it are polled), until the client
-// leaves or ?timeoutSeconds= passes.
+// those are no longer all known), then every change as it is committed to
+// the store (kinds outside it are polled), until the client leaves or
+// ?timeoutSeconds= passes.
 func (a *API) serveWatch(w http.ResponseWriter, r *http.Request, res *resource, m *matcher) {
 	wr, err := parseWatch(r)
 	if err != nil {
@@ -81,29 +89,35 @@ func (a *API) serveWatch(w http.ResponseWriter, r *http.Request, res *resource, 
 		return
 	}
 	ctx := r.Context()
-	s := &watchStream{a: a, r: r, res: res, m: m, headers: true}
+	s := &watchStream{a: a, r: r, res: res, m: m, headers: true, sent: map[string]*entry{}, known: map[string]bool{}}
 	s.table, _ = tableVersion(r)
 	ws := memdb.NewWatchSet()
-	entries, rev, err := res.sync(ctx, ws)
-	if err != nil {
-		WriteError(w, err)
-		return
-	}
-	last := rev
+	var last uint64
 	if wr.fromSet {
-		changes, ok := res.tr.since(wr.from)
-		if !ok {
-			WriteError(w, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", wr.from, rev)))
+		changes, rev, err := res.v.since(ctx, ws, wr.from)
+		if errors.Is(err, errGone) {
+			WriteError(w, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", wr.from, a.currentRevision())))
 			return
 		}
-		last = wr.from
-		if last, err = s.changes(changes, last); err != nil {
+		if err != nil {
 			WriteError(w, err)
 			return
 		}
+		if err := s.changes(changes); err != nil {
+			WriteError(w, err)
+			return
+		}
+		last = rev
 	} else {
+		entries, rev, err := res.v.list(ctx, ws)
+		if err != nil {
+			WriteError(w, err)
+			return
+		}
+		s.all = true
 		for _, e := range entries {
 			if m.match(e) {
+				s.sent[e.key] = e
 				if err := s.event(WatchAdded, e); err != nil {
 					WriteError(w, err)
 					return
@@ -113,6 +127,7 @@ func (a *API) serveWatch(w http.ResponseWriter, r *http.Request, res *resource, 
 		if wr.initial {
 			s.bookmark(rev, true)
 		}
+		last = rev
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
@@ -168,31 +183,26 @@ func (a *API) serveWatch(w http.ResponseWriter, r *http.Request, res *resource, 
 		if ctx.Err() != nil || !woke {
 			return
 		}
-		if woke {
-			var next memdb.WatchSet // nil: the watched set is not changed under its watcher
-			if !mark {
-				ws = memdb.NewWatchSet()
-				next = ws
-			}
-			_, rev, err := res.sync(ctx, next)
-			if err != nil {
-				return
-			}
-			if !mark {
-				changed = arm(ws)
-			}
-			changes, ok := res.tr.since(last)
-			if !ok {
-				return // the client resumes from its last version and gets 410
-			}
-			if last, err = s.changes(changes, last); err != nil {
-				return
-			}
-			if mark {
-				s.bookmark(max(rev, last), false)
-				bookmarkTimer = clk.NewTimer(bookmarkInterval)
-				bookmarks = bookmarkTimer.C()
-			}
+		var next memdb.WatchSet // nil: the watched set is not changed under its watcher
+		if !mark {
+			ws = memdb.NewWatchSet()
+			next = ws
+		}
+		changes, rev, err := res.v.since(ctx, next, last)
+		if err != nil {
+			return // errGone: the client resumes from its last version and gets 410
+		}
+		if !mark {
+			changed = arm(ws)
+		}
+		if err := s.changes(changes); err != nil {
+			return
+		}
+		last = rev
+		if mark {
+			s.bookmark(last, false)
+			bookmarkTimer = clk.NewTimer(bookmarkInterval)
+			bookmarks = bookmarkTimer.C()
 		}
 		if !s.flush(w, rc) {
 			return
@@ -200,38 +210,71 @@ func (a *API) serveWatch(w http.ResponseWriter, r *http.Request, res *resource, 
 	}
 }
 
-// changes writes the events of changes as m sees them: an object that
-// starts matching is ADDED, one that stops is DELETED with its last state
-// that matched, at the change's revision (as the apiserver's watch cache
-// sends it): an event never carries a state the watcher may not see. It
-// returns the last revision written.
-func (s *watchStream) changes(changes []change, last uint64) (uint64, error) {
+// changes writes the events of changes as m sees them: an object that starts matching is ADDED, one that stops is DELETED
+// with its last state that matched, at the change's revision (as the
+// apiserver's watch cache sends it): an event never carries a state the
+// watcher may not see.
+func (s *watchStream) changes(changes []change) error {
 	for _, c := range changes {
-		last = c.rv
-		was, is := c.typ != WatchAdded && s.m.match(c.old), c.typ != WatchDeleted && s.m.match(c.cur)
+		prev := s.sent[c.key()]
+		was := prev != nil
+		if !was && !s.all && !s.known[c.key()] {
+			// A resumed watch: the client had the object at from if it
+			// existed then and matched.
+			old := c.old
+			if old == nil && c.typ != WatchAdded {
+				old = c.cur
+			}
+			if old != nil && s.m.match(old) {
+				was, prev = true, old
+			}
+		}
+		s.known[c.key()] = true
+		if c.typ == WatchDeleted {
+			delete(s.sent, c.key())
+			if !was {
+				continue
+			}
+			e := c.cur
+			if !s.m.match(e) {
+				e = prev.at(c.rv) // what the watcher last saw
+			}
+			if err := s.event(WatchDeleted, e); err != nil {
+				return err
+			}
+			continue
+		}
+		is := s.m.match(c.cur)
 		typ := ""
 		switch {
-		case c.typ == WatchDeleted && was:
-			typ = WatchDeleted
+		case was && is && prev.obj.GetUID() != c.cur.obj.GetUID():
+			// Another object took the key: the one sent went first.
+			if err := s.event(WatchDeleted, prev.at(c.rv)); err != nil {
+				return err
+			}
+			typ = WatchAdded
 		case was && is:
 			typ = WatchModified
 		case is:
 			typ = WatchAdded
 		case was:
-			typ = WatchDeleted
+			if err := s.event(WatchDeleted, prev.at(c.rv)); err != nil {
+				return err
+			}
+		}
+		if is {
+			s.sent[c.key()] = c.cur
+		} else {
+			delete(s.sent, c.key())
 		}
 		if typ == "" {
 			continue
 		}
-		e := c.cur
-		if !is && c.typ != WatchDeleted {
-			e = c.old.at(c.rv) // it left the selection: what the watcher last saw
-		}
-		if err := s.event(typ, e); err != nil {
-			return last, err
+		if err := s.event(typ, c.cur); err != nil {
+			return err
 		}
 	}
-	return last, nil
+	return nil
 }
 
 func (s *watchStream) event(typ string, e *entry) error {

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"net/http"
-	"slices"
 	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
@@ -14,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/berth-dev/berth/kubeapi"
+	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/store"
 )
 
 // WatchEvent is one line of GET /pods?watch=1: a pod as it now is, or as it
@@ -24,9 +24,9 @@ type WatchEvent struct {
 	Object v1.Pod `json:"object"`
 }
 
-// watchInterval is the least time between two diffs of one watch: changes
-// within it of the last are coalesced, so a busy store costs a watcher at
-// most ten renders a second, and a quiet one sees a change at once.
+// watchInterval is the least time between two reads of one watch: changes
+// within it of the last are coalesced, so a busy pod costs a watcher at
+// most ten renders a second, and a quiet store shows a change at once.
 const watchInterval = 100 * time.Millisecond
 
 // serveWatch answers a ?watch=1 request to GET /pods and reports whether it
@@ -44,18 +44,14 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-// watched is a pod as last sent to a watcher.
-type watched struct {
-	obj v1.Pod
-	raw []byte
-}
-
 // watchPods streams newline-delimited WatchEvents: ADDED for every current
 // pod (then, if ?sendInitialEvents=true, a BOOKMARK: a Pod with only the
-// annotation kubeapi.InitialEventsEnd = "true"), then one event per pod
-// whose rendering changed (DELETED, then ADDED, when another pod, by UID
-// or source, takes a key), until the client leaves (or the store fails,
-// which ends the stream). Only pods the request may see are ever sent.
+// annotation kubeapi.InitialEventsEnd = "true"), then one event per pod the
+// store wrote since (DELETED, then ADDED, when another pod, by UID or
+// source, takes a key), read from the store's changes: the work of a wake
+// is that of the pods changed. It ends when the client leaves, or when the
+// store no longer holds the changes since its last read (the client
+// relists). Only pods the request may see are ever sent.
 func (s *Server) watchPods(w http.ResponseWriter, r *http.Request) {
 	bookmark, err := boolParam(r, "sendInitialEvents")
 	if err != nil {
@@ -66,54 +62,26 @@ func (s *Server) watchPods(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	// No deadline to lift: net/http clears ReadTimeout's once the request
 	// is read, and its background read still sees the client leave.
-	prev := map[string]watched{}
+	sent := map[string]bool{}
+	var last uint64
 	for first := true; ; first = false {
 		rendered := s.opts.Clock.Now()
 		ws := memdb.NewWatchSet()
-		pods, err := s.opts.Store.Pods(ws)
-		if err != nil {
-			if first {
-				http.Error(w, err.Error(), http.StatusInternalServerError)
-			}
-			return
-		}
-		cur := make(map[string]watched, len(pods))
+		snap := s.opts.Store.Snapshot()
+		snap.Watch(ws, store.TablePods)
 		var out bytes.Buffer
-		for _, p := range pods {
-			if !s.visible(r, p) {
-				continue
-			}
-			obj := PodObject(p, s.opts.Node)
-			raw, err := json.Marshal(obj)
+		if first {
+			pods, err := snap.Pods(nil)
 			if err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
 				return
 			}
-			cur[p.Key] = watched{obj: obj, raw: raw}
-			old, seen := prev[p.Key]
-			if seen && (old.obj.UID != obj.UID || old.obj.Annotations[kubeapi.SourceAnnotation] != p.Source) {
-				// Another pod took the key: the one sent is deleted.
-				if !s.writeGone(&out, old) {
+			for _, p := range pods {
+				if s.visible(r, p) && !s.writePod(&out, kubeapi.WatchAdded, p, nil) {
 					return
 				}
-				seen = false
+				sent[p.Key] = s.visible(r, p)
 			}
-			switch {
-			case !seen:
-				writeWatchEvent(&out, kubeapi.WatchAdded, raw)
-			case !bytes.Equal(old.raw, raw):
-				writeWatchEvent(&out, kubeapi.WatchModified, raw)
-			}
-		}
-		for _, p := range slices.Sorted(maps.Keys(prev)) {
-			if _, ok := cur[p]; ok {
-				continue
-			}
-			if !s.writeGone(&out, prev[p]) {
-				return
-			}
-		}
-		prev = cur
-		if first {
 			if bookmark {
 				raw, _ := json.Marshal(v1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 					ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{kubeapi.InitialEventsEnd: "true"}}})
@@ -122,7 +90,34 @@ func (s *Server) watchPods(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set("X-Content-Type-Options", "nosniff")
 			w.WriteHeader(http.StatusOK)
+		} else {
+			changes, err := snap.Changes(last, store.TablePods)
+			if err != nil {
+				return
+			}
+			for _, c := range changes {
+				if d := c.Deleted; d != nil {
+					if sent[c.Key] && !s.writePod(&out, kubeapi.WatchDeleted, d.Last.(*model.Pod), &d.At) {
+						return
+					}
+					delete(sent, c.Key)
+					continue
+				}
+				p := c.Row.(*model.Pod)
+				if !s.visible(r, p) {
+					continue
+				}
+				typ := kubeapi.WatchAdded
+				if sent[c.Key] {
+					typ = kubeapi.WatchModified
+				}
+				if !s.writePod(&out, typ, p, nil) {
+					return
+				}
+				sent[c.Key] = true
+			}
 		}
+		last = snap.Index()
 		if out.Len() > 0 || first {
 			if _, err := w.Write(out.Bytes()); err != nil {
 				return
@@ -146,17 +141,19 @@ func (s *Server) watchPods(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// writeGone writes the DELETED event of a pod last sent as w: that state,
-// stamped with the time the watch saw it gone; false if it cannot be
+// writePod writes the event typ of p, stamped with deletionTimestamp gone
+// when set (the time the store removed it); false if it cannot be
 // encoded.
-func (s *Server) writeGone(buf *bytes.Buffer, w watched) bool {
-	gone := w.obj
-	gone.DeletionTimestamp = &metav1.Time{Time: s.opts.Clock.Now()}
-	raw, err := json.Marshal(gone)
+func (s *Server) writePod(buf *bytes.Buffer, typ string, p *model.Pod, gone *time.Time) bool {
+	obj := PodObject(p, s.opts.Node)
+	if gone != nil {
+		obj.DeletionTimestamp = &metav1.Time{Time: *gone}
+	}
+	raw, err := json.Marshal(obj)
 	if err != nil {
 		return false
 	}
-	writeWatchEvent(buf, kubeapi.WatchDeleted, raw)
+	writeWatchEvent(buf, typ, raw)
 	return true
 }
 

@@ -47,6 +47,22 @@ func (r Snapshot) Objects(ws memdb.WatchSet, kind string) ([]*model.Object, erro
 	return objectsIn(r.txn, ws, kind, IndexID)
 }
 
+// Pod returns the desired pod with key, or nil.
+func (r Snapshot) Pod(key string) (*model.Pod, error) { return View{r.txn}.Pod(key) }
+
+// Object returns the object of kind with key, or nil.
+func (r Snapshot) Object(kind, key string) (*model.Object, error) { return objectIn(r.txn, nil, kind, key) }
+
+// TerminatingPod returns the terminating row at key, or nil.
+func (r Snapshot) TerminatingPod(key string) (*Terminating, error) {
+	raw, err := r.txn.First(TableTerminating, IndexID, key)
+	if err != nil {
+		return nil, fmt.Errorf("terminating lookup: %w", err)
+	}
+	t, _ := raw.(*Terminating)
+	return t, nil
+}
+
 // Terminating returns the pods served as terminating, ordered by key.
 func (r Snapshot) Terminating(ws memdb.WatchSet) ([]*Terminating, error) {
 	it, err := r.txn.Get(TableTerminating, IndexID)

@@ -4,11 +4,14 @@ import (
 	"fmt"
 
 	memdb "github.com/hashicorp/go-memdb"
+	"k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/berth-dev/berth/model"
 )
 
-// objectTable is the table of objects of kind, "" for an unknown kind.
+// ObjectTable is the table of objects of kind, "" for an unknown kind.
+func ObjectTable(kind string) string { return objectTable(kind) }
+
 func objectTable(kind string) string {
 	switch kind {
 	case model.KindConfigMap:
@@ -121,12 +124,21 @@ func (s *Store) replaceSourceObjects(txn *writeTxn, source string, objs []*model
 	return nil
 }
 
-// sameObject reports whether a and b declare the same object: the same
-// typed value, source, origin and rejection (the store keeps copies of
-// the rows it is given, whose typed values are shared).
+// sameObject reports whether a and b declare the same object: an equal
+// typed value, the same source, origin and rejection. A write of an equal
+// object is no write, and takes no version.
 func sameObject(a, b *model.Object) bool {
-	return a == b || (a.Kind == b.Kind && a.Key == b.Key && a.Source == b.Source && a.Origin == b.Origin && a.Error == b.Error &&
-		a.ConfigMap == b.ConfigMap && a.Secret == b.Secret && a.PVC == b.PVC)
+	if a == b {
+		return true
+	}
+	if a.Kind != b.Kind || a.Key != b.Key || a.Source != b.Source || a.Origin != b.Origin || a.Error != b.Error {
+		return false
+	}
+	if a.ConfigMap == b.ConfigMap && a.Secret == b.Secret && a.PVC == b.PVC {
+		return true
+	}
+	return equality.Semantic.DeepEqual(a.ConfigMap, b.ConfigMap) && equality.Semantic.DeepEqual(a.Secret, b.Secret) &&
+		equality.Semantic.DeepEqual(a.PVC, b.PVC)
 }
 
 // notifyUsers notifies, on commit, every pod using ref.

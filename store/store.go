@@ -6,6 +6,7 @@ import (
 	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/utils/clock"
 
 	"github.com/berth-dev/berth/model"
@@ -324,8 +325,10 @@ func (s *Store) notifyOnSync(txn *memdb.Txn, old any, src *model.Source) error {
 	return nil
 }
 
-// sameDesired reports whether a and b declare the same desired pod (the
-// same spec object, origin and rejection), whatever their status.
+// sameDesired reports whether a and b declare the same desired pod (an
+// equal spec, the same origin and rejection), whatever their status: a
+// write of an equal pod is no write, and takes no version.
 func sameDesired(a, b *model.Pod) bool {
-	return a.Spec == b.Spec && a.Origin == b.Origin && a.Error == b.Error && a.Source == b.Source
+	return a.Origin == b.Origin && a.Error == b.Error && a.Source == b.Source &&
+		(a.Spec == b.Spec || equality.Semantic.DeepEqual(a.Spec, b.Spec))
 }
