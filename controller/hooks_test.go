@@ -239,7 +239,7 @@ func TestSandboxIPAskedAgainAfterAFailedInspect(t *testing.T) {
 }
 
 // A pod whose sandbox is gone has no handler address: never the host's
-// loopback, which a preStop hook would otherwise reach (issue 20).
+// loopback, which a preStop hook would otherwise reach.
 func TestHandlerAddressWithoutSandbox(t *testing.T) {
 	exited := &model.Container{Name: model.SandboxName, State: model.StateExited, IP: "172.17.0.9"}
 	if got := handlerAddress([]*model.Container{exited}, false); got != "" {

@@ -7,7 +7,7 @@ import (
 	"github.com/berth-dev/berth/model"
 )
 
-// Pods of the public manifest corpus (issue 22) that a kubelet runs and
+// Pods of the public manifest corpus that a kubelet runs and
 // berth once refused; each test names its source file.
 
 // kubernetes/website content/en/examples/pods/emptydir-volume-mode.yaml:

@@ -14,7 +14,7 @@ import (
 	"github.com/berth-dev/berth/pause"
 )
 
-// The audit's attacks (issue 20): each manifest was accepted from a network
+// The security audit's attacks: each manifest was accepted from a network
 // source before; now each is refused by the named field, and the level (or
 // the kubelet rule) is named.
 func TestAuditedAttacksAreRefused(t *testing.T) {
@@ -236,7 +236,7 @@ func TestNetworkSourcesDeriveUIDs(t *testing.T) {
 	if again[0].Pod.UID != a || other[0].Pod.UID == a {
 		t.Errorf("derived uids: again %s, other %s, first %s", again[0].Pod.UID, other[0].Pod.UID, a)
 	}
-	// Without a declared UID, the derived one is the same as before issue 20.
+	// Without a declared UID, the derived one is the same as before UIDs were hashed.
 	plain, _ := Decode("push", "o", []byte(strings.Replace(m, ", uid: "+fileUID, "", 1)), Options{DeriveUIDs: true, Node: "n1"})
 	if want := PodUID(uidScope("n1", "push"), "default", "web"); plain[0].Pod.UID != want {
 		t.Errorf("undeclared uid %s, want %s", plain[0].Pod.UID, want)

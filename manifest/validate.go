@@ -31,7 +31,7 @@ import (
 // are nonnegative with requests not above limits; the grace period is not
 // negative; each probe and lifecycle hook has exactly one handler. Every set
 // field that podFields classes refused is Forbidden by name; the values of
-// the mapped fields of issue 12 are checked in validate_spec.go. metadata.uid
+// the mapped fields (manifest/fields.go) are checked in validate_spec.go. metadata.uid
 // is a UUID or a DNS-1123 label (it names the pod's directory on the host);
 // at most opts.MaxContainers containers. opts.Level's Pod Security profile
 // is enforced by podSecurity, the sysctl rules by validateSysctls.

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// The values berth accepts in the mapped fields of issue 12, checked with
+// The values berth accepts in the mapped fields (fields.go), checked with
 // the API server's limits.
 
 var dnsPolicies = []v1.DNSPolicy{v1.DNSClusterFirst, v1.DNSClusterFirstWithHostNet, v1.DNSDefault, v1.DNSNone}

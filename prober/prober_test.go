@@ -250,7 +250,7 @@ func TestHTTPSProbeAcceptsSelfSignedCertificates(t *testing.T) {
 }
 
 // A handler of a pod without an address fails instead of connecting to
-// "": that would reach the host's own loopback services (issue 20).
+// "": that would reach the host's own loopback services.
 func TestHandlerWithoutPodIPNeverReachesTheHost(t *testing.T) {
 	var hits atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))

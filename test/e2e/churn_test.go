@@ -452,7 +452,7 @@ func TestChurnRestart(t *testing.T) {
 }
 
 // assertStoppedWithin fails unless no container of pod runs by d after
-// from: the bound (2 s after sync) plus the pod's grace period.
+// from: the bound berth keeps (2 s after sync) plus the pod's grace period.
 func assertStoppedWithin(t *testing.T, b *Berth, pod string, from time.Time, d time.Duration) {
 	t.Helper()
 	for {

@@ -9,7 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-// Pods of the public manifest corpus (issue 22) that a kubelet runs and
+// Pods of the public manifest corpus that a kubelet runs and
 // berth once refused, run on the real engine.
 
 // TestCorpusEmptyDirMode: emptyDir.mode (kubernetes/website

@@ -24,7 +24,7 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 )
 
-// The pod-spec fidelity test (issue 12): pods that use each group of the
+// The pod-spec fidelity test: pods that use each group of the
 // mapping contract run on the real engine, and each container reports what
 // it sees from inside (`testapp report`, one JSON line in its log).
 
@@ -247,7 +247,7 @@ spec:
 	}
 }
 
-// TestPodSpecFidelity checks the issue-12 mapping contract from inside the
+// TestPodSpecFidelity checks the pod-spec mapping contract from inside the
 // containers, in berth's /pods and in the engine. All pods start at once;
 // each subtest checks one of them.
 func TestPodSpecFidelity(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-// TestUntrustedPushCannotReachTheHost replays the audit of issue 20 as a
+// TestUntrustedPushCannotReachTheHost replays the security audit as a
 // push client would (push token, default pod_security baseline): a UID
 // aimed at a host directory, a UID copied from a trusted pod, and each
 // baseline violation. Nothing reaches the host, the trusted pod's data

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Start and teardown targets (issue 23).
+// Start and teardown targets.
 const (
 	startGoal    = 1.05 // berth / minimal direct calls, at every N
 	teardownGoal = 1.10 // berth / direct graceful stop, at every N
