@@ -40,8 +40,8 @@ type Options struct {
 	FileOrigin bool
 }
 
-// validation is the part of o that validation reads.
-func (o Options) validation() validation.Options {
+// validationOptions is the part of o that validation reads.
+func (o Options) validationOptions() validation.Options {
 	return validation.Options{Level: o.Level, HostPorts: o.HostPorts, AllowedUnsafeSysctls: o.AllowedUnsafeSysctls,
 		MaxContainers: o.MaxContainers, SandboxRepositories: o.SandboxRepositories, NodeIP: o.NodeIP}
 }
@@ -50,7 +50,7 @@ func (o Options) validation() validation.Options {
 // opts), and returns every problem with its JSON field path. It does not
 // modify the pod.
 func Validate(pod *v1.Pod, opts Options) field.ErrorList {
-	return validation.Pod(pod, opts.validation())
+	return validation.Pod(pod, opts.validationOptions())
 }
 
 // uidScope is what derived UIDs are unique within: the node and the source.
@@ -253,7 +253,7 @@ func toJSON(doc []byte) ([]byte, error) {
 // at most MaxValues values in all. Past them it records the error and
 // returns false.
 func (d *decoder) bounded(j []byte, kind, key, prefix string) bool {
-	items := max(MaxListItems, d.opts.validation().ContainerLimit())
+	items := max(MaxListItems, d.opts.validationOptions().ContainerLimit())
 	s := ScanJSON(j, ShapeLimits{ListItems: items, Values: MaxValues})
 	switch {
 	case s.TooLong != nil:
