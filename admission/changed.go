@@ -3,6 +3,7 @@ package admission
 import (
 	"github.com/berth-dev/berth/manifest"
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/resourcehelper"
 )
 
 // Change is AdmitChanged's decision: only what differs from the store.
@@ -80,8 +81,8 @@ func AdmitChanged(v View, u Update, changed []int, removed []string) (c Change, 
 	}
 	if u.Node != nil {
 		base := ix.total
-		minus := func(r manifest.Requests) {
-			base = manifest.Requests{CPUMilli: base.CPUMilli - r.CPUMilli, Memory: base.Memory - r.Memory}
+		minus := func(r resourcehelper.Requests) {
+			base = resourcehelper.Requests{CPUMilli: base.CPUMilli - r.CPUMilli, Memory: base.Memory - r.Memory}
 		}
 		for k := range cand {
 			if e, ok := ix.pods[k]; ok && skip(k) {

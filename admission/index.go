@@ -6,8 +6,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/berth-dev/berth/manifest"
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/resourcehelper"
 )
 
 // index is what every stored desired pod holds (its source, host ports,
@@ -22,7 +22,7 @@ type index struct {
 	uids   map[types.UID][]string
 	claims map[string][]string
 	// total is the requests of every indexed pod, ended or not.
-	total manifest.Requests
+	total resourcehelper.Requests
 }
 
 type indexed struct {
@@ -82,7 +82,7 @@ func (ix *index) del(k string) {
 			delete(ix.claims, ck)
 		}
 	}
-	ix.total = ix.total.Plus(manifest.Requests{CPUMilli: -old.facts.requests.CPUMilli, Memory: -old.facts.requests.Memory})
+	ix.total = ix.total.Plus(resourcehelper.Requests{CPUMilli: -old.facts.requests.CPUMilli, Memory: -old.facts.requests.Memory})
 }
 
 func insertKey(keys []string, k string) []string {

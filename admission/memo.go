@@ -6,7 +6,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/berth-dev/berth/manifest"
+	"github.com/berth-dev/berth/resourcehelper"
 )
 
 // Memo is what admission keeps from one decision to the next: what it
@@ -53,7 +53,7 @@ func (m *Memo) Reset() {
 // specFacts are what admission derives from one spec object.
 type specFacts struct {
 	uid      types.UID
-	requests manifest.Requests
+	requests resourcehelper.Requests
 	ports    []hostPort
 	claims   []string
 }
@@ -76,11 +76,11 @@ func (m *Memo) facts(pod *v1.Pod) *specFacts {
 }
 
 func deriveFacts(pod *v1.Pod) *specFacts {
-	return &specFacts{uid: pod.UID, requests: manifest.PodRequests(&pod.Spec), ports: slices.Collect(hostPorts(pod)), claims: claimKeys(pod)}
+	return &specFacts{uid: pod.UID, requests: resourcehelper.PodRequests(&pod.Spec), ports: slices.Collect(hostPorts(pod)), claims: claimKeys(pod)}
 }
 
-// podRequests is manifest.PodRequests of pod, remembered.
-func (m *Memo) podRequests(pod *v1.Pod) manifest.Requests { return m.facts(pod).requests }
+// podRequests is resourcehelper.PodRequests of pod, remembered.
+func (m *Memo) podRequests(pod *v1.Pod) resourcehelper.Requests { return m.facts(pod).requests }
 
 // hostPorts is the host ports of pod, remembered.
 func (m *Memo) hostPorts(pod *v1.Pod) []hostPort { return m.facts(pod).ports }

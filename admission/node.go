@@ -7,6 +7,7 @@ import (
 
 	"github.com/berth-dev/berth/manifest"
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/resourcehelper"
 )
 
 // Node is what admission knows of the node: the name, labels and OS that
@@ -37,15 +38,15 @@ const (
 // reason, and holds the requests of the pods the node runs, by pod key.
 type nodeFit struct {
 	node *Node
-	held map[string]manifest.Requests
+	held map[string]resourcehelper.Requests
 	// base is what the pods not held by key hold (AdmitChanged's pods
 	// other than the changed ones), summed.
-	base manifest.Requests
+	base resourcehelper.Requests
 	memo *Memo
 }
 
 func newNodeFit(n *Node, m *Memo) *nodeFit {
-	return &nodeFit{node: n, held: map[string]manifest.Requests{}, memo: m}
+	return &nodeFit{node: n, held: map[string]resourcehelper.Requests{}, memo: m}
 }
 
 // hold counts p's requests against the node (replacing what p's key held).

@@ -14,6 +14,7 @@ import (
 	testclock "k8s.io/utils/clock/testing"
 
 	"github.com/berth-dev/berth/manifest"
+	"github.com/berth-dev/berth/validation"
 )
 
 const podPath = "/api/v1/namespaces/default/pods/web"
@@ -203,7 +204,7 @@ func TestMergePatchesBoundedBeforeMerging(t *testing.T) {
 // are within every limit.
 func TestLargestOrdinaryPatchesApply(t *testing.T) {
 	f := newWriteFixture(t)
-	n := manifest.DefaultMaxContainers
+	n := validation.DefaultMaxContainers
 	p := mustJSON(t, map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "web"},
 		"spec": map[string]any{"containers": containers(n, 30)}})
 	if code, _, body := f.do(t, "POST", "/api/v1/namespaces/default/pods", "application/json", p); code != http.StatusCreated {

@@ -9,33 +9,23 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/berth-dev/berth/model"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	sigsjson "sigs.k8s.io/json"
+
+	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/validation"
 )
 
-// Options say what the pods of a source may do.
+// Options say what the pods of a source may do. The fields up to NodeIP are
+// validation.Options' and mean what they say there.
 type Options struct {
-	// Level is the Pod Security Standards profile the source's pods must
-	// meet (see podsecurity.go); "" is baseline, so a forgotten level
-	// fails closed.
-	Level model.PodSecurityLevel
-	// HostPorts are the host ports baseline and restricted pods may claim;
-	// nil is model.DefaultHostPorts.
-	HostPorts model.PortRanges
-	// AllowedUnsafeSysctls are sysctls (or "prefix.*" globs) beyond the
-	// kubelet's safe set that pods of any level may set.
+	Level                model.PodSecurityLevel
+	HostPorts            model.PortRanges
 	AllowedUnsafeSysctls []string
-	// MaxContainers caps init and app containers of one pod; 0 is
-	// DefaultMaxContainers.
-	MaxContainers int
-	// SandboxRepositories are the repositories of the sandbox image, which
-	// pods below privileged may not name (pause.Reserved of the configured
-	// pod_infra_image); nil is berth's own (pause.Reserved("")).
-	SandboxRepositories []string
-	// NodeIP is the node's address, a hostIP that baseline pods may bind.
-	NodeIP string
+	MaxContainers        int
+	SandboxRepositories  []string
+	NodeIP               string
 	// DeriveUIDs is set for sources reached over the network: a pod's UID,
 	// which names its host directories, is then derived from the source and
 	// the manifest, so no client can choose or take another pod's.
@@ -50,14 +40,17 @@ type Options struct {
 	FileOrigin bool
 }
 
-// DefaultMaxContainers caps a pod's init and app containers together.
-const DefaultMaxContainers = 100
+// validationOptions is the part of o that validation reads.
+func (o Options) validationOptions() validation.Options {
+	return validation.Options{Level: o.Level, HostPorts: o.HostPorts, AllowedUnsafeSysctls: o.AllowedUnsafeSysctls,
+		MaxContainers: o.MaxContainers, SandboxRepositories: o.SandboxRepositories, NodeIP: o.NodeIP}
+}
 
-func (o Options) maxContainers() int {
-	if o.MaxContainers <= 0 {
-		return DefaultMaxContainers
-	}
-	return o.MaxContainers
+// Validate checks a defaulted pod as Decode does (validation.Pod under
+// opts), and returns every problem with its JSON field path. It does not
+// modify the pod.
+func Validate(pod *v1.Pod, opts Options) field.ErrorList {
+	return validation.Pod(pod, opts.validationOptions())
 }
 
 // uidScope is what derived UIDs are unique within: the node and the source.
@@ -260,7 +253,7 @@ func toJSON(doc []byte) ([]byte, error) {
 // at most MaxValues values in all. Past them it records the error and
 // returns false.
 func (d *decoder) bounded(j []byte, kind, key, prefix string) bool {
-	items := max(MaxListItems, d.opts.maxContainers())
+	items := max(MaxListItems, d.opts.validationOptions().ContainerLimit())
 	s := ScanJSON(j, ShapeLimits{ListItems: items, Values: MaxValues})
 	switch {
 	case s.TooLong != nil:
@@ -434,7 +427,7 @@ func (d *decoder) accept(pod *v1.Pod, prefix string, reported []string, rename f
 	var errs field.ErrorList
 	if d.opts.DeriveUIDs {
 		// The declared UID is checked before the derived one replaces it.
-		errs = validateUID(pod.UID, field.NewPath("metadata", "uid"))
+		errs = validation.UID(pod.UID, field.NewPath("metadata", "uid"))
 	}
 	Default(uidScope(d.opts.Node, d.source), pod, d.opts.DeriveUIDs)
 	errs = append(errs, Validate(pod, d.opts)...)

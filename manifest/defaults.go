@@ -5,9 +5,10 @@ import (
 	"encoding/hex"
 	"strings"
 
-	"github.com/berth-dev/berth/model"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/berth-dev/berth/model"
 )
 
 // PodUID is the UID of a pod whose manifest sets none: the first 16 bytes of
@@ -73,7 +74,7 @@ func Default(source string, pod *v1.Pod, derive bool) {
 }
 
 func defaultVolume(v *v1.Volume) {
-	if setVolumeTypes(&v.VolumeSource) == nil {
+	if v.VolumeSource == (v1.VolumeSource{}) {
 		v.EmptyDir = &v1.EmptyDirVolumeSource{}
 	}
 	if v.HostPath != nil && v.HostPath.Type == nil {

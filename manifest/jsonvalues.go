@@ -10,6 +10,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	sigsjson "sigs.k8s.io/json"
+
+	"github.com/berth-dev/berth/internal/jsonfield"
 )
 
 // badValue is a value of a JSON document that does not decode into the Go
@@ -184,7 +186,7 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 	add = func(t reflect.Type) {
 		for i := range t.NumField() {
 			sf := t.Field(i)
-			name, inline := jsonField(sf)
+			name, inline := jsonfield.Name(sf)
 			switch {
 			case inline:
 				ft := sf.Type

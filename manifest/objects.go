@@ -4,16 +4,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/validation"
 )
 
 // Object is one validated ConfigMap or Secret and where it came from. Exactly
@@ -37,10 +38,6 @@ func (o Object) Key() string {
 	}
 	return PodKey(o.Secret.Namespace, o.Secret.Name)
 }
-
-// MaxObjectBytes bounds the data of one ConfigMap or Secret, as the API
-// server's 1 MiB.
-const MaxObjectBytes = 1 << 20
 
 // objectKey is the key of an object, "" when it has no name.
 func objectKey(namespace, name string) string {
@@ -72,8 +69,7 @@ func (d *decoder) configObject(j []byte, prefix, kind string) {
 		if cm.Namespace == "" {
 			cm.Namespace = v1.NamespaceDefault
 		}
-		ed.add(validateMeta(&cm.ObjectMeta)...)
-		ed.add(validateData(cm.Data, cm.BinaryData, field.NewPath("data"), field.NewPath("binaryData"))...)
+		ed.add(validation.ConfigMap(cm)...)
 		obj = Object{Kind: kind, ConfigMap: cm, Origin: d.origin}
 	case model.KindSecret:
 		s := &v1.Secret{}
@@ -93,16 +89,14 @@ func (d *decoder) configObject(j []byte, prefix, kind string) {
 			for k, v := range s.StringData {
 				s.Data[k] = []byte(v)
 			}
-			for _, k := range sortedKeys(s.StringData) {
-				for _, msg := range validation.IsConfigMapKey(k) {
+			for _, k := range slices.Sorted(maps.Keys(s.StringData)) {
+				for _, msg := range utilvalidation.IsConfigMapKey(k) {
 					ed.add(field.Invalid(field.NewPath("stringData").Key(k), k, msg))
 				}
 			}
 			s.StringData = nil
 		}
-		ed.add(validateMeta(&s.ObjectMeta)...)
-		ed.add(validateData(nil, s.Data, nil, field.NewPath("data"))...)
-		ed.add(validateSecretType(s)...)
+		ed.add(validation.Secret(s)...)
 		obj = Object{Kind: kind, Secret: s, Origin: d.origin}
 	case model.KindPVC:
 		c := &v1.PersistentVolumeClaim{}
@@ -113,8 +107,7 @@ func (d *decoder) configObject(j []byte, prefix, kind string) {
 			c.Namespace = v1.NamespaceDefault
 		}
 		c.Status = v1.PersistentVolumeClaimStatus{} // berth's to report
-		ed.add(validateMeta(&c.ObjectMeta)...)
-		ed.add(validateClaim(c)...)
+		ed.add(validation.Claim(c)...)
 		obj = Object{Kind: kind, PVC: c, Origin: d.origin}
 	}
 	if ed.failed {
@@ -180,109 +173,6 @@ func redactedJSONError(j []byte, err error) string {
 		return "data: values must be base64"
 	}
 	return "invalid object"
-}
-
-// validateMeta checks an object's name (a DNS-1123 subdomain) and
-// namespace (a DNS-1123 label), both required.
-func validateMeta(m *metav1.ObjectMeta) field.ErrorList {
-	var errs field.ErrorList
-	mp := field.NewPath("metadata")
-	if m.Name == "" {
-		errs = append(errs, field.Required(mp.Child("name"), ""))
-	}
-	for _, msg := range validation.IsDNS1123Subdomain(m.Name) {
-		if m.Name != "" {
-			errs = append(errs, field.Invalid(mp.Child("name"), m.Name, msg))
-		}
-	}
-	if m.Namespace == "" {
-		errs = append(errs, field.Required(mp.Child("namespace"), ""))
-	}
-	for _, msg := range validation.IsDNS1123Label(m.Namespace) {
-		if m.Namespace != "" {
-			errs = append(errs, field.Invalid(mp.Child("namespace"), m.Namespace, msg))
-		}
-	}
-	return errs
-}
-
-// validateData checks the keys of data and binary (dp, bp their paths; a
-// nil path for a map that is not there): config keys, not in both, and at
-// most MaxObjectBytes together. It names keys, never values.
-func validateData(data map[string]string, binary map[string][]byte, dp, bp *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	size := 0
-	for _, k := range sortedKeys(data) {
-		for _, msg := range validation.IsConfigMapKey(k) {
-			errs = append(errs, field.Invalid(dp.Key(k), k, msg))
-		}
-		size += len(data[k])
-	}
-	for _, k := range sortedKeys(binary) {
-		for _, msg := range validation.IsConfigMapKey(k) {
-			errs = append(errs, field.Invalid(bp.Key(k), k, msg))
-		}
-		if _, dup := data[k]; dup {
-			errs = append(errs, field.Invalid(bp.Key(k), k, "duplicate of key present in data"))
-		}
-		size += len(binary[k])
-	}
-	if size > MaxObjectBytes {
-		p := bp
-		if p == nil {
-			p = dp
-		}
-		errs = append(errs, field.TooLong(p, "", MaxObjectBytes))
-	}
-	return errs
-}
-
-// validateSecretType checks the keys its type requires, as the API server.
-func validateSecretType(s *v1.Secret) field.ErrorList {
-	dp := field.NewPath("data")
-	need := func(keys ...string) field.ErrorList {
-		var errs field.ErrorList
-		for _, k := range keys {
-			if _, ok := s.Data[k]; !ok {
-				errs = append(errs, field.Required(dp.Key(k), ""))
-			}
-		}
-		return errs
-	}
-	switch s.Type {
-	case v1.SecretTypeServiceAccountToken:
-		return field.ErrorList{notSupported(field.NewPath("type"), "service account tokens are issued by an API server")}
-	case v1.SecretTypeDockerConfigJson:
-		errs := need(v1.DockerConfigJsonKey)
-		if v, ok := s.Data[v1.DockerConfigJsonKey]; ok && !json.Valid(v) {
-			errs = append(errs, field.Invalid(dp.Key(v1.DockerConfigJsonKey), "<secret contents redacted>", "must be valid JSON"))
-		}
-		return errs
-	case v1.SecretTypeDockercfg:
-		errs := need(v1.DockerConfigKey)
-		if v, ok := s.Data[v1.DockerConfigKey]; ok && !json.Valid(v) {
-			errs = append(errs, field.Invalid(dp.Key(v1.DockerConfigKey), "<secret contents redacted>", "must be valid JSON"))
-		}
-		return errs
-	case v1.SecretTypeBasicAuth:
-		if len(s.Data[v1.BasicAuthUsernameKey]) == 0 && len(s.Data[v1.BasicAuthPasswordKey]) == 0 {
-			return field.ErrorList{field.Required(dp, "must contain at least one of username or password")}
-		}
-	case v1.SecretTypeSSHAuth:
-		return need(v1.SSHAuthPrivateKey)
-	case v1.SecretTypeTLS:
-		return need(v1.TLSCertKey, v1.TLSPrivateKeyKey)
-	}
-	return nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // DeepCopy returns o with its own copy of the object.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/berth-dev/berth/internal/editdist"
+	"github.com/berth-dev/berth/internal/jsonfield"
 )
 
 // suggestField returns the known JSON field name closest to the unknown
@@ -50,7 +51,7 @@ func maxEdits(name string) int {
 // typeAt returns the struct type that holds the fields at path (dotted JSON
 // names with [i] indexes) of documents of type t, or nil.
 func typeAt(t reflect.Type, path string) reflect.Type {
-	t = derefType(t)
+	t = jsonfield.Elem(t)
 	if path != "" {
 		for _, seg := range strings.Split(path, ".") {
 			if i := strings.IndexByte(seg, '['); i >= 0 {
@@ -63,7 +64,7 @@ func typeAt(t reflect.Type, path string) reflect.Type {
 			if !ok {
 				return nil
 			}
-			t = derefType(ft)
+			t = jsonfield.Elem(ft)
 		}
 	}
 	if t.Kind() != reflect.Struct {

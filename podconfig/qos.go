@@ -4,7 +4,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/berth-dev/berth/manifest"
+	"github.com/berth-dev/berth/resourcehelper"
 )
 
 // OOM score adjustments as the kubelet sets them (pkg/kubelet/qos/policy.go).
@@ -67,7 +67,7 @@ func podLevelQOS(r *v1.ResourceRequirements) (v1.PodQOSClass, bool) {
 	requests, limits := v1.ResourceList{}, v1.ResourceList{}
 	set := false
 	for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
-		q, ok := manifest.Request(*r, name)
+		q, ok := resourcehelper.Request(*r, name)
 		set = set || ok
 		if ok && q.Sign() > 0 {
 			requests[name] = q

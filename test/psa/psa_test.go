@@ -17,8 +17,8 @@ import (
 	"k8s.io/pod-security-admission/policy"
 	"k8s.io/utils/ptr"
 
-	"github.com/berth-dev/berth/manifest"
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/validation"
 )
 
 // pick returns one of vs, or the zero value (unset) half the time.
@@ -183,12 +183,12 @@ func harden(r *rand.Rand, pod *v1.Pod) {
 // allPorts permits every host port, which PSA's baseline forbids (berth's
 // one documented change: the source's host_ports instead).
 func berthRefusals(pod *v1.Pod, level model.PodSecurityLevel, allPorts bool) []string {
-	opts := manifest.Options{Level: level, AllowedUnsafeSysctls: []string{"net.core.*", "kernel.msg*"}}
+	opts := validation.Options{Level: level, AllowedUnsafeSysctls: []string{"net.core.*", "kernel.msg*"}}
 	if allPorts {
 		opts.HostPorts = model.PortRanges{{Min: 1, Max: 65535}}
 	}
 	var out []string
-	for _, e := range manifest.Validate(pod, opts) {
+	for _, e := range validation.Pod(pod, opts) {
 		if strings.Contains(e.Detail, "violates PodSecurity") {
 			out = append(out, e.Error())
 		}
@@ -252,9 +252,9 @@ func TestHostPortsAreTheOneChange(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for i := range 5000 {
 		pod := randomPod(r)
-		opts := manifest.Options{Level: model.LevelBaseline, HostPorts: model.PortRanges{}, AllowedUnsafeSysctls: []string{"net.core.*", "kernel.msg*"}}
+		opts := validation.Options{Level: model.LevelBaseline, HostPorts: model.PortRanges{}, AllowedUnsafeSysctls: []string{"net.core.*", "kernel.msg*"}}
 		var b []string
-		for _, e := range manifest.Validate(pod, opts) {
+		for _, e := range validation.Pod(pod, opts) {
 			if strings.Contains(e.Detail, "violates PodSecurity") {
 				b = append(b, e.Error())
 			}

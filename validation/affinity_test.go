@@ -1,4 +1,4 @@
-package manifest
+package validation_test
 
 import (
 	"slices"
@@ -7,6 +7,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/berth-dev/berth/validation"
 )
 
 func nodeTerms(terms ...v1.NodeSelectorTerm) *v1.Affinity {
@@ -44,7 +46,7 @@ func TestNodeFieldsAccepted(t *testing.T) {
 		"pod limits only": func(p *v1.Pod) { p.Spec.Resources = &v1.ResourceRequirements{Limits: resList("", "200Mi")} },
 	} {
 		t.Run(name, func(t *testing.T) {
-			if errs := specErrs(t, mutate, Options{}); len(errs) > 0 {
+			if errs := specErrs(t, mutate, validation.Options{}); len(errs) > 0 {
 				t.Fatalf("refused: %q", errs)
 			}
 		})
@@ -102,7 +104,7 @@ func TestNodeFieldsRefused(t *testing.T) {
 		}, `spec.containers[1].resources.limits[memory]: Invalid value: "200Mi": must be less than or equal to pod limits of 100Mi`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			errs := specErrs(t, tc.mutate, Options{})
+			errs := specErrs(t, tc.mutate, validation.Options{})
 			if !slices.ContainsFunc(errs, func(e string) bool { return strings.HasPrefix(e, tc.want) }) {
 				t.Errorf("got %q\nwant %q", errs, tc.want)
 			}

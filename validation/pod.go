@@ -1,4 +1,4 @@
-package manifest
+package validation
 
 import (
 	"fmt"
@@ -17,7 +17,7 @@ import (
 	"github.com/berth-dev/berth/model"
 )
 
-// Validate checks a defaulted pod against what berth can run and what opts
+// Pod checks a defaulted pod against what berth can run and what opts
 // allow, and returns every problem with its JSON field path. It does not
 // modify the pod.
 //
@@ -31,14 +31,14 @@ import (
 // are nonnegative with requests not above limits; the grace period is not
 // negative; each probe and lifecycle hook has exactly one handler. Every set
 // field that podFields classes refused is Forbidden by name; the values of
-// the mapped fields (manifest/fields.go) are checked in validate_spec.go. metadata.uid
+// the mapped fields (fields.go) are checked in spec.go. metadata.uid
 // is a UUID or a DNS-1123 label (it names the pod's directory on the host);
 // at most opts.MaxContainers containers. opts.Level's Pod Security profile
 // is enforced by podSecurity, the sysctl rules by validateSysctls.
-func Validate(pod *v1.Pod, opts Options) field.ErrorList {
+func Pod(pod *v1.Pod, opts Options) field.ErrorList {
 	meta := field.NewPath("metadata")
 	errs := validateMeta(&pod.ObjectMeta)
-	errs = append(errs, validateUID(pod.UID, meta.Child("uid"))...)
+	errs = append(errs, UID(pod.UID, meta.Child("uid"))...)
 
 	spec := &pod.Spec
 	sp := field.NewPath("spec")
@@ -56,7 +56,7 @@ func Validate(pod *v1.Pod, opts Options) field.ErrorList {
 	if len(spec.Containers) == 0 {
 		errs = append(errs, field.Required(sp.Child("containers"), "must have at least one container"))
 	}
-	if n, limit := len(spec.InitContainers)+len(spec.Containers), opts.maxContainers(); n > limit {
+	if n, limit := len(spec.InitContainers)+len(spec.Containers), opts.ContainerLimit(); n > limit {
 		errs = append(errs, field.TooMany(sp.Child("containers"), n, limit))
 	}
 	for i := range spec.Containers {
@@ -77,9 +77,9 @@ func Validate(pod *v1.Pod, opts Options) field.ErrorList {
 	return errs
 }
 
-// validateUID accepts an empty UID (defaulted later), a UUID or a DNS-1123
-// label: one path element, as the pod's directory root_dir/pods/<uid>.
-func validateUID(uid types.UID, p *field.Path) field.ErrorList {
+// UID accepts an empty UID (defaulted later), a UUID or a DNS-1123 label:
+// one path element, as the pod's directory root_dir/pods/<uid>.
+func UID(uid types.UID, p *field.Path) field.ErrorList {
 	if uid == "" || model.ValidPodUID(string(uid)) {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package manifest
+package validation_test
 
 import (
 	"strings"
@@ -6,57 +6,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
-)
 
-// A sidecar with a startup probe, a readiness probe and a preStop hook,
-// coordinating through an emptyDir (the website's startup-coordination
-// pattern), validates as the API server accepts it.
-func TestSidecarWithProbesValidates(t *testing.T) {
-	pods := decodeOK(t, `apiVersion: v1
-kind: Pod
-metadata:
-  name: coordinated
-spec:
-  initContainers:
-  - name: writer
-    image: berth/testapp:1
-    restartPolicy: Always
-    command: ["sh", "-c", "echo ready > /shared/flag; sleep 3600"]
-    startupProbe:
-      exec:
-        command: ["test", "-f", "/shared/flag"]
-      periodSeconds: 2
-    readinessProbe:
-      tcpSocket:
-        port: 8080
-    livenessProbe:
-      exec:
-        command: ["true"]
-    lifecycle:
-      preStop:
-        exec:
-          command: ["sleep", "1"]
-    volumeMounts:
-    - name: shared
-      mountPath: /shared
-  containers:
-  - name: app
-    image: berth/testapp:1
-    volumeMounts:
-    - name: shared
-      mountPath: /shared
-  volumes:
-  - name: shared
-    emptyDir: {}
-`, Options{})
-	if len(pods) != 1 {
-		t.Fatalf("got %d pods", len(pods))
-	}
-	ic := pods[0].Pod.Spec.InitContainers[0]
-	if ic.StartupProbe == nil || ic.StartupProbe.FailureThreshold != 3 {
-		t.Errorf("the sidecar's startup probe is not defaulted: %+v", ic.StartupProbe)
-	}
-}
+	"github.com/berth-dev/berth/validation"
+)
 
 func TestContainerRestartPolicyRules(t *testing.T) {
 	exec := &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"true"}}}}
@@ -85,7 +37,7 @@ func TestContainerRestartPolicyRules(t *testing.T) {
 		}, "spec.initContainers[0].startupProbe.successThreshold: Invalid value: 2: must be 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			errs := specErrs(t, tc.mutate, Options{})
+			errs := specErrs(t, tc.mutate, validation.Options{})
 			for _, e := range errs {
 				if strings.HasPrefix(e, tc.want) {
 					return

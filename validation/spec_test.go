@@ -1,4 +1,4 @@
-package manifest
+package validation_test
 
 import (
 	"strings"
@@ -10,21 +10,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/validation"
 )
-
-// specErrs defaults and validates validPod after mutate, returning
-// "field: message" of every error.
-func specErrs(t *testing.T, mutate func(p *v1.Pod), opts Options) []string {
-	t.Helper()
-	p := validPod()
-	mutate(p)
-	Default("t", p, false)
-	var got []string
-	for _, e := range Validate(p, opts) {
-		got = append(got, e.Field+": "+e.ErrorBody())
-	}
-	return got
-}
 
 func env(p *v1.Pod, vf *v1.EnvVarSource) {
 	p.Spec.Containers[1].Env = []v1.EnvVar{{Name: "X", ValueFrom: vf}}
@@ -112,7 +99,7 @@ func TestIssue12Accepted(t *testing.T) {
 	}
 	for name, mutate := range cases {
 		t.Run(name, func(t *testing.T) {
-			if errs := specErrs(t, mutate, Options{Level: model.LevelPrivileged}); len(errs) > 0 {
+			if errs := specErrs(t, mutate, validation.Options{Level: model.LevelPrivileged}); len(errs) > 0 {
 				t.Errorf("refused: %q", errs)
 			}
 		})
@@ -272,7 +259,7 @@ func TestIssue12Refused(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			errs := specErrs(t, tc.mutate, Options{})
+			errs := specErrs(t, tc.mutate, validation.Options{})
 			for _, e := range errs {
 				if strings.HasPrefix(e, tc.want) {
 					return

@@ -1,4 +1,4 @@
-package manifest
+package validation
 
 import (
 	v1 "k8s.io/api/core/v1"

@@ -1,7 +1,6 @@
-package manifest
+package validation_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -10,17 +9,19 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	"github.com/berth-dev/berth/manifest"
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/pause"
+	"github.com/berth-dev/berth/validation"
 )
 
 // The security audit's attacks: each manifest was accepted from a network
 // source before; now each is refused by the named field, and the level (or
 // the kubelet rule) is named.
 func TestAuditedAttacksAreRefused(t *testing.T) {
-	baseline := Options{Level: model.LevelBaseline}
-	privileged := Options{Level: model.LevelPrivileged}
-	restricted := Options{Level: model.LevelRestricted}
+	baseline := validation.Options{Level: model.LevelBaseline}
+	privileged := validation.Options{Level: model.LevelPrivileged}
+	restricted := validation.Options{Level: model.LevelRestricted}
 	c0 := func(p *v1.Pod) *v1.Container { return &p.Spec.Containers[0] }
 	csc := func(p *v1.Pod) *v1.SecurityContext {
 		if c0(p).SecurityContext == nil {
@@ -36,7 +37,7 @@ func TestAuditedAttacksAreRefused(t *testing.T) {
 	}
 	cases := []struct {
 		name   string
-		opts   Options
+		opts   validation.Options
 		mutate func(p *v1.Pod)
 		field  string
 		detail string
@@ -86,7 +87,7 @@ func TestAuditedAttacksAreRefused(t *testing.T) {
 			"spec.containers[0].securityContext.seLinuxOptions.role", "seLinuxOptions"},
 		{"hostPort below 1024", baseline, func(p *v1.Pod) { c0(p).Ports[0].HostPort = 80 },
 			"spec.containers[0].ports[0].hostPort", "80 is outside the source's host_ports 1024-65535"},
-		{"hostPort outside configured range", Options{HostPorts: model.PortRanges{{Min: 30000, Max: 32767}}}, func(p *v1.Pod) {},
+		{"hostPort outside configured range", validation.Options{HostPorts: model.PortRanges{{Min: 30000, Max: 32767}}}, func(p *v1.Pod) {},
 			"spec.containers[0].ports[0].hostPort", "18080 is outside the source's host_ports 30000-32767"},
 		{"hostPort on another host address", baseline, func(p *v1.Pod) { c0(p).Ports[0].HostIP = "10.1.2.3" },
 			"spec.containers[0].ports[0].hostIP", "not the node's address"},
@@ -94,10 +95,10 @@ func TestAuditedAttacksAreRefused(t *testing.T) {
 			"spec.securityContext.sysctls[0].name", `violates PodSecurity "baseline": forbidden sysctls`},
 		{"unsafe sysctl from the file source", privileged, func(p *v1.Pod) { psc(p).Sysctls = []v1.Sysctl{{Name: "net.core.somaxconn", Value: "1024"}} },
 			"spec.securityContext.sysctls[0].name", "SysctlForbidden: net.core.somaxconn is not in the kubelet's safe set nor in allowed_unsafe_sysctls"},
-		{"allowed but host-wide sysctl", Options{Level: model.LevelPrivileged, AllowedUnsafeSysctls: []string{"kernel.*"}}, func(p *v1.Pod) {
+		{"allowed but host-wide sysctl", validation.Options{Level: model.LevelPrivileged, AllowedUnsafeSysctls: []string{"kernel.*"}}, func(p *v1.Pod) {
 			psc(p).Sysctls = []v1.Sysctl{{Name: "kernel.core_pattern", Value: "|/tmp/x"}}
 		}, "spec.securityContext.sysctls[0].name", "is not namespaced"},
-		{"net sysctl with hostNetwork", Options{Level: model.LevelPrivileged}, func(p *v1.Pod) {
+		{"net sysctl with hostNetwork", validation.Options{Level: model.LevelPrivileged}, func(p *v1.Pod) {
 			p.Spec.HostNetwork = true
 			c0(p).Ports[0].HostPort = 8080
 			psc(p).Sysctls = []v1.Sysctl{{Name: "net.ipv4.tcp_syncookies", Value: "1"}}
@@ -131,7 +132,7 @@ func TestAuditedAttacksAreRefused(t *testing.T) {
 		{"pause image by digest in an init container", restricted, func(p *v1.Pod) {
 			p.Spec.InitContainers = []v1.Container{{Name: "init", Image: "docker.io/berth/pause@sha256:" + strings.Repeat("ab", 32)}}
 		}, "spec.initContainers[0].image", "berth/pause is the pod sandbox image's repository"},
-		{"configured pod_infra_image's repository", Options{SandboxRepositories: pause.Reserved("registry.k8s.io/pause:3.9")},
+		{"configured pod_infra_image's repository", validation.Options{SandboxRepositories: pause.Reserved("registry.k8s.io/pause:3.9")},
 			func(p *v1.Pod) { c0(p).Image = "registry.k8s.io/pause:3.10" }, "spec.containers[0].image", "registry.k8s.io/pause is the pod sandbox image's repository"},
 		{"restricted: root", restricted, func(p *v1.Pod) {}, "spec.containers[0].securityContext.runAsNonRoot", `violates PodSecurity "restricted"`},
 		{"restricted: hostPath", restricted, func(p *v1.Pod) {
@@ -142,10 +143,10 @@ func TestAuditedAttacksAreRefused(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := validPod()
 			tc.mutate(p)
-			Default("t", p, false)
+			manifest.Default("t", p, false)
 			var got []string
 			found := false
-			for _, e := range Validate(p, tc.opts) {
+			for _, e := range validation.Pod(p, tc.opts) {
 				got = append(got, e.Error())
 				if e.Field == tc.field && strings.Contains(e.Error(), tc.detail) {
 					found = true
@@ -175,13 +176,11 @@ func TestLevelsAllowOrdinaryPods(t *testing.T) {
 	p.Spec.Containers[0].Ports[0].HostIP = "0.0.0.0"
 	p.Spec.Containers = append(p.Spec.Containers, v1.Container{Name: "local", Image: "i", Ports: []v1.ContainerPort{{ContainerPort: 9, HostPort: 9090, HostIP: "127.0.0.1"}}})
 	p.Spec.Containers[0].LivenessProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Port: intstr.FromInt(8080)}}}
-	data, _ := json.Marshal(p)
-	decodeOK(t, string(data), Options{Level: model.LevelBaseline})
-	decodeOK(t, string(data), Options{Level: model.LevelBaseline, NodeIP: "192.0.2.7"})
+	accepted(t, p, validation.Options{Level: model.LevelBaseline})
+	accepted(t, p, validation.Options{Level: model.LevelBaseline, NodeIP: "192.0.2.7"})
 
 	p.Spec.Containers[0].Ports[0].HostIP = "192.0.2.7"
-	data, _ = json.Marshal(p)
-	decodeOK(t, string(data), Options{Level: model.LevelBaseline, NodeIP: "192.0.2.7"})
+	accepted(t, p, validation.Options{Level: model.LevelBaseline, NodeIP: "192.0.2.7"})
 
 	p.Spec.Containers[0].Ports[0].HostIP = ""
 	p.Spec.SecurityContext.RunAsNonRoot = ptr.To(true)
@@ -193,62 +192,14 @@ func TestLevelsAllowOrdinaryPods(t *testing.T) {
 		c.SecurityContext.AllowPrivilegeEscalation = ptr.To(false)
 		c.SecurityContext.Capabilities = &v1.Capabilities{Drop: []v1.Capability{"ALL"}, Add: []v1.Capability{"NET_BIND_SERVICE"}}
 	}
-	data, _ = json.Marshal(p)
-	decodeOK(t, string(data), Options{Level: model.LevelRestricted})
+	accepted(t, p, validation.Options{Level: model.LevelRestricted})
 
 	// A trusted pod may run the local sandbox image (it is never pulled).
 	sandbox := validPod()
 	sandbox.Spec.Containers[0].Image = "berth/pause:1"
-	data, _ = json.Marshal(sandbox)
-	decodeOK(t, string(data), Options{Level: model.LevelPrivileged})
+	accepted(t, sandbox, validation.Options{Level: model.LevelPrivileged})
 
 	unsafe := validPod()
 	unsafe.Spec.SecurityContext = &v1.PodSecurityContext{Sysctls: []v1.Sysctl{{Name: "net.core.somaxconn", Value: "1024"}, {Name: "kernel.msgmax", Value: "8192"}}}
-	data, _ = json.Marshal(unsafe)
-	decodeOK(t, string(data), Options{Level: model.LevelPrivileged, AllowedUnsafeSysctls: []string{"net.core.*", "kernel.msgmax"}})
-}
-
-// A network source never lets a manifest choose a pod's UID: a pushed pod
-// naming a file-source pod's UID gets its own, and two sources never share
-// one (so never a pod directory).
-func TestNetworkSourcesDeriveUIDs(t *testing.T) {
-	const fileUID = "0b7e5a3c-1111-4222-8333-944445555666"
-	m := fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata: {name: web, uid: %s}\nspec:\n  containers: [{name: c, image: busybox}]\n", fileUID)
-	file := decodeOK(t, m, Options{Level: model.LevelPrivileged, Node: "n1"})
-	if len(file) != 1 || file[0].Pod.UID != fileUID {
-		t.Fatalf("file source: %v", file)
-	}
-	pushA, errs := Decode("push", "o", []byte(m), Options{DeriveUIDs: true, Node: "n1"})
-	pushB, _ := Decode("http", "o", []byte(m), Options{DeriveUIDs: true, Node: "n1"})
-	if len(errs) != 0 || len(pushA) != 1 || len(pushB) != 1 {
-		t.Fatalf("network decode: %v %v", pushA, errs)
-	}
-	a, b := pushA[0].Pod.UID, pushB[0].Pod.UID
-	if a == fileUID || b == fileUID || a == b {
-		t.Errorf("uids file %s push %s http %s: a network pod took another's", fileUID, a, b)
-	}
-	if len(validateUID(a, nil)) != 0 {
-		t.Errorf("derived uid %q is not one path element", a)
-	}
-	// Stable across decodes, and a new declared UID is a new incarnation.
-	again, _ := Decode("push", "o", []byte(m), Options{DeriveUIDs: true, Node: "n1"})
-	other, _ := Decode("push", "o", []byte(strings.Replace(m, fileUID, "another-uid", 1)), Options{DeriveUIDs: true, Node: "n1"})
-	if again[0].Pod.UID != a || other[0].Pod.UID == a {
-		t.Errorf("derived uids: again %s, other %s, first %s", again[0].Pod.UID, other[0].Pod.UID, a)
-	}
-	// Without a declared UID, the derived one is the same as before UIDs were hashed.
-	plain, _ := Decode("push", "o", []byte(strings.Replace(m, ", uid: "+fileUID, "", 1)), Options{DeriveUIDs: true, Node: "n1"})
-	if want := PodUID(uidScope("n1", "push"), "default", "web"); plain[0].Pod.UID != want {
-		t.Errorf("undeclared uid %s, want %s", plain[0].Pod.UID, want)
-	}
-	// A hostile declared UID is still refused by name, not silently replaced.
-	bad := strings.Replace(m, fileUID, "x/../../etc", 1)
-	if errs := decodeErrs(t, bad, Options{DeriveUIDs: true}); len(errs) != 1 || !strings.Contains(errs[0], "metadata.uid: Invalid value") {
-		t.Errorf("hostile uid: %q", errs)
-	}
-	// The legacy format's uuid takes the same check.
-	legacy := "version: v1beta1\nid: seed\nuuid: ../../../tmp\ncontainers: [{name: c, image: busybox}]\n"
-	if errs := decodeErrs(t, legacy, Options{Level: model.LevelPrivileged}); len(errs) != 1 || !strings.Contains(errs[0], "default/seed: uuid: Invalid value") {
-		t.Errorf("legacy uuid: %q", errs)
-	}
+	accepted(t, unsafe, validation.Options{Level: model.LevelPrivileged, AllowedUnsafeSysctls: []string{"net.core.*", "kernel.msgmax"}})
 }

@@ -1,4 +1,4 @@
-package manifest
+package validation
 
 import (
 	"fmt"
@@ -8,13 +8,15 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/berth-dev/berth/internal/jsonfield"
 )
 
 // fieldClass is what berth does with a pod-spec field that a manifest sets.
 type fieldClass int
 
 const (
-	// mapped: berth gives the field its Kubernetes meaning (Validate may
+	// mapped: berth gives the field its Kubernetes meaning (Pod may
 	// still refuse some values).
 	mapped fieldClass = iota + 1
 	// defaulted: berth supplies the value itself.
@@ -22,7 +24,7 @@ const (
 	// notApplicable: meaningless without a cluster; accepted, and named in
 	// the pod's one warning line at load.
 	notApplicable
-	// refused: Validate rejects the pod naming the field.
+	// refused: Pod rejects the pod naming the field.
 	refused
 	// notEnforced: a kubelet would act on it and berth does not; accepted,
 	// and named in the pod's one warning line at load as not enforced.
@@ -477,7 +479,7 @@ func walkFields(v reflect.Value, p *field.Path, out *[]classedField) {
 			walkFields(v.Index(i), p.Index(i), out)
 		}
 	case reflect.Map:
-		if _, ok := podFields[derefType(v.Type().Elem())]; !ok {
+		if _, ok := podFields[jsonfield.Elem(v.Type().Elem())]; !ok {
 			return
 		}
 		keys := v.MapKeys()
@@ -496,7 +498,7 @@ func walkFields(v reflect.Value, p *field.Path, out *[]classedField) {
 		t := v.Type()
 		for i := range t.NumField() {
 			sf := t.Field(i)
-			name, inline := jsonField(sf)
+			name, inline := jsonfield.Name(sf)
 			switch {
 			case !sf.IsExported() || name == "-":
 				continue
@@ -520,13 +522,6 @@ func walkFields(v reflect.Value, p *field.Path, out *[]classedField) {
 	}
 }
 
-// jsonField returns the JSON name of a struct field, and whether the field is
-// an embedded struct whose fields are inlined.
-func jsonField(sf reflect.StructField) (name string, inline bool) {
-	name, _, _ = strings.Cut(sf.Tag.Get("json"), ",")
-	return name, sf.Anonymous && name == ""
-}
-
 // isSet reports whether a field holds a value: not zero, and not an empty
 // list or map.
 func isSet(v reflect.Value) bool {
@@ -535,13 +530,6 @@ func isSet(v reflect.Value) bool {
 		return v.Len() > 0
 	}
 	return !v.IsZero()
-}
-
-func derefType(t reflect.Type) reflect.Type {
-	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map || t.Kind() == reflect.Array {
-		t = t.Elem()
-	}
-	return t
 }
 
 // refusedFields returns a Forbidden error for every set field of spec

@@ -1,4 +1,4 @@
-package manifest
+package validation_test
 
 import (
 	"encoding/json"
@@ -10,32 +10,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/berth-dev/berth/manifest"
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/validation"
 )
 
-func validPod() *v1.Pod {
-	p := &v1.Pod{
-		Spec: v1.PodSpec{
-			Volumes: []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}},
-			Containers: []v1.Container{{
-				Name:         "web",
-				Image:        "berth/testapp:1",
-				Ports:        []v1.ContainerPort{{ContainerPort: 8080, HostPort: 18080}},
-				VolumeMounts: []v1.VolumeMount{{Name: "data", MountPath: "/data"}},
-			}, {
-				Name:  "sidecar",
-				Image: "berth/testapp:1",
-				Env:   []v1.EnvVar{{Name: "PORT", Value: "8081"}},
-			}},
-		},
-	}
-	p.APIVersion, p.Kind, p.Name = "v1", "Pod", "web"
-	return p
-}
-
 func TestValidPodPasses(t *testing.T) {
-	data, _ := json.Marshal(validPod())
-	decodeOK(t, string(data), Options{})
+	accepted(t, validPod(), validation.Options{})
 }
 
 func TestValidationRules(t *testing.T) {
@@ -144,7 +125,7 @@ func TestValidationRules(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pods, errs := Decode("test", "o.json", data, Options{})
+			pods, errs := manifest.Decode("test", "o.json", data, manifest.Options{})
 			if len(pods) != 0 || len(errs) == 0 {
 				t.Fatalf("accepted: pods %d errs %v", len(pods), errs)
 			}
@@ -153,7 +134,7 @@ func TestValidationRules(t *testing.T) {
 				if e.Field == tc.field && strings.HasPrefix(e.Err, tc.msg) {
 					found = true
 				}
-				if wantKey := PodKey(p.Namespace, p.Name); p.Name != "" && e.PodKey != wantKey {
+				if wantKey := manifest.PodKey(p.Namespace, p.Name); p.Name != "" && e.PodKey != wantKey {
 					t.Errorf("PodKey %q, want %q", e.PodKey, wantKey)
 				}
 			}
@@ -172,10 +153,10 @@ func TestHostAccessAllowed(t *testing.T) {
 	p.Spec.Containers[0].Ports[0].HostPort = 8080
 	p.Spec.Containers[0].SecurityContext = &v1.SecurityContext{Privileged: &yes}
 	p.Spec.Volumes = append(p.Spec.Volumes, v1.Volume{Name: "sock", VolumeSource: v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/var/run/docker.sock"}}})
-	data, _ := json.Marshal(p)
-	decodeOK(t, string(data), Options{Level: model.LevelPrivileged})
+	accepted(t, p, validation.Options{Level: model.LevelPrivileged})
 
-	_, errs := Decode("test", "o", data, Options{})
+	data, _ := json.Marshal(p)
+	_, errs := manifest.Decode("test", "o", data, manifest.Options{})
 	var fields []string
 	for _, e := range errs {
 		fields = append(fields, e.Field)
@@ -200,8 +181,8 @@ func TestHostPortConflicts(t *testing.T) {
 		p := validPod()
 		p.Spec.Containers[0].Ports = []v1.ContainerPort{set[0]}
 		p.Spec.Containers[1].Ports = []v1.ContainerPort{set[1]}
-		Default("t", p, false)
-		errs := Validate(p, Options{Level: model.LevelPrivileged})
+		manifest.Default("t", p, false)
+		errs := validation.Pod(p, validation.Options{Level: model.LevelPrivileged})
 		if want := i >= len(ok); (len(errs) > 0) != want {
 			t.Errorf("%d: %v: errs %v", i, set, errs)
 		}

@@ -1,4 +1,4 @@
-package manifest
+package validation
 
 import (
 	"k8s.io/apimachinery/pkg/util/validation/field"

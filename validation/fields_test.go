@@ -1,4 +1,4 @@
-package manifest
+package validation
 
 import (
 	"reflect"
@@ -7,6 +7,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/berth-dev/berth/internal/jsonfield"
 )
 
 // TestFieldTableCoversTheAPI walks the pinned core/v1 types from PodSpec:
@@ -53,7 +55,7 @@ func fieldTableProblems(table map[reflect.Type]map[string]fieldRule, roots ...re
 	seen := map[reflect.Type]bool{}
 	var walk func(rt reflect.Type, path string)
 	walk = func(rt reflect.Type, path string) {
-		rt = derefType(rt)
+		rt = jsonfield.Elem(rt)
 		if rt.Kind() != reflect.Struct || rt.PkgPath() != "k8s.io/api/core/v1" || seen[rt] {
 			return
 		}
@@ -66,7 +68,7 @@ func fieldTableProblems(table map[reflect.Type]map[string]fieldRule, roots ...re
 		names := map[string]bool{}
 		for i := range rt.NumField() {
 			f := rt.Field(i)
-			name, inline := jsonField(f)
+			name, inline := jsonfield.Name(f)
 			if inline {
 				walk(f.Type, path)
 				continue
@@ -77,7 +79,7 @@ func fieldTableProblems(table map[reflect.Type]map[string]fieldRule, roots ...re
 				problems = append(problems, rt.Name()+"."+name+" (at "+path+"): field is in no class")
 				continue
 			}
-			if _, listed := table[derefType(f.Type)]; listed || rule.class == mapped || rule.class == defaulted {
+			if _, listed := table[jsonfield.Elem(f.Type)]; listed || rule.class == mapped || rule.class == defaulted {
 				walk(f.Type, path+"."+name)
 			}
 		}

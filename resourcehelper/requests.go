@@ -1,4 +1,8 @@
-package manifest
+// Package resourcehelper computes what a pod requests of the node, as
+// Kubernetes' component-helpers/resource does: the aggregate of its
+// containers (sidecars and init containers included), pod-level requests and
+// overhead. Validation, admission's node fit and QoS classes share it.
+package resourcehelper
 
 import (
 	v1 "k8s.io/api/core/v1"

@@ -1,4 +1,4 @@
-package manifest
+package validation
 
 import (
 	"net"
@@ -8,14 +8,15 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/berth-dev/berth/model"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/berth-dev/berth/model"
 )
 
-// The values berth accepts in the mapped fields (fields.go), checked with
-// the API server's limits.
+// The values berth accepts in the mapped fields, checked with the API
+// server's limits.
 
 var dnsPolicies = []v1.DNSPolicy{v1.DNSClusterFirst, v1.DNSClusterFirstWithHostNet, v1.DNSDefault, v1.DNSNone}
 

@@ -1,4 +1,4 @@
-package manifest
+package validation
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/berth-dev/berth/resourcehelper"
 )
 
 var podLevelResources = []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory}
@@ -48,9 +50,9 @@ func validatePodResources(spec *v1.PodSpec, sp *field.Path) field.ErrorList {
 	if len(errs) > 0 {
 		return errs
 	}
-	agg := ContainerRequests(spec)
+	agg := resourcehelper.ContainerRequests(spec)
 	for _, name := range podLevelResources {
-		pod, ok := Request(*r, name)
+		pod, ok := resourcehelper.Request(*r, name)
 		if !ok {
 			continue
 		}
