@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/berth-dev/berth/server"
+	"github.com/berth-dev/berth/internal/tokenfile"
 )
 
 // kubeconfigFlags are berth kubeconfig's own flags.
@@ -117,7 +117,7 @@ func buildKubeconfig(l *locator, f kubeconfigFlags, stderr io.Writer) (*clientcm
 	}
 	user := clientcmdapi.NewAuthInfo()
 	if l.tokenFile != "" {
-		tokens, err := server.LoadTokens("token file (from "+l.tokenFrom+")", l.tokenFile)
+		tokens, err := tokenfile.Load("token file (from "+l.tokenFrom+")", l.tokenFile)
 		if err != nil {
 			return nil, err
 		}

@@ -1,4 +1,7 @@
-package server
+// Package tokenfile reads the secret files of the agent and its client:
+// bearer token files (one token a line) and password files, refused when
+// group or others may read or write them.
+package tokenfile
 
 import (
 	"errors"
@@ -41,10 +44,10 @@ func ReadSecret(key, path string) ([]byte, error) {
 	return b, nil
 }
 
-// LoadTokens reads one token per non-empty line of the file path, named
+// Load reads one token per non-empty line of the file path, named
 // by configuration key key (server.token_file, sources.push.token_file),
 // with ReadSecret's checks; a file without a token is an error.
-func LoadTokens(key, path string) ([]string, error) {
+func Load(key, path string) ([]string, error) {
 	b, err := ReadSecret(key, path)
 	if err != nil {
 		return nil, err
