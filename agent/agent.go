@@ -28,6 +28,7 @@ import (
 	"github.com/berth-dev/berth/controller"
 	"github.com/berth-dev/berth/events"
 	"github.com/berth-dev/berth/informer"
+	"github.com/berth-dev/berth/internal/secretfile"
 	"github.com/berth-dev/berth/kubeapi"
 	"github.com/berth-dev/berth/manifest"
 	"github.com/berth-dev/berth/metrics"
@@ -249,14 +250,14 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Agent, err error) {
 // the push source without either file.
 func loadTokens(cfg *config.Config) (admin, push []string, err error) {
 	if cfg.TokenFile != "" {
-		if admin, err = server.LoadTokens("server.token_file", cfg.TokenFile); err != nil {
+		if admin, err = secretfile.Tokens("server.token_file", cfg.TokenFile); err != nil {
 			return nil, nil, err
 		}
 	} else if !cfg.Loopback() {
 		return nil, nil, fmt.Errorf("server.address %s is not loopback: set server.token_file to protect the API", cfg.ServerAddress)
 	}
 	if cfg.PushTokenFile != "" {
-		if push, err = server.LoadTokens("sources.push.token_file", cfg.PushTokenFile); err != nil {
+		if push, err = secretfile.Tokens("sources.push.token_file", cfg.PushTokenFile); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -53,7 +53,11 @@ func getAllNodePods(cmd *cobra.Command, ef *etcdFlags, f getFlags, names []strin
 // first, ages at now, or the objects.
 func printAllNodePods(stdout, stderr io.Writer, list *v1.PodList, out outputFormat, q getQuery, now time.Time) error {
 	if !out.table() {
-		return (&objectPrinter{w: stdout, out: out}).print(list)
+		po, err := newObjectPrinter(stdout, out, false)
+		if err != nil {
+			return err
+		}
+		return po.print(list)
 	}
 	if len(list.Items) == 0 {
 		if q.allNS {
@@ -67,8 +71,7 @@ func printAllNodePods(stdout, stderr io.Writer, list *v1.PodList, out outputForm
 	if err != nil {
 		return err
 	}
-	p := &tablePrinter{t: &table{w: stdout}, wide: out.kind == "wide", allNS: q.allNS, nodes: true}
-	return p.print(t, "")
+	return newTablePrinter(stdout, out.kind == "wide", q.allNS, false, true).print(t, "")
 }
 
 // withStatusContainers gives a pod known only by its status (a node's

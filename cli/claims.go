@@ -11,6 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
 )
 
 // claimAliases are the names kubectl takes for claims.
@@ -33,7 +35,7 @@ func getClaimsCmd() *cobra.Command {
 			if err := client.getJSON(cmd.Context(), "/persistentvolumeclaims", &list); err != nil {
 				return err
 			}
-			return printClaims(cmd.OutOrStdout(), &list, output, time.Now())
+			return printClaims(cmd.OutOrStdout(), cmd.ErrOrStderr(), &list, output, time.Now())
 		},
 	}
 	client.addFlags(cmd.Flags())
@@ -41,38 +43,43 @@ func getClaimsCmd() *cobra.Command {
 	return cmd
 }
 
-func printClaims(w io.Writer, list *v1.PersistentVolumeClaimList, output string, now time.Time) error {
-	switch output {
-	case "json":
-		return printJSON(w, list)
-	case "yaml":
-		return printYAML(w, list)
+// claimColumns are get pvc's columns, the last two -o wide's.
+var claimColumns = []metav1.TableColumnDefinition{
+	{Name: "Namespace", Type: "string"}, {Name: "Name", Type: "string", Format: "name"}, {Name: "Status", Type: "string"},
+	{Name: "Volume", Type: "string"}, {Name: "Capacity", Type: "string"}, {Name: "Access Modes", Type: "string"},
+	{Name: "StorageClass", Type: "string"}, {Name: "Age", Type: "string"},
+	{Name: "Source", Type: "string", Priority: 1}, {Name: "Used By", Type: "string", Priority: 1},
+}
+
+func printClaims(w, stderr io.Writer, list *v1.PersistentVolumeClaimList, output string, now time.Time) error {
+	if output == "json" || output == "yaml" {
+		p, err := resourcePrinter(outputFormat{kind: output})
+		if err != nil {
+			return err
+		}
+		if list.Kind == "" {
+			list.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaimList"}
+		}
+		return p.PrintObj(list, w)
 	}
-	header := []string{"NAMESPACE", "NAME", "STATUS", "VOLUME", "CAPACITY", "ACCESS MODES", "STORAGECLASS", "AGE"}
-	if output == "wide" {
-		header = append(header, "SOURCE", "USED BY")
-	}
-	rows := [][]string{header}
+	t := &metav1.Table{ColumnDefinitions: claimColumns}
 	for i := range list.Items {
 		c := &list.Items[i]
 		capacity := ""
 		if q, ok := c.Status.Capacity[v1.ResourceStorage]; ok {
 			capacity = q.String()
 		}
-		class, ageCol := "", "<unknown>"
+		class, age := "", "<unknown>"
 		if c.Spec.StorageClassName != nil {
 			class = *c.Spec.StorageClassName
 		}
 		if !c.CreationTimestamp.IsZero() {
-			ageCol = age(now.Sub(c.CreationTimestamp.Time))
+			age = duration.HumanDuration(now.Sub(c.CreationTimestamp.Time))
 		}
-		row := []string{c.Namespace, c.Name, string(c.Status.Phase), c.Spec.VolumeName, capacity, accessModes(c.Spec.AccessModes), class, ageCol}
-		if output == "wide" {
-			row = append(row, c.Annotations["berth.io/source"], c.Annotations["berth.io/used-by"])
-		}
-		rows = append(rows, row)
+		t.Rows = append(t.Rows, metav1.TableRow{Cells: []any{c.Namespace, c.Name, string(c.Status.Phase), c.Spec.VolumeName, capacity,
+			accessModes(c.Spec.AccessModes), class, age, c.Annotations["berth.io/source"], c.Annotations["berth.io/used-by"]}})
 	}
-	return (&table{w: w}).write(rows...)
+	return printTable(w, stderr, t, output == "wide")
 }
 
 // accessModes abbreviates as kubectl does (RWO, ROX, RWX, RWOP).

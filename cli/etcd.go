@@ -14,7 +14,7 @@ import (
 
 	"github.com/berth-dev/berth/cluster"
 	"github.com/berth-dev/berth/etcdclient"
-	"github.com/berth-dev/berth/server"
+	"github.com/berth-dev/berth/internal/secretfile"
 )
 
 // etcdFlags are the cluster commands' way to etcd, named like etcdctl's
@@ -59,7 +59,7 @@ func (f *etcdFlags) config() (etcdclient.Config, error) {
 		return c, errPasswordInArgv
 	}
 	if f.passwordFile != "" {
-		b, err := server.ReadSecret("--etcd-password-file", f.passwordFile)
+		b, err := secretfile.Read("--etcd-password-file", f.passwordFile)
 		if err != nil {
 			return c, err
 		}

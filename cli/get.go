@@ -1,20 +1,14 @@
 package cli
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
-	"time"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"sigs.k8s.io/yaml"
 )
 
 // podKinds are the names kubectl takes for pods.
@@ -111,97 +105,4 @@ func podRefs(args []string) ([]string, error) {
 		names = append(names, name)
 	}
 	return names, nil
-}
-
-// outputFormat is a parsed -o: one of "", wide, json, yaml, name, or
-// jsonpath with its template.
-type outputFormat struct {
-	kind     string
-	template string
-}
-
-func parseOutput(o string) (outputFormat, error) {
-	if t, ok := strings.CutPrefix(o, "jsonpath="); ok {
-		if t == "" {
-			return outputFormat{}, errors.New("-o jsonpath= needs a template, e.g. -o jsonpath='{.items[*].metadata.name}'")
-		}
-		return outputFormat{kind: "jsonpath", template: t}, nil
-	}
-	switch o {
-	case "", "wide", "json", "yaml", "name":
-		return outputFormat{kind: o}, nil
-	}
-	return outputFormat{}, fmt.Errorf("unknown output format %q (want wide, json, yaml, name or jsonpath=TEMPLATE)", o)
-}
-
-// table reports whether the format prints the server's Table.
-func (o outputFormat) table() bool { return o.kind == "" || o.kind == "wide" }
-
-func checkOutput(output string) error {
-	switch output {
-	case "", "wide", "json", "yaml":
-		return nil
-	}
-	return fmt.Errorf("unknown output format %q (want wide, json or yaml)", output)
-}
-
-func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
-func printYAML(w io.Writer, v any) error {
-	b, err := yaml.Marshal(v)
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(b)
-	return err
-}
-
-// table prints rows in columns three spaces apart, as tabwriter would, but
-// keeps its column widths across writes (only ever widening them), so that
-// rows printed later by a watch line up under the first table.
-type table struct {
-	w      io.Writer
-	widths []int
-}
-
-func (t *table) write(rows ...[]string) error {
-	for _, r := range rows {
-		for i, c := range r {
-			if i == len(t.widths) {
-				t.widths = append(t.widths, 0)
-			}
-			t.widths[i] = max(t.widths[i], utf8.RuneCountInString(c))
-		}
-	}
-	var b strings.Builder
-	for _, r := range rows {
-		for i, c := range r {
-			b.WriteString(c)
-			if i < len(r)-1 {
-				b.WriteString(strings.Repeat(" ", t.widths[i]-utf8.RuneCountInString(c)+3))
-			}
-		}
-		b.WriteByte('\n')
-	}
-	_, err := io.WriteString(t.w, b.String())
-	return err
-}
-
-func age(d time.Duration) string {
-	switch {
-	case d < 0:
-		return "0s"
-	case d < 2*time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < 2*time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	default:
-		return fmt.Sprintf("%dd", int(d.Hours()/24))
-	}
 }

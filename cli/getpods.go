@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/util/jsonpath"
 )
 
 // tableAccept asks the API for a Table, as kubectl does.
@@ -57,18 +55,21 @@ func getPods(ctx context.Context, c *apiClient, f getFlags, names []string, stdo
 		return err
 	}
 	if out.table() {
-		p := &tablePrinter{t: &table{w: stdout}, wide: out.kind == "wide", allNS: q.allNS, events: f.watch && f.watchEvents}
+		p := newTablePrinter(stdout, out.kind == "wide", q.allNS, f.watch && f.watchEvents, false)
 		rv, err := c.listTable(ctx, cs, q, p, stderr)
 		if err != nil || !f.watch {
 			return err
 		}
 		return c.watchTable(ctx, cs, q, rv, p)
 	}
+	po, err := newObjectPrinter(stdout, out, f.watchEvents)
+	if err != nil {
+		return err
+	}
 	list, missing, err := c.listPods(ctx, cs, q, stderr)
 	if err != nil {
 		return err
 	}
-	po := &objectPrinter{w: stdout, out: out, events: f.watchEvents}
 	if !f.watch {
 		if len(names) == 1 && len(list.Items) == 1 {
 			return po.print(&list.Items[0])
@@ -112,7 +113,7 @@ func (c *apiClient) listTable(ctx context.Context, cs *kubernetes.Clientset, q g
 		}
 		raw, _ := res.Raw()
 		t := &metav1.Table{}
-		if err := json.Unmarshal(raw, t); err != nil || t.Kind != "Table" {
+		if err := decodeTable(raw, t); err != nil || t.Kind != "Table" {
 			return fmt.Errorf("berth at %s: the pods' answer is no Table (%v): %.200s", c.server, err, raw)
 		}
 		tables = append(tables, t)
@@ -206,88 +207,4 @@ func (q getQuery) watchOptions(rv string) metav1.ListOptions {
 		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", q.names[0]).String()
 	}
 	return o
-}
-
-// objectPrinter prints pods (or a list) as -o json, yaml, name or
-// jsonpath; events prints watch events whole, as kubectl's
-// --output-watch-events does.
-type objectPrinter struct {
-	w      io.Writer
-	out    outputFormat
-	events bool
-	jp     *jsonpath.JSONPath
-}
-
-func (p *objectPrinter) print(obj any) error {
-	switch p.out.kind {
-	case "json":
-		return printJSON(p.w, obj)
-	case "yaml":
-		return printYAML(p.w, obj)
-	case "name":
-		switch o := obj.(type) {
-		case *v1.Pod:
-			_, err := fmt.Fprintf(p.w, "pod/%s\n", o.Name)
-			return err
-		case *v1.PodList:
-			for i := range o.Items {
-				if _, err := fmt.Fprintf(p.w, "pod/%s\n", o.Items[i].Name); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-	case "jsonpath":
-		return p.jsonpath(obj)
-	}
-	return fmt.Errorf("cannot print %T as %q", obj, p.out.kind)
-}
-
-// event prints one watch event's pod.
-func (p *objectPrinter) event(typ string, pod *v1.Pod) error {
-	pod.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
-	if !p.events || p.out.kind == "name" || p.out.kind == "jsonpath" {
-		if p.out.kind == "yaml" {
-			if _, err := io.WriteString(p.w, "---\n"); err != nil {
-				return err
-			}
-		}
-		return p.print(pod)
-	}
-	ev := struct {
-		Type   string  `json:"type"`
-		Object *v1.Pod `json:"object"`
-	}{typ, pod}
-	if p.out.kind == "yaml" {
-		if _, err := io.WriteString(p.w, "---\n"); err != nil {
-			return err
-		}
-	}
-	return p.print(ev)
-}
-
-// jsonpath prints obj through the -o jsonpath template (k8s.io/client-go's
-// jsonpath, missing keys allowed, as kubectl's printer).
-func (p *objectPrinter) jsonpath(obj any) error {
-	if p.jp == nil {
-		jp := jsonpath.New("output").AllowMissingKeys(true)
-		if err := jp.Parse(p.out.template); err != nil {
-			return fmt.Errorf("-o jsonpath: %w", err)
-		}
-		p.jp = jp
-	}
-	b, err := json.Marshal(obj)
-	if err != nil {
-		return err
-	}
-	var data any
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := dec.Decode(&data); err != nil {
-		return err
-	}
-	if err := p.jp.Execute(p.w, data); err != nil {
-		return fmt.Errorf("-o jsonpath: %w", err)
-	}
-	return nil
 }

@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/berth-dev/berth/server"
+	"github.com/berth-dev/berth/internal/secretfile"
 )
 
 // kubeconfigFlags are berth kubeconfig's own flags.
@@ -62,7 +62,7 @@ func kubeconfigCmd() *cobra.Command {
 				return err
 			}
 			if f.output != "" {
-				if err := writePrivate(f.output, b); err != nil {
+				if err := secretfile.WritePrivate(f.output, b); err != nil {
 					return fmt.Errorf("kubeconfig: -o %s: %w", f.output, err)
 				}
 				return nil
@@ -117,7 +117,7 @@ func buildKubeconfig(l *locator, f kubeconfigFlags, stderr io.Writer) (*clientcm
 	}
 	user := clientcmdapi.NewAuthInfo()
 	if l.tokenFile != "" {
-		tokens, err := server.LoadTokens("token file (from "+l.tokenFrom+")", l.tokenFile)
+		tokens, err := secretfile.Tokens("token file (from "+l.tokenFrom+")", l.tokenFile)
 		if err != nil {
 			return nil, err
 		}
@@ -157,7 +157,7 @@ func buildKubeconfig(l *locator, f kubeconfigFlags, stderr io.Writer) (*clientcm
 // $KUBECONFIG, else ~/.kube/config), replacing entries of the same names
 // only; the current context becomes kc's only where kubectl's merged view
 // has none. The file is locked as kubectl locks it and written with
-// writePrivate (0600).
+// secretfile.WritePrivate (0600).
 func mergeKubeconfig(kc *clientcmdapi.Config, stderr io.Writer) error {
 	po := clientcmd.NewDefaultPathOptions()
 	start, err := po.GetStartingConfig()
@@ -189,7 +189,7 @@ func mergeKubeconfig(kc *clientcmdapi.Config, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("kubeconfig --merge: %w", err)
 	}
-	if err := writePrivate(file, b); err != nil {
+	if err := secretfile.WritePrivate(file, b); err != nil {
 		return fmt.Errorf("kubeconfig --merge: %s: %w", file, err)
 	}
 	if switched {

@@ -31,7 +31,7 @@ func getNodesCmd() *cobra.Command {
 			}); err != nil {
 				return err
 			}
-			return printNodes(cmd.OutOrStdout(), nodes, output, time.Now())
+			return printNodes(cmd.OutOrStdout(), cmd.ErrOrStderr(), nodes, output, time.Now())
 		},
 	}
 	ef.addFlags(cmd.Flags())
@@ -39,35 +39,37 @@ func getNodesCmd() *cobra.Command {
 	return cmd
 }
 
-func printNodes(w io.Writer, nodes []v1.Node, output string, now time.Time) error {
-	list := v1.NodeList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "NodeList"}, Items: nodes}
-	switch output {
-	case "json":
-		return printJSON(w, list)
-	case "yaml":
-		return printYAML(w, list)
+// nodeColumns are get nodes' columns, the last three -o wide's.
+var nodeColumns = []metav1.TableColumnDefinition{
+	{Name: "Name", Type: "string", Format: "name"}, {Name: "Status", Type: "string"}, {Name: "Pods", Type: "string"},
+	{Name: "Version", Type: "string"}, {Name: "Age", Type: "string"},
+	{Name: "Internal-IP", Type: "string", Priority: 1}, {Name: "Kernel-Version", Type: "string", Priority: 1},
+	{Name: "Container-Runtime", Type: "string", Priority: 1},
+}
+
+func printNodes(w, stderr io.Writer, nodes []v1.Node, output string, now time.Time) error {
+	list := &v1.NodeList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "NodeList"}, Items: nodes}
+	if output == "json" || output == "yaml" {
+		p, err := resourcePrinter(outputFormat{kind: output})
+		if err != nil {
+			return err
+		}
+		return p.PrintObj(list, w)
 	}
-	h := []string{"NAME", "STATUS", "PODS", "VERSION", "AGE"}
-	if output == "wide" {
-		h = append(h, "INTERNAL-IP", "KERNEL-VERSION", "CONTAINER-RUNTIME")
-	}
-	rows := [][]string{h}
+	t := &metav1.Table{ColumnDefinitions: nodeColumns}
 	for i := range nodes {
 		n := &nodes[i]
-		row := []string{n.Name, nodeStatus(n), n.Annotations[cluster.PodsAnnotation], n.Status.NodeInfo.KubeletVersion,
-			nodeAge(n.CreationTimestamp, now)}
-		if output == "wide" {
-			ip := "<none>"
-			for _, a := range n.Status.Addresses {
-				if a.Type == v1.NodeInternalIP {
-					ip = a.Address
-				}
+		ip := "<none>"
+		for _, a := range n.Status.Addresses {
+			if a.Type == v1.NodeInternalIP {
+				ip = a.Address
 			}
-			row = append(row, ip, n.Status.NodeInfo.KernelVersion, n.Status.NodeInfo.ContainerRuntimeVersion)
 		}
-		rows = append(rows, row)
+		t.Rows = append(t.Rows, metav1.TableRow{Cells: []any{n.Name, nodeStatus(n), n.Annotations[cluster.PodsAnnotation],
+			n.Status.NodeInfo.KubeletVersion, nodeAge(n.CreationTimestamp, now),
+			ip, n.Status.NodeInfo.KernelVersion, n.Status.NodeInfo.ContainerRuntimeVersion}})
 	}
-	return (&table{w: w}).write(rows...)
+	return printTable(w, stderr, t, output == "wide")
 }
 
 // nodeStatus mirrors kubectl's STATUS column of nodes.

@@ -24,8 +24,8 @@ const Module = "github.com/berth-dev/berth"
 // only; a package missing here is an error, so a new package must be placed.
 var Layers = map[string]int{
 	// 0: foundations, importing nothing of berth.
-	"model": 0, "internal/backoff": 0, "internal/editdist": 0, "etcdclient": 0, "events": 0, "pause": 0, "servingcert": 0,
-	"resourcehelper": 0, "internal/jsonfield": 0,
+	"model": 0, "internal/backoff": 0, "internal/editdist": 0, "internal/secretfile": 0, "etcdclient": 0, "events": 0, "pause": 0, "servingcert": 0,
+	"resourcehelper": 0, "internal/jsonfield": 0, "describe": 0,
 	// 1: one mechanism each, over the model.
 	"manifest": 1, "validation": 1, "podfs": 1, "runtime": 1, "store": 1, "cluster": 1, "podview": 1,
 	// 2: translation, admission, transports, probes, pulls, configuration.

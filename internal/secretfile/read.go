@@ -1,4 +1,9 @@
-package server
+// Package secretfile reads and writes the secret files of the agent and
+// its client: token files (one token a line) and password files, refused
+// when group or others may read or write them, and files written with
+// mode 0600 through no symlink another user planted (a kubeconfig with a
+// token).
+package secretfile
 
 import (
 	"errors"
@@ -8,14 +13,14 @@ import (
 	"strings"
 )
 
-// MaxSecretBytes caps a token or password file.
-const MaxSecretBytes = 64 << 10
+// MaxBytes caps a token or password file.
+const MaxBytes = 64 << 10
 
-// ReadSecret reads a secret file named by configuration key (or flag) key.
+// Read reads a secret file named by configuration key (or flag) key.
 // It refuses a file that group or others may read or write (a mode with
 // any of 0o077: a token anyone could read, or replace with their own), or
-// larger than MaxSecretBytes, naming key, path and mode.
-func ReadSecret(key, path string) ([]byte, error) {
+// larger than MaxBytes, naming key, path and mode.
+func Read(key, path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
@@ -31,21 +36,21 @@ func ReadSecret(key, path string) ([]byte, error) {
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
 		return nil, fmt.Errorf("%s: %s has mode %04o; it must not be readable or writable by group or others (chmod 600)", key, path, perm)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxSecretBytes+1))
+	b, err := io.ReadAll(io.LimitReader(f, MaxBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}
-	if len(b) > MaxSecretBytes {
-		return nil, fmt.Errorf("%s: %s is larger than %d bytes", key, path, MaxSecretBytes)
+	if len(b) > MaxBytes {
+		return nil, fmt.Errorf("%s: %s is larger than %d bytes", key, path, MaxBytes)
 	}
 	return b, nil
 }
 
-// LoadTokens reads one token per non-empty line of the file path, named
+// Tokens reads one token per non-empty line of the file path, named
 // by configuration key key (server.token_file, sources.push.token_file),
-// with ReadSecret's checks; a file without a token is an error.
-func LoadTokens(key, path string) ([]string, error) {
-	b, err := ReadSecret(key, path)
+// with Read's checks; a file without a token is an error.
+func Tokens(key, path string) ([]string, error) {
+	b, err := Read(key, path)
 	if err != nil {
 		return nil, err
 	}

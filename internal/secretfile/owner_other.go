@@ -1,8 +1,8 @@
 //go:build !unix
 
-package cli
+package secretfile
 
 import "io/fs"
 
-// fileOwner is unknown off Unix: writePrivate then follows no symlink.
+// fileOwner is unknown off Unix: WritePrivate then follows no symlink.
 func fileOwner(fs.FileInfo) (uid int, ok bool) { return 0, false }

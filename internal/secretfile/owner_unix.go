@@ -1,6 +1,6 @@
 //go:build unix
 
-package cli
+package secretfile
 
 import (
 	"io/fs"

@@ -1,4 +1,4 @@
-package server
+package secretfile
 
 import (
 	"os"
@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-func TestLoadTokensRefusesFilesOthersCanAccess(t *testing.T) {
+func TestTokensRefusesFilesOthersCanAccess(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		mode os.FileMode
@@ -27,7 +27,7 @@ func TestLoadTokensRefusesFilesOthersCanAccess(t *testing.T) {
 		if err := os.Chmod(path, tc.mode); err != nil {
 			t.Fatal(err)
 		}
-		toks, err := LoadTokens("server.token_file", path)
+		toks, err := Tokens("server.token_file", path)
 		if tc.want == "" {
 			if err != nil || strings.Join(toks, ",") != "tok1,tok2" {
 				t.Errorf("mode %04o: %v %v", tc.mode, toks, err)
@@ -40,10 +40,10 @@ func TestLoadTokensRefusesFilesOthersCanAccess(t *testing.T) {
 	}
 	empty := filepath.Join(dir, "empty")
 	_ = os.WriteFile(empty, []byte("\n \n"), 0o600)
-	if _, err := LoadTokens("sources.push.token_file", empty); err == nil || !strings.Contains(err.Error(), "sources.push.token_file: no token") {
+	if _, err := Tokens("sources.push.token_file", empty); err == nil || !strings.Contains(err.Error(), "sources.push.token_file: no token") {
 		t.Errorf("empty file: %v", err)
 	}
-	if _, err := LoadTokens("sources.push.token_file", dir); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+	if _, err := Tokens("sources.push.token_file", dir); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("a directory: %v", err)
 	}
 }

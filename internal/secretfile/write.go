@@ -1,4 +1,4 @@
-package cli
+package secretfile
 
 import (
 	"crypto/rand"
@@ -11,7 +11,7 @@ import (
 	"strings"
 )
 
-// writePrivate replaces the file at path with data, mode 0600 whatever
+// WritePrivate replaces the file at path with data, mode 0600 whatever
 // the file's mode was: data goes to a new file of mode 0600 beside it,
 // renamed over it, so no reader ever sees data in a file group or others
 // may read, nor through a descriptor opened before. Symlinks on the way
@@ -20,7 +20,7 @@ import (
 // error, as anyone may plant one in /tmp pointing at a file of root's.
 // The file becomes the caller's (an owner kept from the old file could be
 // whoever planted it); missing directories are made 0700.
-func writePrivate(path string, data []byte) error {
+func WritePrivate(path string, data []byte) error {
 	dest, dir, err := followLinks(path)
 	if err != nil {
 		return err
