@@ -14,6 +14,8 @@ import (
 	"github.com/berth-dev/berth/events"
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/podconfig"
+	"github.com/berth-dev/berth/podstatus"
+	"github.com/berth-dev/berth/prober"
 	"github.com/berth-dev/berth/runtime"
 )
 
@@ -545,9 +547,15 @@ func (c *Controller) newContainerConfig(ctx context.Context, p *model.Pod, ctr *
 func (c *Controller) finish(ctx context.Context, p *model.Pod, pl *Plan, waiting map[string]v1.ContainerStateWaiting) {
 	byName := c.currentContainers(p.Key, string(p.Spec.UID))
 	c.syncProbes(p, byName)
-	st := &podState{waiting: waiting, failedInit: pl.FailedInit, deadlineExceeded: pl.DeadlineExceeded,
-		evicted: pl.Evicted, probe: c.probes.Result, imageID: c.images.ImageID}
-	c.writeStatus(p, st, byName, c.newTerminationMessages(ctx, p.Key, p.Spec, byName))
+	in := &podstatus.Input{Waiting: waiting, FailedInit: pl.FailedInit, ImageID: c.images.ImageID,
+		Started: passed(c.probes, prober.Startup), Ready: passed(c.probes, prober.Readiness)}
+	switch {
+	case pl.DeadlineExceeded:
+		in.FailReason, in.FailMessage = "DeadlineExceeded", deadlineMessage
+	case pl.Evicted != "":
+		in.FailReason, in.FailMessage = evictedReason, pl.Evicted
+	}
+	c.writeStatus(p, in, byName, c.newTerminationMessages(ctx, p.Key, p.Spec, byName))
 }
 
 // currentContainers re-reads the pod's containers of uid, newest first.

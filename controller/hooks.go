@@ -8,6 +8,7 @@ import (
 
 	"github.com/berth-dev/berth/events"
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/podstatus"
 	"github.com/berth-dev/berth/prober"
 	"github.com/berth-dev/berth/runtime"
 )
@@ -52,17 +53,7 @@ func handlerAddress(sandboxes []*model.Container, hostNetwork bool) string {
 	if hostNetwork {
 		return "127.0.0.1"
 	}
-	return sandboxIP(sandboxes)
-}
-
-// sandboxIP is the address of the running sandbox among sandboxes, or "".
-func sandboxIP(sandboxes []*model.Container) string {
-	for _, ct := range sandboxes {
-		if ct.Running() && ct.IP != "" {
-			return ct.IP
-		}
-	}
-	return ""
+	return podstatus.SandboxIP(sandboxes)
 }
 
 // runPreStop runs the container's preStop hook, if any, within grace, and
@@ -116,6 +107,11 @@ func (c *Controller) unhealthy(ct *model.Container) (prober.Kind, bool) {
 		}
 	}
 	return "", false
+}
+
+// passed is whether a container's probe of kind passed, as podstatus asks.
+func passed(probes Prober, kind prober.Kind) func(id string) bool {
+	return func(id string) bool { return probes.Result(id, kind) == prober.Success }
 }
 
 // syncProbes points the probe manager at the running app containers and

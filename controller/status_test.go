@@ -356,30 +356,6 @@ func TestTerminationMessageFallsBackToLogs(t *testing.T) {
 	}
 }
 
-func TestTerminatedMessageKeepsEngineError(t *testing.T) {
-	ct := &model.Container{ID: "x", ExitCode: 1, Error: "oci runtime error"}
-	if got := terminated(ct, "").Message; got != "oci runtime error" {
-		t.Errorf("message %q", got)
-	}
-	if got := terminated(ct, "bye").Message; got != "oci runtime error: bye" {
-		t.Errorf("message %q", got)
-	}
-}
-
-func TestStartedFalseUnlessRunning(t *testing.T) {
-	p := testPod("web", ctr("a", "app:1"), ctr("b", "app:1"))
-	run := row(p, "a", 0, model.StateRunning, 0)
-	st := &podState{waiting: map[string]v1.ContainerStateWaiting{}, now: now}
-	s := computeStatus(&model.Pod{Spec: p}, map[string][]*model.Container{"a": {run}}, st)
-	a, b := s.ContainerStatuses[0], s.ContainerStatuses[1]
-	if a.Started == nil || !*a.Started || b.Started == nil || *b.Started {
-		t.Fatalf("started a=%v b=%v", a.Started, b.Started)
-	}
-	if w := b.State.Waiting; w == nil || w.Reason != "ContainerCreating" {
-		t.Errorf("b %+v", b.State)
-	}
-}
-
 // A reconcile that changes nothing writes nothing: every status write holds
 // the store's write lock and wakes every watcher (the etcd publisher, each
 // /pods?watch), which then re-render every pod to find nothing new. The
@@ -431,27 +407,5 @@ func TestSteadyPodsWriteNoStatus(t *testing.T) {
 	h.reconcile(keys[7])
 	if p, _ := h.st.Pod(nil, keys[7]); p == before[7] || apiequality.Semantic.DeepEqual(p.Status, before[7].Status) {
 		t.Fatalf("the crash of %s was not written: %+v", keys[7], p.Status.ContainerStatuses)
-	}
-}
-
-// A pod is not ready before it has an address: a running container of a
-// sandbox whose IP is not known yet counts not ready, so no status shows
-// Ready without a podIP (kubectl get -w printed Running 1/1 twice, the
-// second only adding the IP).
-func TestNotReadyWithoutPodIP(t *testing.T) {
-	p := testPod("web", ctr("a", "app:1"))
-	run := row(p, "a", 0, model.StateRunning, 0)
-	sb := *row(p, model.SandboxName, 0, model.StateRunning, 0)
-	sb.IP = ""
-	st := &podState{waiting: map[string]v1.ContainerStateWaiting{}, now: now}
-	s := computeStatus(&model.Pod{Spec: p}, map[string][]*model.Container{"a": {run}, model.SandboxName: {&sb}}, st)
-	if s.ContainerStatuses[0].Ready || s.PodIP != "" {
-		t.Fatalf("sandbox without IP: ready %v, podIP %q", s.ContainerStatuses[0].Ready, s.PodIP)
-	}
-	withIP := sb
-	withIP.IP = "172.17.0.9"
-	s = computeStatus(&model.Pod{Spec: p}, map[string][]*model.Container{"a": {run}, model.SandboxName: {&withIP}}, st)
-	if !s.ContainerStatuses[0].Ready || s.PodIP != "172.17.0.9" {
-		t.Fatalf("sandbox with IP: ready %v, podIP %q", s.ContainerStatuses[0].Ready, s.PodIP)
 	}
 }
