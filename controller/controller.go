@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/berth-dev/berth/events"
+	"github.com/berth-dev/berth/eviction"
 	"github.com/berth-dev/berth/images"
 	"github.com/berth-dev/berth/internal/backoff"
 	"github.com/berth-dev/berth/model"
@@ -27,6 +28,10 @@ import (
 	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/store"
 )
+
+// DefaultEvictionInterval is how often disk emptyDirs with a sizeLimit are
+// measured when Config.EvictionInterval is not set.
+const DefaultEvictionInterval = eviction.DefaultInterval
 
 // Config is the controller's part of berth's configuration.
 type Config struct {
@@ -100,8 +105,8 @@ type Controller struct {
 
 	// pause is the sandbox image, pinned by ID.
 	pause *pauseImage
-	// evictions are the verdicts of the emptyDir sizeLimit housekeeping.
-	evictions *evictions
+	// evict is the emptyDir sizeLimit housekeeping and its verdicts.
+	evict *eviction.Manager
 	// projected is what was written of pods' projected volumes.
 	projected *projections
 	// stopSlots bounds the pods stopping containers at once (killAll).
@@ -175,7 +180,6 @@ func New(cfg Config, st *store.Store, rt runtime.Runtime, q Queue) *Controller {
 		podconfig: podconfig.New(podconfig.Config{Node: cfg.Node, NodeInfo: cfg.NodeInfo, RootDir: cfg.RootDir},
 			paths, podfs.Host{}),
 		paths:     paths,
-		evictions: newEvictions(),
 		projected: newProjections(),
 		stopSlots: semaphore.NewWeighted(int64(cfg.MaxParallelStops)),
 		volumes:   newVolumeUIDs(rt, cfg.Node),
@@ -186,6 +190,8 @@ func New(cfg Config, st *store.Store, rt runtime.Runtime, q Queue) *Controller {
 	c.pause = &pauseImage{ref: cfg.PauseImage, build: cfg.PauseBuild, rt: rt, log: c.log}
 	c.images = images.New(images.Config{Engine: rt, Clock: cfg.Clock, Backoff: cfg.Backoff.Policy(), Metrics: cfg.Metrics,
 		Event: c.imageEvent, Enqueue: c.Enqueue, Reserved: pause.Reserved(cfg.PauseImage), Log: c.log})
+	c.evict = eviction.New(eviction.Config{Store: st, Paths: paths, Clock: cfg.Clock, Interval: cfg.EvictionInterval,
+		Log: c.log, Enqueue: c.Enqueue, SpecHash: specHash})
 	c.ops = newPodOps(c.Enqueue, c.log)
 	c.life = newLifeLog(c.log)
 	return c
@@ -219,7 +225,7 @@ func (c *Controller) Run(ctx context.Context) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		c.evictionLoop(ctx)
+		c.evict.Run(ctx)
 	}()
 	wg.Add(1)
 	go func() {
@@ -358,7 +364,7 @@ func (c *Controller) planInput(key string, pod *model.Pod, ctrs []*model.Contain
 	if pod == nil {
 		return in
 	}
-	in.Evicted = c.evictions.message(pod)
+	in.Evicted = c.evict.Message(pod)
 	uid := string(pod.Spec.UID)
 	b := Backoffs{Policy: c.cfg.Backoff, Crash: map[string]CrashState{}, StartRetry: map[string]time.Time{}, Pulls: map[string]PullState{}}
 	names := []string{model.SandboxName}

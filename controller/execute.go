@@ -90,7 +90,7 @@ func (c *Controller) execute(ctx context.Context, in *PlanInput, pl *Plan) (Resu
 	}
 	if pl.Reclaim && in.Pod != nil {
 		pod := in.Pod.Spec
-		x.bg = append(x.bg, func(context.Context) { c.reclaimEmptyDirs(key, pod) })
+		x.bg = append(x.bg, func(context.Context) { c.evict.Reclaim(key, pod) })
 	}
 	if p := in.Pod; p != nil && !pl.Finished {
 		x.volumeErrs = c.syncProjections(p)
