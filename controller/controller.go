@@ -25,6 +25,7 @@ import (
 	"github.com/berth-dev/berth/podconfig"
 	"github.com/berth-dev/berth/podfs"
 	"github.com/berth-dev/berth/prober"
+	"github.com/berth-dev/berth/projected"
 	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/store"
 )
@@ -108,7 +109,7 @@ type Controller struct {
 	// evict is the emptyDir sizeLimit housekeeping and its verdicts.
 	evict *eviction.Manager
 	// projected is what was written of pods' projected volumes.
-	projected *projections
+	projected *projected.Writer
 	// stopSlots bounds the pods stopping containers at once (killAll).
 	stopSlots *semaphore.Weighted
 	// volumes knows which pod UIDs may have engine volumes.
@@ -180,7 +181,6 @@ func New(cfg Config, st *store.Store, rt runtime.Runtime, q Queue) *Controller {
 		podconfig: podconfig.New(podconfig.Config{Node: cfg.Node, NodeInfo: cfg.NodeInfo, RootDir: cfg.RootDir},
 			paths, podfs.Host{}),
 		paths:     paths,
-		projected: newProjections(),
 		stopSlots: semaphore.NewWeighted(int64(cfg.MaxParallelStops)),
 		volumes:   newVolumeUIDs(rt, cfg.Node),
 		probes:    cfg.Prober,
@@ -190,6 +190,7 @@ func New(cfg Config, st *store.Store, rt runtime.Runtime, q Queue) *Controller {
 	c.pause = &pauseImage{ref: cfg.PauseImage, build: cfg.PauseBuild, rt: rt, log: c.log}
 	c.images = images.New(images.Config{Engine: rt, Clock: cfg.Clock, Backoff: cfg.Backoff.Policy(), Metrics: cfg.Metrics,
 		Event: c.imageEvent, Enqueue: c.Enqueue, Reserved: pause.Reserved(cfg.PauseImage), Log: c.log})
+	c.projected = projected.New(paths, podconfig.MaxPodProjectedBytes, c.log)
 	c.evict = eviction.New(eviction.Config{Store: st, Paths: paths, Clock: cfg.Clock, Interval: cfg.EvictionInterval,
 		Log: c.log, Enqueue: c.Enqueue, SpecHash: specHash})
 	c.ops = newPodOps(c.Enqueue, c.log)
@@ -337,7 +338,7 @@ func (c *Controller) Reconcile(ctx context.Context, key string) (Result, error) 
 	if pod != nil {
 		keep = string(pod.Spec.UID)
 	}
-	c.removeStaleProjections(key, keep)
+	c.projected.RemoveStale(key, keep, func(uid string) bool { return uidInUse(c.store, uid) })
 	in := c.planInput(key, pod, ctrs)
 	pl := plan(in)
 	return c.execute(ctx, &in, &pl)

@@ -233,7 +233,7 @@ func (c *Controller) forget(ctx context.Context, uids []string) {
 		c.restarts.Forget(uid + "/")
 		c.startFails.Forget(uid + "/")
 		c.images.Forget(uid + "/")
-		if c.uidDesired(uid) {
+		if uidDesired(c.store, uid) {
 			// A pod renamed with its metadata.uid: its files are the new
 			// name's now.
 			continue
@@ -241,7 +241,7 @@ func (c *Controller) forget(ctx context.Context, uids []string) {
 		if err := c.paths.RemovePod(uid); err != nil {
 			c.log.Warn("removing pod directory failed", "uid", uid, "err", err)
 		} else {
-			c.projected.forget(uid)
+			c.projected.Forget(uid)
 		}
 		if !c.volumes.mayHave(ctx, uid) {
 			continue
@@ -534,7 +534,7 @@ func (c *Controller) newContainerConfig(ctx context.Context, p *model.Pod, ctr *
 	if err := c.podconfig.PrepareTerminationLog(string(p.Spec.UID), ctr.Name, attempt); err != nil {
 		return nil, fmt.Errorf("termination log: %w", err)
 	}
-	cfg, warnings, err := c.podconfig.ContainerConfig(p, ctr, sb, attempt, restarts, image, c.objectsOf(p))
+	cfg, warnings, err := c.podconfig.ContainerConfig(p, ctr, sb, attempt, restarts, image, objectsOf(c.store, p))
 	for _, w := range warnings {
 		c.event(podOf(p), ctr.Name, events.Warning, "InvalidEnvironmentVariableNames", "%s", w)
 	}

@@ -61,7 +61,7 @@ func (o sourceObjects) Secret(namespace, name string) (*v1.Secret, error) {
 // without it.
 func (c *Controller) pullCredentials(p *model.Pod) *runtime.Credentials {
 	var creds *runtime.Credentials
-	objs := c.objectsOf(p)
+	objs := objectsOf(c.store, p)
 	for _, ref := range p.Spec.Spec.ImagePullSecrets {
 		s, err := objs.Secret(p.Spec.Namespace, ref.Name)
 		var got *runtime.Credentials
