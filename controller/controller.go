@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"time"
 
@@ -101,8 +100,13 @@ type Controller struct {
 	// workers.
 	ops    *podOps
 	probes Prober
-	hooks  HookRunner
 	log    *slog.Logger
+	rec    recorder
+	// obs writes the engine's answers about single containers; lc stops
+	// containers and runs their hooks; status writes pods' statuses.
+	obs    *observer
+	lc     *lifecycle
+	status *statusWriter
 
 	// pause is the sandbox image, pinned by ID.
 	pause *pauseImage
@@ -110,8 +114,6 @@ type Controller struct {
 	evict *eviction.Manager
 	// projected is what was written of pods' projected volumes.
 	projected *projected.Writer
-	// stopSlots bounds the pods stopping containers at once (killAll).
-	stopSlots *semaphore.Weighted
 	// volumes knows which pod UIDs may have engine volumes.
 	volumes *volumeUIDs
 }
@@ -180,21 +182,24 @@ func New(cfg Config, st *store.Store, rt runtime.Runtime, q Queue) *Controller {
 		startFails: backoff.New(cfg.Backoff.Policy(), cfg.Clock),
 		podconfig: podconfig.New(podconfig.Config{Node: cfg.Node, NodeInfo: cfg.NodeInfo, RootDir: cfg.RootDir},
 			paths, podfs.Host{}),
-		paths:     paths,
-		stopSlots: semaphore.NewWeighted(int64(cfg.MaxParallelStops)),
-		volumes:   newVolumeUIDs(rt, cfg.Node),
-		probes:    cfg.Prober,
-		hooks:     cfg.Hooks,
-		log:       cfg.Log.With("component", "controller"),
+		paths:   paths,
+		volumes: newVolumeUIDs(rt, cfg.Node),
+		probes:  cfg.Prober,
+		log:     cfg.Log.With("component", "controller"),
 	}
+	c.rec = recorder{cfg: &c.cfg, store: st}
 	c.pause = &pauseImage{ref: cfg.PauseImage, build: cfg.PauseBuild, rt: rt, log: c.log}
 	c.images = images.New(images.Config{Engine: rt, Clock: cfg.Clock, Backoff: cfg.Backoff.Policy(), Metrics: cfg.Metrics,
-		Event: c.imageEvent, Enqueue: c.Enqueue, Reserved: pause.Reserved(cfg.PauseImage), Log: c.log})
+		Event: c.rec.image, Enqueue: c.Enqueue, Reserved: pause.Reserved(cfg.PauseImage), Log: c.log})
 	c.projected = projected.New(paths, podconfig.MaxPodProjectedBytes, c.log)
 	c.evict = eviction.New(eviction.Config{Store: st, Paths: paths, Clock: cfg.Clock, Interval: cfg.EvictionInterval,
 		Log: c.log, Enqueue: c.Enqueue, SpecHash: specHash})
 	c.ops = newPodOps(c.Enqueue, c.log)
 	c.life = newLifeLog(c.log)
+	c.obs = &observer{store: st, rt: rt, images: c.images}
+	c.lc = &lifecycle{cfg: &c.cfg, store: st, rt: rt, hooks: cfg.Hooks, rec: c.rec, obs: c.obs,
+		slots: semaphore.NewWeighted(int64(cfg.MaxParallelStops)), log: c.log}
+	c.status = &statusWriter{cfg: &c.cfg, store: st, rt: rt, paths: paths, life: c.life}
 	return c
 }
 
@@ -354,7 +359,7 @@ func (c *Controller) planInput(key string, pod *model.Pod, ctrs []*model.Contain
 			in.Synced[ct.Source] = c.sourceSynced(ct.Source)
 		}
 		if ct.Running() && ct.Name != model.SandboxName {
-			if kind, bad := c.unhealthy(ct); bad {
+			if kind, bad := unhealthy(c.probes, ct); bad {
 				in.Unhealthy[ct.ID] = kind
 			}
 			if c.probes.Result(ct.ID, prober.Startup) == prober.Success {
@@ -415,12 +420,4 @@ func (c *Controller) sourceSynced(name string) bool {
 // sandbox), which image garbage collection keeps whatever the tag holds.
 func (c *Controller) PauseImageID() string {
 	return c.pause.Pinned()
-}
-
-// event records an event about container (empty: the pod) of the pod
-// incarnation pod, named by its UID and source as well as its key.
-func (c *Controller) event(pod eventPod, container, typ, reason, format string, args ...interface{}) {
-	ns, name, _ := strings.Cut(pod.key, "/")
-	c.cfg.Events.Record(events.Event{Time: c.cfg.Clock.Now(), Namespace: ns, Pod: name, PodUID: pod.uid, Source: pod.source,
-		Container: container, Type: typ, Reason: reason, Message: fmt.Sprintf(format, args...)})
 }

@@ -291,7 +291,7 @@ func TestCrashLoopBackoff(t *testing.T) {
 	crash := func() {
 		a := h.running("default/web")["a"]
 		h.rt.Exit(a.ID, 1)
-		h.ctrl.refresh(context.Background(), a.ID)
+		h.ctrl.obs.refresh(context.Background(), a.ID)
 	}
 	// First crash restarts at once, then 10s, 20s, 40s, 40s (max).
 	crash()
@@ -352,7 +352,7 @@ func TestRestartPolicies(t *testing.T) {
 			h.settle("default/job")
 			a := h.running("default/job")["a"]
 			h.rt.Exit(a.ID, tc.code)
-			h.ctrl.refresh(context.Background(), a.ID)
+			h.ctrl.obs.refresh(context.Background(), a.ID)
 			h.settle("default/job")
 			if got := h.running("default/job")["a"] != nil; got != tc.restart {
 				t.Errorf("restarted=%v, want %v", got, tc.restart)
@@ -408,7 +408,7 @@ func TestRemovedContainerRecreatedAndSandboxLoss(t *testing.T) {
 		t.Fatal("removed container not recreated alone")
 	}
 	h.rt.Exit(mid["POD"].ID, 137)
-	h.ctrl.refresh(context.Background(), mid["POD"].ID)
+	h.ctrl.obs.refresh(context.Background(), mid["POD"].ID)
 	h.settle("default/web")
 	after := h.running("default/web")
 	if after["POD"] == nil || after["POD"].ID == mid["POD"].ID || after["a"] == nil || after["a"].Labels[runtime.LabelSandbox] != after["POD"].ID {
@@ -466,14 +466,14 @@ func TestInitContainersRunInOrder(t *testing.T) {
 		t.Errorf("init statuses while i1 runs: phase %s %+v", got.Status.Phase, ics)
 	}
 	h.rt.Exit(run["i1"].ID, 0)
-	h.ctrl.refresh(context.Background(), run["i1"].ID)
+	h.ctrl.obs.refresh(context.Background(), run["i1"].ID)
 	h.settle("default/web")
 	run = h.running("default/web")
 	if run["i2"] == nil || run["app"] != nil {
 		t.Fatalf("want i2 running, got %v", run)
 	}
 	h.rt.Exit(run["i2"].ID, 0)
-	h.ctrl.refresh(context.Background(), run["i2"].ID)
+	h.ctrl.obs.refresh(context.Background(), run["i2"].ID)
 	h.settle("default/web")
 	if h.running("default/web")["app"] == nil {
 		t.Fatal("app not started after init containers")

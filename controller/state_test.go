@@ -105,7 +105,7 @@ func TestStaleInspectDoesNotHideAnExit(t *testing.T) {
 			return c == nil || c.State == model.StateExited
 		})
 	}
-	l.ctrl.refresh(ctx, a.ID)
+	l.ctrl.obs.refresh(ctx, a.ID)
 	if c, _ := l.st.Container(nil, a.ID); c != nil && c.State == model.StateRunning {
 		t.Fatal("the older inspect overwrote the newer exit: the store says running")
 	}

@@ -11,9 +11,23 @@ import (
 
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/podconfig"
+	"github.com/berth-dev/berth/podfs"
 	"github.com/berth-dev/berth/podstatus"
 	"github.com/berth-dev/berth/runtime"
+	"github.com/berth-dev/berth/store"
 )
+
+// statusWriter writes pods' statuses (podstatus) into the store, with the
+// termination messages of exited containers it reads from their files or
+// logs. It reads Config (the clock, the node's IP, metrics) as it is at
+// each call.
+type statusWriter struct {
+	cfg   *Config
+	store *store.Store
+	rt    runtime.Runtime
+	paths podfs.Root
+	life  *lifeLog
+}
 
 // Termination message limits, as the kubelet's
 // (MaxContainerTerminationMessageLength, ...LogLength, ...LogLines).
@@ -23,17 +37,17 @@ const (
 	terminationLogLines    = 80
 )
 
-// writeStatus records the pod's status, computed (podstatus.Apply) from
+// write records the pod's status, computed (podstatus.Apply) from
 // byName (its containers as currentContainers returns them), what this
 // reconcile learned (in) and the pod's row as stored, to whose termination
 // messages messages, newly read, are added. It records the pod start
 // latency too.
-func (c *Controller) writeStatus(p *model.Pod, in *podstatus.Input, byName map[string][]*model.Container, messages map[string]string) {
-	now := c.cfg.Clock.Now()
-	in.Now, in.NodeIP = now, c.cfg.NodeInfo.IP
+func (w *statusWriter) write(p *model.Pod, in *podstatus.Input, byName map[string][]*model.Container, messages map[string]string) {
+	now := w.cfg.Clock.Now()
+	in.Now, in.NodeIP = now, w.cfg.NodeInfo.IP
 	var observed, changed bool
 	var was, is v1.PodStatus
-	_, _ = c.store.UpdatePod(p.Key, func(cur *model.Pod) bool {
+	_, _ = w.store.UpdatePod(p.Key, func(cur *model.Pod) bool {
 		if cur.Spec.UID != p.Spec.UID {
 			return false
 		}
@@ -45,19 +59,19 @@ func (c *Controller) writeStatus(p *model.Pod, in *podstatus.Input, byName map[s
 		return changed
 	})
 	if changed {
-		c.life.status(p.Key, string(p.Spec.UID), &was, &is, p.SeenAt, now)
+		w.life.status(p.Key, string(p.Spec.UID), &was, &is, p.SeenAt, now)
 	}
 	if observed {
-		c.cfg.Metrics.PodStarted(now.Sub(p.SeenAt))
+		w.cfg.Metrics.PodStarted(now.Sub(p.SeenAt))
 	}
 }
 
-// newTerminationMessages reads the termination messages of the exited
+// newMessages reads the termination messages of the exited
 // instances of pod's containers that status shows (the latest two of
 // each) and whose message the pod's row does not hold yet, by ID.
-func (c *Controller) newTerminationMessages(ctx context.Context, key string, pod *v1.Pod, byName map[string][]*model.Container) map[string]string {
+func (w *statusWriter) newMessages(ctx context.Context, key string, pod *v1.Pod, byName map[string][]*model.Container) map[string]string {
 	var known map[string]string
-	if cur, _ := c.store.Pod(nil, key); cur != nil && cur.Spec.UID == pod.UID {
+	if cur, _ := w.store.Pod(nil, key); cur != nil && cur.Spec.UID == pod.UID {
 		known = cur.TerminationMessages
 	}
 	out := map[string]string{}
@@ -68,7 +82,7 @@ func (c *Controller) newTerminationMessages(ctx context.Context, key string, pod
 				if _, ok := known[ct.ID]; ok || !exited(ct) {
 					continue
 				}
-				out[ct.ID] = c.terminationMessage(ctx, ct, &list[i])
+				out[ct.ID] = w.message(ctx, ct, &list[i])
 			}
 		}
 	}
@@ -77,12 +91,12 @@ func (c *Controller) newTerminationMessages(ctx context.Context, key string, pod
 
 func exited(ct *model.Container) bool { return !ct.Running() && ct.State != model.StateCreated }
 
-// terminationMessage is what exited container ct of spec ctr left, as the
+// message is what exited container ct of spec ctr left, as the
 // kubelet reads it: the end (at most 4096 bytes) of the file bound at its
 // terminationMessagePath; under FallbackToLogsOnError, when that is empty
 // and the container failed (and did run), the end of its logs instead.
-func (c *Controller) terminationMessage(ctx context.Context, ct *model.Container, ctr *v1.Container) string {
-	path := c.terminationLogPath(ct.PodUID, ct.Name, ct.Attempt)
+func (w *statusWriter) message(ctx context.Context, ct *model.Container, ctr *v1.Container) string {
+	path := w.logPath(ct.PodUID, ct.Name, ct.Attempt)
 	data, err := readTail(path, maxTerminationMessage)
 	switch {
 	case err != nil && !errors.Is(err, os.ErrNotExist):
@@ -90,7 +104,7 @@ func (c *Controller) terminationMessage(ctx context.Context, ct *model.Container
 	case len(data) > 0:
 		return string(data)
 	case ctr.TerminationMessagePolicy == v1.TerminationMessageFallbackToLogsOnError && ct.ExitCode != 0 && ct.Error == "":
-		return c.logTail(ctx, ct.ID)
+		return w.logTail(ctx, ct.ID)
 	}
 	return ""
 }
@@ -116,8 +130,8 @@ func readTail(path string, max int64) ([]byte, error) {
 
 // logTail is the end of container id's last 80 log lines, at most 2048
 // bytes.
-func (c *Controller) logTail(ctx context.Context, id string) string {
-	rc, err := c.rt.Logs(ctx, id, runtime.LogOptions{TailLines: terminationLogLines})
+func (w *statusWriter) logTail(ctx context.Context, id string) string {
+	rc, err := w.rt.Logs(ctx, id, runtime.LogOptions{TailLines: terminationLogLines})
 	if err != nil {
 		return fmt.Sprintf("Error on reading termination message from logs: %v", err)
 	}
@@ -137,4 +151,12 @@ func (c *Controller) logTail(ctx context.Context, id string) string {
 			return fmt.Sprintf("Error on reading termination message from logs: %v", err)
 		}
 	}
+}
+
+// logPath is the host file bound at the instance's
+// terminationMessagePath, for readers: "" (where no file is) when podfs
+// refuses the names.
+func (w *statusWriter) logPath(podUID, name string, attempt int) string {
+	p, _ := w.paths.TerminationLog(podUID, name, attempt)
+	return p
 }

@@ -44,7 +44,7 @@ func (h *harness) exit(key, name string, code int) *model.Container {
 		h.t.Fatalf("%s/%s not running", key, name)
 	}
 	h.rt.Exit(ct.ID, code)
-	h.ctrl.refresh(context.Background(), ct.ID)
+	h.ctrl.obs.refresh(context.Background(), ct.ID)
 	return ct
 }
 
@@ -315,7 +315,7 @@ func TestTerminationMessageFromFile(t *testing.T) {
 	h.put(neverPod("job", ctr("a", "app:1")))
 	h.settle("default/job")
 	a := h.running("default/job")["a"]
-	path := h.ctrl.terminationLogPath(a.PodUID, "a", a.Attempt)
+	path := h.ctrl.status.logPath(a.PodUID, "a", a.Attempt)
 	long := strings.Repeat("x", 5000) + "the end"
 	if err := os.WriteFile(path, []byte(long), 0o666); err != nil {
 		t.Fatal(err)
@@ -403,7 +403,7 @@ func TestSteadyPodsWriteNoStatus(t *testing.T) {
 	// A change is still written: a crash shows in the status.
 	c := h.running(keys[7])["a"]
 	h.rt.Exit(c.ID, 1)
-	h.ctrl.refresh(context.Background(), c.ID)
+	h.ctrl.obs.refresh(context.Background(), c.ID)
 	h.reconcile(keys[7])
 	if p, _ := h.st.Pod(nil, keys[7]); p == before[7] || apiequality.Semantic.DeepEqual(p.Status, before[7].Status) {
 		t.Fatalf("the crash of %s was not written: %+v", keys[7], p.Status.ContainerStatuses)
