@@ -416,6 +416,15 @@ func (c *Controller) sourceSynced(name string) bool {
 	return true
 }
 
+// Idle returns a channel closed once the background operation pod key has
+// running now (its stop, its postStart hooks), if any, has ended and the
+// key has been enqueued again; closed already when none runs. Tests and
+// callers that must see an operation's outcome wait on it instead of
+// polling.
+func (c *Controller) Idle(key string) <-chan struct{} {
+	return c.ops.idle(key)
+}
+
 // PauseImageID is the ID sandboxes are made from ("" until the first
 // sandbox), which image garbage collection keeps whatever the tag holds.
 func (c *Controller) PauseImageID() string {

@@ -107,14 +107,19 @@ func (h *harness) reconcile(key string) Result {
 	if err != nil {
 		h.t.Fatalf("reconcile %s: %v", key, err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for h.ctrl.ops.busy(key) {
-		if time.Now().After(deadline) {
-			h.t.Fatalf("background operation of %s did not end", key)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	h.waitIdle(key)
 	return r
+}
+
+// waitIdle waits for the background operation key has running now, if
+// any, to end (Controller.Idle).
+func (h *harness) waitIdle(key string) {
+	h.t.Helper()
+	select {
+	case <-h.ctrl.Idle(key):
+	case <-time.After(5 * time.Second):
+		h.t.Fatalf("background operation of %s did not end", key)
+	}
 }
 
 // waitPulls waits until no background image pull runs, its outcome
