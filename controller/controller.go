@@ -21,6 +21,7 @@ import (
 	"github.com/berth-dev/berth/internal/backoff"
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/pause"
+	"github.com/berth-dev/berth/pauseimage"
 	"github.com/berth-dev/berth/podconfig"
 	"github.com/berth-dev/berth/podfs"
 	"github.com/berth-dev/berth/prober"
@@ -44,7 +45,7 @@ type Config struct {
 	Resync  time.Duration
 	Backoff Backoff
 	// PauseImage is the sandbox image's reference (pod_infra_image);
-	// sandboxes are made from the ID it is pinned to (see pauseImage).
+	// sandboxes are made from the ID it is pinned to (see pauseimage.Image).
 	PauseImage string
 	// PauseBuild is how to build PauseImage when the tag does not hold
 	// exactly its program; nil means the image is pulled when absent.
@@ -109,7 +110,7 @@ type Controller struct {
 	status *statusWriter
 
 	// pause is the sandbox image, pinned by ID.
-	pause *pauseImage
+	pause *pauseimage.Image
 	// evict is the emptyDir sizeLimit housekeeping and its verdicts.
 	evict *eviction.Manager
 	// projected is what was written of pods' projected volumes.
@@ -188,7 +189,7 @@ func New(cfg Config, st *store.Store, rt runtime.Runtime, q Queue) *Controller {
 		log:     cfg.Log.With("component", "controller"),
 	}
 	c.rec = recorder{cfg: &c.cfg, store: st}
-	c.pause = &pauseImage{ref: cfg.PauseImage, build: cfg.PauseBuild, rt: rt, log: c.log}
+	c.pause = pauseimage.New(cfg.PauseImage, cfg.PauseBuild, rt, c.log)
 	c.images = images.New(images.Config{Engine: rt, Clock: cfg.Clock, Backoff: cfg.Backoff.Policy(), Metrics: cfg.Metrics,
 		Event: c.rec.image, Enqueue: c.Enqueue, Reserved: pause.Reserved(cfg.PauseImage), Log: c.log})
 	c.projected = projected.New(paths, podconfig.MaxPodProjectedBytes, c.log)
@@ -236,7 +237,7 @@ func (c *Controller) Run(ctx context.Context) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		c.pause.recheckLoop(ctx, c.cfg.Clock)
+		c.pause.Run(ctx, c.cfg.Clock)
 	}()
 	<-ctx.Done()
 	c.queue.ShutDownWithDrain()

@@ -3,8 +3,6 @@ package controller
 import (
 	"context"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -550,47 +548,4 @@ func TestMemoryVolumeGoesWithItsPod(t *testing.T) {
 func testPauseBuild() *pause.Build {
 	exe := []byte("pause program")
 	return &pause.Build{Exe: exe, Path: pause.Path, Entrypoint: []string{pause.Path}, Digest: pause.Digest(exe)}
-}
-
-// The pause image is built once per executable: not again by a new berth
-// with the same program, again when the tag holds another executable.
-func TestPauseImageBuiltOncePerExecutable(t *testing.T) {
-	h := newHarness(t)
-	builds := func() int { return h.rt.CallCount("BuildImageData") + h.rt.CallCount("BuildImage") }
-	ensure := func(b *pause.Build) {
-		// a new berth process
-		h.ctrl.pause = &pauseImage{ref: h.ctrl.cfg.PauseImage, build: b, rt: h.rt, log: h.ctrl.log}
-		if _, err := h.ctrl.pause.ID(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	b1 := testPauseBuild()
-	ensure(b1)
-	if builds() != 1 {
-		t.Fatalf("%d builds of an absent pause image, want 1", builds())
-	}
-	ensure(b1)
-	if builds() != 1 {
-		t.Errorf("pause image rebuilt for the same program")
-	}
-	b2 := *b1
-	b2.Exe = []byte("another program")
-	b2.Digest = pause.Digest(b2.Exe)
-	ensure(&b2)
-	if builds() != 2 {
-		t.Errorf("pause image under the same tag not rebuilt for another program (%d builds)", builds())
-	}
-	// The fallback, berth's own executable, is built from its file.
-	bin := filepath.Join(t.TempDir(), "berth")
-	if err := os.WriteFile(bin, []byte("berth"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	digest, err := runtime.FileDigest(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ensure(&pause.Build{Binary: bin, Path: "/berth", Entrypoint: []string{"/berth", "pause"}, Digest: digest})
-	if n := h.rt.CallCount("BuildImage"); n != 1 {
-		t.Errorf("%d builds from berth's own executable, want 1", n)
-	}
 }

@@ -299,7 +299,7 @@ func (c *Controller) createSandbox(ctx context.Context, p *model.Pod, attempt in
 	id, err := c.rt.CreateContainer(ctx, cfg)
 	if err != nil {
 		if errors.Is(err, runtime.ErrImageNotFound) {
-			c.pause.forget(image)
+			c.pause.Forget(image)
 		}
 		return "", fmt.Errorf("create sandbox: %w", err)
 	}
