@@ -28,6 +28,7 @@ import (
 	"github.com/berth-dev/berth/projected"
 	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/store"
+	"github.com/berth-dev/berth/termmsg"
 )
 
 // DefaultEvictionInterval is how often disk emptyDirs with a sizeLimit are
@@ -200,7 +201,7 @@ func New(cfg Config, st *store.Store, rt runtime.Runtime, q Queue) *Controller {
 	c.obs = &observer{store: st, rt: rt, images: c.images}
 	c.lc = &lifecycle{cfg: &c.cfg, store: st, rt: rt, hooks: cfg.Hooks, rec: c.rec, obs: c.obs,
 		slots: semaphore.NewWeighted(int64(cfg.MaxParallelStops)), log: c.log}
-	c.status = &statusWriter{cfg: &c.cfg, store: st, rt: rt, paths: paths, life: c.life}
+	c.status = &statusWriter{cfg: &c.cfg, store: st, msgs: termmsg.Reader{Paths: paths, Logs: rt}, life: c.life}
 	return c
 }
 

@@ -2,40 +2,25 @@ package controller
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io"
-	"os"
 
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/podconfig"
-	"github.com/berth-dev/berth/podfs"
 	"github.com/berth-dev/berth/podstatus"
-	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/store"
+	"github.com/berth-dev/berth/termmsg"
 )
 
 // statusWriter writes pods' statuses (podstatus) into the store, with the
-// termination messages of exited containers it reads from their files or
-// logs. It reads Config (the clock, the node's IP, metrics) as it is at
+// termination messages of exited containers (termmsg). It reads Config (the clock, the node's IP, metrics) as it is at
 // each call.
 type statusWriter struct {
 	cfg   *Config
 	store *store.Store
-	rt    runtime.Runtime
-	paths podfs.Root
+	msgs  termmsg.Reader
 	life  *lifeLog
 }
-
-// Termination message limits, as the kubelet's
-// (MaxContainerTerminationMessageLength, ...LogLength, ...LogLines).
-const (
-	maxTerminationMessage  = 4096
-	maxTerminationLogBytes = 2048
-	terminationLogLines    = 80
-)
 
 // write records the pod's status, computed (podstatus.Apply) from
 // byName (its containers as currentContainers returns them), what this
@@ -82,7 +67,7 @@ func (w *statusWriter) newMessages(ctx context.Context, key string, pod *v1.Pod,
 				if _, ok := known[ct.ID]; ok || !exited(ct) {
 					continue
 				}
-				out[ct.ID] = w.message(ctx, ct, &list[i])
+				out[ct.ID] = w.msgs.Message(ctx, ct, &list[i])
 			}
 		}
 	}
@@ -90,73 +75,3 @@ func (w *statusWriter) newMessages(ctx context.Context, key string, pod *v1.Pod,
 }
 
 func exited(ct *model.Container) bool { return !ct.Running() && ct.State != model.StateCreated }
-
-// message is what exited container ct of spec ctr left, as the
-// kubelet reads it: the end (at most 4096 bytes) of the file bound at its
-// terminationMessagePath; under FallbackToLogsOnError, when that is empty
-// and the container failed (and did run), the end of its logs instead.
-func (w *statusWriter) message(ctx context.Context, ct *model.Container, ctr *v1.Container) string {
-	path := w.logPath(ct.PodUID, ct.Name, ct.Attempt)
-	data, err := readTail(path, maxTerminationMessage)
-	switch {
-	case err != nil && !errors.Is(err, os.ErrNotExist):
-		return fmt.Sprintf("Error on reading termination log %s: %v", path, err)
-	case len(data) > 0:
-		return string(data)
-	case ctr.TerminationMessagePolicy == v1.TerminationMessageFallbackToLogsOnError && ct.ExitCode != 0 && ct.Error == "":
-		return w.logTail(ctx, ct.ID)
-	}
-	return ""
-}
-
-// readTail reads the last max bytes of the file at path.
-func readTail(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if fi.Size() > max {
-		if _, err := f.Seek(-max, io.SeekEnd); err != nil {
-			return nil, err
-		}
-	}
-	return io.ReadAll(io.LimitReader(f, max))
-}
-
-// logTail is the end of container id's last 80 log lines, at most 2048
-// bytes.
-func (w *statusWriter) logTail(ctx context.Context, id string) string {
-	rc, err := w.rt.Logs(ctx, id, runtime.LogOptions{TailLines: terminationLogLines})
-	if err != nil {
-		return fmt.Sprintf("Error on reading termination message from logs: %v", err)
-	}
-	defer rc.Close()
-	var tail []byte
-	buf := make([]byte, 8192)
-	for {
-		n, err := rc.Read(buf)
-		tail = append(tail, buf[:n]...)
-		if len(tail) > maxTerminationLogBytes {
-			tail = append(tail[:0], tail[len(tail)-maxTerminationLogBytes:]...)
-		}
-		if errors.Is(err, io.EOF) {
-			return string(tail)
-		}
-		if err != nil {
-			return fmt.Sprintf("Error on reading termination message from logs: %v", err)
-		}
-	}
-}
-
-// logPath is the host file bound at the instance's
-// terminationMessagePath, for readers: "" (where no file is) when podfs
-// refuses the names.
-func (w *statusWriter) logPath(podUID, name string, attempt int) string {
-	p, _ := w.paths.TerminationLog(podUID, name, attempt)
-	return p
-}

@@ -315,7 +315,7 @@ func TestTerminationMessageFromFile(t *testing.T) {
 	h.put(neverPod("job", ctr("a", "app:1")))
 	h.settle("default/job")
 	a := h.running("default/job")["a"]
-	path := h.ctrl.status.logPath(a.PodUID, "a", a.Attempt)
+	path := h.ctrl.status.msgs.Path(a.PodUID, "a", a.Attempt)
 	long := strings.Repeat("x", 5000) + "the end"
 	if err := os.WriteFile(path, []byte(long), 0o666); err != nil {
 		t.Fatal(err)
@@ -323,7 +323,7 @@ func TestTerminationMessageFromFile(t *testing.T) {
 	h.exit("default/job", "a", 1)
 	h.settle("default/job")
 	term := h.status("default/job").ContainerStatuses[0].State.Terminated
-	if term == nil || len(term.Message) != maxTerminationMessage || !strings.HasSuffix(term.Message, "the end") {
+	if term == nil || len(term.Message) != 4096 || !strings.HasSuffix(term.Message, "the end") {
 		t.Fatalf("terminated %+v, want the file's last 4096 bytes", term)
 	}
 	// Read once, when the exit was first seen.
