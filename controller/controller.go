@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"time"
 
@@ -17,16 +16,24 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/berth-dev/berth/events"
+	"github.com/berth-dev/berth/eviction"
 	"github.com/berth-dev/berth/images"
 	"github.com/berth-dev/berth/internal/backoff"
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/pause"
+	"github.com/berth-dev/berth/pauseimage"
 	"github.com/berth-dev/berth/podconfig"
 	"github.com/berth-dev/berth/podfs"
 	"github.com/berth-dev/berth/prober"
+	"github.com/berth-dev/berth/projected"
 	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/store"
+	"github.com/berth-dev/berth/termmsg"
 )
+
+// DefaultEvictionInterval is how often disk emptyDirs with a sizeLimit are
+// measured when Config.EvictionInterval is not set.
+const DefaultEvictionInterval = eviction.DefaultInterval
 
 // Config is the controller's part of berth's configuration.
 type Config struct {
@@ -39,7 +46,7 @@ type Config struct {
 	Resync  time.Duration
 	Backoff Backoff
 	// PauseImage is the sandbox image's reference (pod_infra_image);
-	// sandboxes are made from the ID it is pinned to (see pauseImage).
+	// sandboxes are made from the ID it is pinned to (see pauseimage.Image).
 	PauseImage string
 	// PauseBuild is how to build PauseImage when the tag does not hold
 	// exactly its program; nil means the image is pulled when absent.
@@ -95,17 +102,20 @@ type Controller struct {
 	// workers.
 	ops    *podOps
 	probes Prober
-	hooks  HookRunner
 	log    *slog.Logger
+	rec    recorder
+	// obs writes the engine's answers about single containers; lc stops
+	// containers and runs their hooks; status writes pods' statuses.
+	obs    *observer
+	lc     *lifecycle
+	status *statusWriter
 
 	// pause is the sandbox image, pinned by ID.
-	pause *pauseImage
-	// evictions are the verdicts of the emptyDir sizeLimit housekeeping.
-	evictions *evictions
+	pause *pauseimage.Image
+	// evict is the emptyDir sizeLimit housekeeping and its verdicts.
+	evict *eviction.Manager
 	// projected is what was written of pods' projected volumes.
-	projected *projections
-	// stopSlots bounds the pods stopping containers at once (killAll).
-	stopSlots *semaphore.Weighted
+	projected *projected.Writer
 	// volumes knows which pod UIDs may have engine volumes.
 	volumes *volumeUIDs
 }
@@ -174,20 +184,24 @@ func New(cfg Config, st *store.Store, rt runtime.Runtime, q Queue) *Controller {
 		startFails: backoff.New(cfg.Backoff.Policy(), cfg.Clock),
 		podconfig: podconfig.New(podconfig.Config{Node: cfg.Node, NodeInfo: cfg.NodeInfo, RootDir: cfg.RootDir},
 			paths, podfs.Host{}),
-		paths:     paths,
-		evictions: newEvictions(),
-		projected: newProjections(),
-		stopSlots: semaphore.NewWeighted(int64(cfg.MaxParallelStops)),
-		volumes:   newVolumeUIDs(rt, cfg.Node),
-		probes:    cfg.Prober,
-		hooks:     cfg.Hooks,
-		log:       cfg.Log.With("component", "controller"),
+		paths:   paths,
+		volumes: newVolumeUIDs(rt, cfg.Node),
+		probes:  cfg.Prober,
+		log:     cfg.Log.With("component", "controller"),
 	}
-	c.pause = &pauseImage{ref: cfg.PauseImage, build: cfg.PauseBuild, rt: rt, log: c.log}
+	c.rec = recorder{cfg: &c.cfg, store: st}
+	c.pause = pauseimage.New(cfg.PauseImage, cfg.PauseBuild, rt, c.log)
 	c.images = images.New(images.Config{Engine: rt, Clock: cfg.Clock, Backoff: cfg.Backoff.Policy(), Metrics: cfg.Metrics,
-		Event: c.imageEvent, Enqueue: c.Enqueue, Reserved: pause.Reserved(cfg.PauseImage), Log: c.log})
+		Event: c.rec.image, Enqueue: c.Enqueue, Reserved: pause.Reserved(cfg.PauseImage), Log: c.log})
+	c.projected = projected.New(paths, podconfig.MaxPodProjectedBytes, c.log)
+	c.evict = eviction.New(eviction.Config{Store: st, Paths: paths, Clock: cfg.Clock, Interval: cfg.EvictionInterval,
+		Log: c.log, Enqueue: c.Enqueue, SpecHash: specHash})
 	c.ops = newPodOps(c.Enqueue, c.log)
 	c.life = newLifeLog(c.log)
+	c.obs = &observer{store: st, rt: rt, images: c.images}
+	c.lc = &lifecycle{cfg: &c.cfg, store: st, rt: rt, hooks: cfg.Hooks, rec: c.rec, obs: c.obs,
+		slots: semaphore.NewWeighted(int64(cfg.MaxParallelStops)), log: c.log}
+	c.status = &statusWriter{cfg: &c.cfg, store: st, msgs: termmsg.Reader{Paths: paths, Logs: rt}, life: c.life}
 	return c
 }
 
@@ -219,12 +233,12 @@ func (c *Controller) Run(ctx context.Context) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		c.evictionLoop(ctx)
+		c.evict.Run(ctx)
 	}()
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		c.pause.recheckLoop(ctx, c.cfg.Clock)
+		c.pause.Run(ctx, c.cfg.Clock)
 	}()
 	<-ctx.Done()
 	c.queue.ShutDownWithDrain()
@@ -331,7 +345,7 @@ func (c *Controller) Reconcile(ctx context.Context, key string) (Result, error) 
 	if pod != nil {
 		keep = string(pod.Spec.UID)
 	}
-	c.removeStaleProjections(key, keep)
+	c.projected.RemoveStale(key, keep, func(uid string) bool { return uidInUse(c.store, uid) })
 	in := c.planInput(key, pod, ctrs)
 	pl := plan(in)
 	return c.execute(ctx, &in, &pl)
@@ -347,7 +361,7 @@ func (c *Controller) planInput(key string, pod *model.Pod, ctrs []*model.Contain
 			in.Synced[ct.Source] = c.sourceSynced(ct.Source)
 		}
 		if ct.Running() && ct.Name != model.SandboxName {
-			if kind, bad := c.unhealthy(ct); bad {
+			if kind, bad := unhealthy(c.probes, ct); bad {
 				in.Unhealthy[ct.ID] = kind
 			}
 			if c.probes.Result(ct.ID, prober.Startup) == prober.Success {
@@ -358,7 +372,7 @@ func (c *Controller) planInput(key string, pod *model.Pod, ctrs []*model.Contain
 	if pod == nil {
 		return in
 	}
-	in.Evicted = c.evictions.message(pod)
+	in.Evicted = c.evict.Message(pod)
 	uid := string(pod.Spec.UID)
 	b := Backoffs{Policy: c.cfg.Backoff, Crash: map[string]CrashState{}, StartRetry: map[string]time.Time{}, Pulls: map[string]PullState{}}
 	names := []string{model.SandboxName}
@@ -404,16 +418,17 @@ func (c *Controller) sourceSynced(name string) bool {
 	return true
 }
 
+// Idle returns a channel closed once the background operation pod key has
+// running now (its stop, its postStart hooks), if any, has ended and the
+// key has been enqueued again; closed already when none runs. Tests and
+// callers that must see an operation's outcome wait on it instead of
+// polling.
+func (c *Controller) Idle(key string) <-chan struct{} {
+	return c.ops.idle(key)
+}
+
 // PauseImageID is the ID sandboxes are made from ("" until the first
 // sandbox), which image garbage collection keeps whatever the tag holds.
 func (c *Controller) PauseImageID() string {
 	return c.pause.Pinned()
-}
-
-// event records an event about container (empty: the pod) of the pod
-// incarnation pod, named by its UID and source as well as its key.
-func (c *Controller) event(pod eventPod, container, typ, reason, format string, args ...interface{}) {
-	ns, name, _ := strings.Cut(pod.key, "/")
-	c.cfg.Events.Record(events.Event{Time: c.cfg.Clock.Now(), Namespace: ns, Pod: name, PodUID: pod.uid, Source: pod.source,
-		Container: container, Type: typ, Reason: reason, Message: fmt.Sprintf(format, args...)})
 }

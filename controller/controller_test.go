@@ -3,8 +3,6 @@ package controller
 import (
 	"context"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -107,14 +105,19 @@ func (h *harness) reconcile(key string) Result {
 	if err != nil {
 		h.t.Fatalf("reconcile %s: %v", key, err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for h.ctrl.ops.busy(key) {
-		if time.Now().After(deadline) {
-			h.t.Fatalf("background operation of %s did not end", key)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	h.waitIdle(key)
 	return r
+}
+
+// waitIdle waits for the background operation key has running now, if
+// any, to end (Controller.Idle).
+func (h *harness) waitIdle(key string) {
+	h.t.Helper()
+	select {
+	case <-h.ctrl.Idle(key):
+	case <-time.After(5 * time.Second):
+		h.t.Fatalf("background operation of %s did not end", key)
+	}
 }
 
 // waitPulls waits until no background image pull runs, its outcome
@@ -291,7 +294,7 @@ func TestCrashLoopBackoff(t *testing.T) {
 	crash := func() {
 		a := h.running("default/web")["a"]
 		h.rt.Exit(a.ID, 1)
-		h.ctrl.refresh(context.Background(), a.ID)
+		h.ctrl.obs.refresh(context.Background(), a.ID)
 	}
 	// First crash restarts at once, then 10s, 20s, 40s, 40s (max).
 	crash()
@@ -352,7 +355,7 @@ func TestRestartPolicies(t *testing.T) {
 			h.settle("default/job")
 			a := h.running("default/job")["a"]
 			h.rt.Exit(a.ID, tc.code)
-			h.ctrl.refresh(context.Background(), a.ID)
+			h.ctrl.obs.refresh(context.Background(), a.ID)
 			h.settle("default/job")
 			if got := h.running("default/job")["a"] != nil; got != tc.restart {
 				t.Errorf("restarted=%v, want %v", got, tc.restart)
@@ -408,7 +411,7 @@ func TestRemovedContainerRecreatedAndSandboxLoss(t *testing.T) {
 		t.Fatal("removed container not recreated alone")
 	}
 	h.rt.Exit(mid["POD"].ID, 137)
-	h.ctrl.refresh(context.Background(), mid["POD"].ID)
+	h.ctrl.obs.refresh(context.Background(), mid["POD"].ID)
 	h.settle("default/web")
 	after := h.running("default/web")
 	if after["POD"] == nil || after["POD"].ID == mid["POD"].ID || after["a"] == nil || after["a"].Labels[runtime.LabelSandbox] != after["POD"].ID {
@@ -466,14 +469,14 @@ func TestInitContainersRunInOrder(t *testing.T) {
 		t.Errorf("init statuses while i1 runs: phase %s %+v", got.Status.Phase, ics)
 	}
 	h.rt.Exit(run["i1"].ID, 0)
-	h.ctrl.refresh(context.Background(), run["i1"].ID)
+	h.ctrl.obs.refresh(context.Background(), run["i1"].ID)
 	h.settle("default/web")
 	run = h.running("default/web")
 	if run["i2"] == nil || run["app"] != nil {
 		t.Fatalf("want i2 running, got %v", run)
 	}
 	h.rt.Exit(run["i2"].ID, 0)
-	h.ctrl.refresh(context.Background(), run["i2"].ID)
+	h.ctrl.obs.refresh(context.Background(), run["i2"].ID)
 	h.settle("default/web")
 	if h.running("default/web")["app"] == nil {
 		t.Fatal("app not started after init containers")
@@ -545,47 +548,4 @@ func TestMemoryVolumeGoesWithItsPod(t *testing.T) {
 func testPauseBuild() *pause.Build {
 	exe := []byte("pause program")
 	return &pause.Build{Exe: exe, Path: pause.Path, Entrypoint: []string{pause.Path}, Digest: pause.Digest(exe)}
-}
-
-// The pause image is built once per executable: not again by a new berth
-// with the same program, again when the tag holds another executable.
-func TestPauseImageBuiltOncePerExecutable(t *testing.T) {
-	h := newHarness(t)
-	builds := func() int { return h.rt.CallCount("BuildImageData") + h.rt.CallCount("BuildImage") }
-	ensure := func(b *pause.Build) {
-		// a new berth process
-		h.ctrl.pause = &pauseImage{ref: h.ctrl.cfg.PauseImage, build: b, rt: h.rt, log: h.ctrl.log}
-		if _, err := h.ctrl.pause.ID(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	b1 := testPauseBuild()
-	ensure(b1)
-	if builds() != 1 {
-		t.Fatalf("%d builds of an absent pause image, want 1", builds())
-	}
-	ensure(b1)
-	if builds() != 1 {
-		t.Errorf("pause image rebuilt for the same program")
-	}
-	b2 := *b1
-	b2.Exe = []byte("another program")
-	b2.Digest = pause.Digest(b2.Exe)
-	ensure(&b2)
-	if builds() != 2 {
-		t.Errorf("pause image under the same tag not rebuilt for another program (%d builds)", builds())
-	}
-	// The fallback, berth's own executable, is built from its file.
-	bin := filepath.Join(t.TempDir(), "berth")
-	if err := os.WriteFile(bin, []byte("berth"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	digest, err := runtime.FileDigest(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ensure(&pause.Build{Binary: bin, Path: "/berth", Entrypoint: []string{"/berth", "pause"}, Digest: digest})
-	if n := h.rt.CallCount("BuildImage"); n != 1 {
-		t.Errorf("%d builds from berth's own executable, want 1", n)
-	}
 }

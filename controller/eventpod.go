@@ -1,6 +1,13 @@
 package controller
 
-import "github.com/berth-dev/berth/model"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/berth-dev/berth/events"
+	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/store"
+)
 
 // eventPod is the pod incarnation an event is about: its key, UID and
 // source. Readers match events to a pod by all three, so a pod that takes
@@ -41,13 +48,28 @@ func planEventPods(in *PlanInput) []eventPod {
 	return out
 }
 
-// imageEvent records an image manager's event about container of pod
-// podKey's incarnation podUID; the source is the stored pod's while it is
-// still that incarnation (else none, and no reader matches it to a pod).
-func (c *Controller) imageEvent(podKey, podUID, container, typ, reason, format string, args ...interface{}) {
+// recorder records the controller's events about pods, stamped by the
+// clock, into Config.Events as it is at the time of each event.
+type recorder struct {
+	cfg   *Config
+	store *store.Store
+}
+
+// event records an event about container (empty: the pod) of the pod
+// incarnation pod, named by its UID and source as well as its key.
+func (r recorder) event(pod eventPod, container, typ, reason, format string, args ...interface{}) {
+	ns, name, _ := strings.Cut(pod.key, "/")
+	r.cfg.Events.Record(events.Event{Time: r.cfg.Clock.Now(), Namespace: ns, Pod: name, PodUID: pod.uid, Source: pod.source,
+		Container: container, Type: typ, Reason: reason, Message: fmt.Sprintf(format, args...)})
+}
+
+// image records an image manager's event about container of pod podKey's
+// incarnation podUID; the source is the stored pod's while it is still
+// that incarnation (else none, and no reader matches it to a pod).
+func (r recorder) image(podKey, podUID, container, typ, reason, format string, args ...interface{}) {
 	pod := eventPod{key: podKey, uid: podUID}
-	if p, _ := c.store.Pod(nil, podKey); p != nil && p.Spec != nil && string(p.Spec.UID) == podUID {
+	if p, _ := r.store.Pod(nil, podKey); p != nil && p.Spec != nil && string(p.Spec.UID) == podUID {
 		pod.source = p.Source
 	}
-	c.event(pod, container, typ, reason, format, args...)
+	r.event(pod, container, typ, reason, format, args...)
 }

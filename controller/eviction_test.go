@@ -2,10 +2,8 @@ package controller
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -34,30 +32,10 @@ func writeBytes(t *testing.T, path string, n int) {
 	}
 }
 
-// startEvictionLoop runs the controller's housekeeping passes on a ticker
-// of the fake clock until the test ends, and returns a function that steps the fake clock by one interval
-// and waits for the pass it causes to complete.
-func (h *harness) startEvictionLoop() (pass func()) {
-	t := h.t
-	ctx, cancel := context.WithCancel(context.Background())
-	// The ticker evictionLoop makes, made here so it exists before a step.
-	tick := h.clock.NewTicker(h.ctrl.cfg.EvictionInterval)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		h.ctrl.evictionPasses(ctx, tick.C())
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		tick.Stop()
-	})
-	return func() {
-		t.Helper()
-		n := h.ctrl.evictions.passes.Load()
-		h.clock.Step(h.ctrl.cfg.EvictionInterval)
-		waitUntil(t, "a housekeeping pass", 5*time.Second, func() bool { return h.ctrl.evictions.passes.Load() > n })
-	}
+// evictionPass returns a function that runs one housekeeping pass of the
+// controller's eviction manager and returns once it ended.
+func (h *harness) evictionPass() (pass func()) {
+	return func() { h.ctrl.evict.Pass(h.t.Context()) }
 }
 
 // drainQueue empties the controller's queue (fed by the background
@@ -103,7 +81,7 @@ func TestEmptyDirSizeLimitEvicts(t *testing.T) {
 	writeBytes(t, filepath.Join(smallDir, "fill"), 256<<10)
 	starts := h.rt.CallCount("StartContainer")
 
-	pass := h.startEvictionLoop()
+	pass := h.evictionPass()
 	h.drainQueue()
 	pass()
 	if keys := h.drainQueue(); len(keys) != 1 || keys[0] != "default/big" {
@@ -189,7 +167,7 @@ func TestEvictionSkips(t *testing.T) {
 	}
 	h.exit("default/never", "a", 0)
 	h.settle("default/never")
-	pass := h.startEvictionLoop()
+	pass := h.evictionPass()
 	h.drainQueue()
 	pass()
 	if keys := h.drainQueue(); len(keys) != 0 {
@@ -200,75 +178,6 @@ func TestEvictionSkips(t *testing.T) {
 	}
 	if s := h.status("default/never"); s.Reason == "Evicted" {
 		t.Errorf("a pod with nothing running was evicted")
-	}
-}
-
-func blocks(t *testing.T, path string) int64 {
-	t.Helper()
-	var st syscall.Stat_t
-	if err := syscall.Lstat(path, &st); err != nil {
-		t.Fatal(err)
-	}
-	return int64(st.Blocks) * 512
-}
-
-// diskUsage counts allocated blocks as du: every directory and file once,
-// symlinks not followed, hard links once; it stops early above the limit.
-func TestDiskUsage(t *testing.T) {
-	base := t.TempDir()
-	dir := filepath.Join(base, "vol")
-	outside := filepath.Join(base, "outside")
-	if err := os.MkdirAll(filepath.Join(dir, "d/e"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	writeBytes(t, outside, 4<<20)
-	writeBytes(t, filepath.Join(dir, "f"), 1<<20)
-	writeBytes(t, filepath.Join(dir, "d/e/g"), 256<<10)
-	if err := os.Link(filepath.Join(dir, "f"), filepath.Join(dir, "d/hard")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(outside, filepath.Join(dir, "link")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(base, filepath.Join(dir, "d/up")); err != nil {
-		t.Fatal(err)
-	}
-	var want int64
-	for _, p := range []string{".", "f", "d", "d/e", "d/e/g", "link", "d/up"} {
-		want += blocks(t, filepath.Join(dir, p))
-	}
-	if want < (1<<20)+(256<<10) {
-		t.Fatalf("the filesystem allocates %d bytes for 1.25 MiB of data; cannot test", want)
-	}
-	u, err := diskUsage(t.Context(), dir, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if u.bytes != want || u.truncated {
-		t.Fatalf("usage %+v, want %d bytes, complete", u, want)
-	}
-	u, err = diskUsage(t.Context(), dir, 1<<10)
-	if err != nil || u.bytes <= 1<<10 || u.bytes >= want {
-		t.Fatalf("usage with a 1 KiB stop: %+v %v, want over 1 KiB and below the whole %d", u, err, want)
-	}
-	if _, err := diskUsage(t.Context(), filepath.Join(base, "missing"), 0); !os.IsNotExist(err) {
-		t.Fatalf("missing dir: %v", err)
-	}
-}
-
-// The walk is bounded in depth: below duMaxDepth it stops and says so.
-func TestDiskUsageDepthBound(t *testing.T) {
-	dir := t.TempDir()
-	p := dir
-	for range duMaxDepth + 2 {
-		p = filepath.Join(p, "d")
-		if err := os.Mkdir(p, 0o755); err != nil {
-			t.Skipf("cannot nest %d directories here: %v", duMaxDepth+2, err)
-		}
-	}
-	u, err := diskUsage(t.Context(), dir, 0)
-	if err != nil || !u.truncated {
-		t.Fatalf("usage %+v %v, want truncated", u, err)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"sort"
 	"sync"
 	"time"
@@ -14,6 +13,8 @@ import (
 	"github.com/berth-dev/berth/events"
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/podconfig"
+	"github.com/berth-dev/berth/podstatus"
+	"github.com/berth-dev/berth/prober"
 	"github.com/berth-dev/berth/runtime"
 )
 
@@ -45,7 +46,7 @@ func (c *Controller) execute(ctx context.Context, in *PlanInput, pl *Plan) (Resu
 		pods := planEventPods(in)
 		for _, e := range pl.Events {
 			for _, pod := range pods {
-				c.event(pod, e.Container, e.Type, e.Reason, "%s", e.Message)
+				c.rec.event(pod, e.Container, e.Type, e.Reason, "%s", e.Message)
 			}
 		}
 	}
@@ -72,7 +73,7 @@ func (c *Controller) execute(ctx context.Context, in *PlanInput, pl *Plan) (Resu
 		}
 		if pl.background() {
 			x.bg = append(x.bg, func(ctx context.Context) {
-				if err := c.killAll(ctx, kills); err != nil {
+				if err := c.lc.killAll(ctx, kills); err != nil {
 					if ctx.Err() == nil {
 						c.log.Warn("killing containers failed", "pod", key, "err", err)
 					}
@@ -80,7 +81,7 @@ func (c *Controller) execute(ctx context.Context, in *PlanInput, pl *Plan) (Resu
 				}
 				done(ctx)
 			})
-		} else if err := c.killAll(ctx, kills); err != nil {
+		} else if err := c.lc.killAll(ctx, kills); err != nil {
 			errs = append(errs, err)
 		} else {
 			done(ctx)
@@ -88,7 +89,7 @@ func (c *Controller) execute(ctx context.Context, in *PlanInput, pl *Plan) (Resu
 	}
 	if pl.Reclaim && in.Pod != nil {
 		pod := in.Pod.Spec
-		x.bg = append(x.bg, func(context.Context) { c.reclaimEmptyDirs(key, pod) })
+		x.bg = append(x.bg, func(context.Context) { c.evict.Reclaim(key, pod) })
 	}
 	if p := in.Pod; p != nil && !pl.Finished {
 		x.volumeErrs = c.syncProjections(p)
@@ -102,7 +103,7 @@ func (c *Controller) execute(ctx context.Context, in *PlanInput, pl *Plan) (Resu
 		steps, sandbox := x.bg, x.observe
 		c.ops.start(ctx, key, func(ctx context.Context) {
 			if sandbox != "" {
-				c.refresh(ctx, sandbox) // hooks connect to its IP
+				c.obs.refresh(ctx, sandbox) // hooks connect to its IP
 			}
 			// Steps are independent (stops, hooks): none waits for another.
 			var wg sync.WaitGroup
@@ -207,13 +208,13 @@ func (c *Controller) afterStart(p *model.Pod, s Start, id string, x *execState) 
 		c.cfg.Metrics.ContainerRestarted()
 	}
 	ctr := s.Spec
-	if ctr.Lifecycle == nil || ctr.Lifecycle.PostStart == nil || c.hooks == nil {
+	if ctr.Lifecycle == nil || ctr.Lifecycle.PostStart == nil || c.lc.hooks == nil {
 		return false
 	}
 	x.bg = append(x.bg, func(ctx context.Context) {
-		if err := c.runPostStart(ctx, p, ctr, id); err != nil {
+		if err := c.lc.postStart(ctx, p, ctr, id); err != nil {
 			if ct, _ := c.store.Container(nil, id); ct != nil {
-				_ = c.stop(ctx, ct, false)
+				_ = c.lc.stop(ctx, ct, false)
 			}
 		}
 	})
@@ -231,7 +232,7 @@ func (c *Controller) forget(ctx context.Context, uids []string) {
 		c.restarts.Forget(uid + "/")
 		c.startFails.Forget(uid + "/")
 		c.images.Forget(uid + "/")
-		if c.uidDesired(uid) {
+		if uidDesired(c.store, uid) {
 			// A pod renamed with its metadata.uid: its files are the new
 			// name's now.
 			continue
@@ -239,121 +240,17 @@ func (c *Controller) forget(ctx context.Context, uids []string) {
 		if err := c.paths.RemovePod(uid); err != nil {
 			c.log.Warn("removing pod directory failed", "uid", uid, "err", err)
 		} else {
-			c.projected.forget(uid)
+			c.projected.Forget(uid)
 		}
 		if !c.volumes.mayHave(ctx, uid) {
 			continue
 		}
-		if err := c.removeVolumes(ctx, uid); err != nil {
+		if err := c.volumes.remove(ctx, uid); err != nil {
 			c.log.Warn("removing pod volumes failed", "uid", uid, "err", err)
 		} else {
 			c.volumes.removed(uid)
 		}
 	}
-}
-
-// removeVolumes drops the engine volumes of pod uid's Memory emptyDirs,
-// found by label (the spec may be gone); their containers must be gone.
-func (c *Controller) removeVolumes(ctx context.Context, uid string) error {
-	vols, err := c.rt.ListVolumes(ctx, map[string]string{runtime.LabelManaged: "true", runtime.LabelPodUID: uid, runtime.LabelNode: c.cfg.Node})
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, v := range vols {
-		errs = append(errs, c.rt.RemoveVolume(ctx, v.Name))
-	}
-	return errors.Join(errs...)
-}
-
-// graceOf is ct's grace period as its label says, or the default when the
-// label is absent or malformed.
-func graceOf(ct *model.Container) time.Duration {
-	if l, _ := runtime.DecodeLabels(ct.Labels); l.GracePeriod != nil {
-		return time.Duration(*l.GracePeriod) * time.Second
-	}
-	return model.DefaultGracePeriod
-}
-
-// stop stops ct when it runs (its preStop hook first) and removes it when
-// remove is set; the store learns the outcome before stop returns.
-func (c *Controller) stop(ctx context.Context, ct *model.Container, remove bool) error {
-	if err := c.stopRunning(ctx, ct, 0, nil); err != nil {
-		return err
-	}
-	return c.afterStop(ctx, ct, remove)
-}
-
-// stopRunning stops ct when it runs: its preStop hook, the wait for turn
-// (waitTurn; nil: no wait), then the engine's stop within what is left of
-// grace (ct's own period when not positive).
-func (c *Controller) stopRunning(ctx context.Context, ct *model.Container, grace time.Duration, turn <-chan struct{}) error {
-	if !ct.Running() {
-		return nil
-	}
-	if grace <= 0 {
-		grace = graceOf(ct)
-	}
-	if ct.Name != model.SandboxName {
-		c.event(podOfContainer(ct), ct.Name, events.Normal, "Killing", "Stopping container %s", ct.Name)
-		grace = c.runPreStop(ctx, ct, grace)
-	}
-	grace = c.waitTurn(ctx, turn, grace)
-	if err := c.rt.StopContainer(ctx, ct.ID, grace); err != nil {
-		return fmt.Errorf("stop %s: %w", ct.DockerName, err)
-	}
-	return nil
-}
-
-// afterStop removes the stopped ct when remove is set, and otherwise
-// writes its state as the engine tells it; the store learns the outcome
-// before afterStop returns.
-func (c *Controller) afterStop(ctx context.Context, ct *model.Container, remove bool) error {
-	if !remove {
-		c.refresh(ctx, ct.ID)
-		return nil
-	}
-	at := c.store.Seq()
-	if err := c.rt.RemoveContainer(ctx, ct.ID); err != nil {
-		// A container the engine failed to remove is "dead" (e.g. its root
-		// filesystem still mounted after a dockerd restart), and its
-		// removal may keep failing: it must not block the pod. Later
-		// reconciles try again.
-		c.refresh(ctx, ct.ID)
-		if cur, _ := c.store.Container(nil, ct.ID); cur != nil && (cur.State == model.StateDead || cur.State == model.StateRemoving) {
-			c.log.Warn("cannot remove dead container; leaving it", "pod", ct.PodKey, "container", ct.DockerName, "err", err)
-			return nil
-		}
-		return fmt.Errorf("remove %s: %w", ct.DockerName, err)
-	}
-	return c.store.DeleteContainer(ct.ID, at)
-}
-
-// refresh writes the engine's view of id into the store, as of the event
-// sequence before the inspect, so an event newer than the answer wins. An
-// unchanged container is not written: the write would enqueue the pod again
-// at once, past the rate limiter.
-func (c *Controller) refresh(ctx context.Context, id string) {
-	at := c.store.Seq()
-	ct, err := c.rt.InspectContainer(ctx, id)
-	switch {
-	case errors.Is(err, runtime.ErrNotFound):
-		_ = c.store.DeleteContainer(id, at)
-	case err == nil:
-		if old, _ := c.store.Container(nil, id); old != nil && sameObservation(old, ct) {
-			return
-		}
-		ct.Seq = at
-		_, _ = c.store.UpsertContainer(ct)
-	}
-}
-
-// sameObservation reports whether a and b describe the same state, whenever
-// observed.
-func sameObservation(a, b *model.Container) bool {
-	x, y := *a, *b
-	x.Seq, y.Seq = 0, 0
-	return reflect.DeepEqual(&x, &y)
 }
 
 // newestFirst orders instances of one container by attempt, newest first.
@@ -366,36 +263,6 @@ func newestFirst(cs []*model.Container) {
 	})
 }
 
-// observe writes what a create and a start call told of container id:
-// created at t0 as of s0 (the clock and the event sequence before the create
-// call) and, when the start succeeded, running since t1 as of s1 (both read
-// before the start call). One write: a newer event wins over it.
-func (c *Controller) observe(id string, cfg *runtime.ContainerConfig, t0, t1 time.Time, s0, s1 uint64, startErr error) {
-	ct := &model.Container{ID: id, DockerName: cfg.Name, Image: cfg.Image, State: model.StateCreated, CreatedAt: t0, Seq: s0}
-	ct.ImageID, _ = c.images.ImageID(cfg.Image)
-	runtime.FillFromLabels(ct, cfg.Labels)
-	if startErr == nil {
-		ct.State, ct.StartedAt, ct.Seq = model.StateRunning, t1, s1
-	} else {
-		ct.Error = startErr.Error()
-	}
-	_, _ = c.store.UpsertContainer(ct)
-}
-
-// started writes what a successful start of an existing container told: it
-// ran since at, as of seq (the clock and the event sequence before the
-// start call).
-func (c *Controller) started(id string, at time.Time, seq uint64) {
-	_, _ = c.store.ApplyContainer(id, seq, func(old *model.Container) (*model.Container, bool) {
-		if old == nil {
-			return nil, false
-		}
-		cp := *old
-		cp.State, cp.StartedAt, cp.FinishedAt, cp.ExitCode, cp.Error = model.StateRunning, at, time.Time{}, 0, ""
-		return &cp, true
-	})
-}
-
 // startExisting starts a container left created. When the engine refuses
 // (after a dockerd restart a created container can be unstartable for good:
 // "task ... already exists"), the failure backs off and the container is
@@ -405,7 +272,7 @@ func (c *Controller) startExisting(ctx context.Context, p *model.Pod, name strin
 	at, seq := c.cfg.Clock.Now(), c.store.Seq()
 	err := c.rt.StartContainer(ctx, ct.ID)
 	if err == nil {
-		c.started(ct.ID, at, seq)
+		c.obs.started(ct.ID, at, seq)
 		c.startFails.Reset(key)
 		return true
 	}
@@ -413,7 +280,7 @@ func (c *Controller) startExisting(ctx context.Context, p *model.Pod, name strin
 	x.requeue(delay)
 	x.wait(name, v1.ContainerStateWaiting{Reason: "RunContainerError", Message: err.Error()})
 	c.log.Info("cannot start created container; replacing it", "pod", p.Key, "container", ct.DockerName, "err", err, "retryIn", delay)
-	if rerr := c.stop(ctx, ct, true); rerr != nil {
+	if rerr := c.lc.stop(ctx, ct, true); rerr != nil {
 		c.log.Warn("removing unstartable container failed", "pod", p.Key, "container", ct.DockerName, "err", rerr)
 	}
 	return false
@@ -432,17 +299,17 @@ func (c *Controller) createSandbox(ctx context.Context, p *model.Pod, attempt in
 	id, err := c.rt.CreateContainer(ctx, cfg)
 	if err != nil {
 		if errors.Is(err, runtime.ErrImageNotFound) {
-			c.pause.forget(image)
+			c.pause.Forget(image)
 		}
 		return "", fmt.Errorf("create sandbox: %w", err)
 	}
 	t1, s1 := c.cfg.Clock.Now(), c.store.Seq()
 	err = c.rt.StartContainer(ctx, id)
-	c.observe(id, cfg, at, t1, s0, s1, err)
+	c.obs.observe(id, cfg, at, t1, s0, s1, err)
 	if err != nil {
 		delay := c.startFails.Failed(key)
 		x.requeue(delay)
-		c.event(podOf(p), "", events.Warning, "FailedCreatePodSandBox", "Failed to start the pod sandbox: %v", err)
+		c.rec.event(podOf(p), "", events.Warning, "FailedCreatePodSandBox", "Failed to start the pod sandbox: %v", err)
 		c.log.Warn("pod sandbox failed to start", "pod", p.Key, "err", err, "retryIn", delay)
 		return "", nil
 	}
@@ -459,7 +326,7 @@ func (c *Controller) startNew(ctx context.Context, p *model.Pod, s Start, sbID s
 	if vol, err := volumeError(ctr, x.volumeErrs); err != nil {
 		// The object's arrival (or change) enqueues the pod again.
 		x.wait(ctr.Name, v1.ContainerStateWaiting{Reason: "CreateContainerConfigError", Message: err.Error()})
-		c.event(podOf(p), ctr.Name, events.Warning, "FailedMount", "MountVolume.SetUp failed for volume %q : %v", vol, err)
+		c.rec.event(podOf(p), ctr.Name, events.Warning, "FailedMount", "MountVolume.SetUp failed for volume %q : %v", vol, err)
 		return "", nil
 	}
 	if ok, err := c.ensureImage(ctx, p, ctr, key, x); !ok || err != nil {
@@ -469,7 +336,7 @@ func (c *Controller) startNew(ctx context.Context, p *model.Pod, s Start, sbID s
 	if err != nil {
 		x.wait(ctr.Name, v1.ContainerStateWaiting{Reason: "CreateContainerConfigError", Message: err.Error()})
 		if podconfig.IsMissing(err) {
-			c.event(podOf(p), ctr.Name, events.Warning, "Failed", "Error: %v", err)
+			c.rec.event(podOf(p), ctr.Name, events.Warning, "Failed", "Error: %v", err)
 			return "", nil
 		}
 		return "", err
@@ -484,25 +351,25 @@ func (c *Controller) startNew(ctx context.Context, p *model.Pod, s Start, sbID s
 	}
 	if err != nil {
 		x.wait(ctr.Name, v1.ContainerStateWaiting{Reason: "CreateContainerError", Message: err.Error()})
-		c.event(podOf(p), ctr.Name, events.Warning, "Failed", "Error: %v", err)
+		c.rec.event(podOf(p), ctr.Name, events.Warning, "Failed", "Error: %v", err)
 		return "", err
 	}
-	c.event(podOf(p), ctr.Name, events.Normal, "Created", "Created container %s", ctr.Name)
+	c.rec.event(podOf(p), ctr.Name, events.Normal, "Created", "Created container %s", ctr.Name)
 	t1, s1 := c.cfg.Clock.Now(), c.store.Seq()
 	err = c.rt.StartContainer(ctx, id)
-	c.observe(id, cfg, at, t1, s0, s1, err)
+	c.obs.observe(id, cfg, at, t1, s0, s1, err)
 	if err != nil {
 		// A start that fails (bad entrypoint, port taken) backs off like a
 		// crash instead of being retried at once.
 		delay := c.startFails.Failed(key)
 		x.requeue(delay)
 		x.wait(ctr.Name, v1.ContainerStateWaiting{Reason: "RunContainerError", Message: err.Error()})
-		c.event(podOf(p), ctr.Name, events.Warning, "Failed", "Error: %v", err)
+		c.rec.event(podOf(p), ctr.Name, events.Warning, "Failed", "Error: %v", err)
 		c.log.Warn("container failed to start", "pod", p.Key, "container", ctr.Name, "err", err, "retryIn", delay)
 		return "", nil
 	}
 	c.startFails.Reset(key)
-	c.event(podOf(p), ctr.Name, events.Normal, "Started", "Started container %s", ctr.Name)
+	c.rec.event(podOf(p), ctr.Name, events.Normal, "Started", "Started container %s", ctr.Name)
 	return id, nil
 }
 
@@ -521,7 +388,7 @@ func (c *Controller) newContainerConfig(ctx context.Context, p *model.Pod, ctr *
 	case podconfig.NeedsPodIP(ctr):
 		ct, _ := c.store.Container(nil, sbID)
 		if ct == nil || ct.IP == "" {
-			c.refresh(ctx, sbID)
+			c.obs.refresh(ctx, sbID)
 			ct, _ = c.store.Container(nil, sbID)
 		}
 		if ct == nil || ct.IP == "" {
@@ -532,9 +399,9 @@ func (c *Controller) newContainerConfig(ctx context.Context, p *model.Pod, ctr *
 	if err := c.podconfig.PrepareTerminationLog(string(p.Spec.UID), ctr.Name, attempt); err != nil {
 		return nil, fmt.Errorf("termination log: %w", err)
 	}
-	cfg, warnings, err := c.podconfig.ContainerConfig(p, ctr, sb, attempt, restarts, image, c.objectsOf(p))
+	cfg, warnings, err := c.podconfig.ContainerConfig(p, ctr, sb, attempt, restarts, image, objectsOf(c.store, p))
 	for _, w := range warnings {
-		c.event(podOf(p), ctr.Name, events.Warning, "InvalidEnvironmentVariableNames", "%s", w)
+		c.rec.event(podOf(p), ctr.Name, events.Warning, "InvalidEnvironmentVariableNames", "%s", w)
 	}
 	return cfg, err
 }
@@ -544,10 +411,16 @@ func (c *Controller) newContainerConfig(ctx context.Context, p *model.Pod, ctr *
 // messages of containers that exited since.
 func (c *Controller) finish(ctx context.Context, p *model.Pod, pl *Plan, waiting map[string]v1.ContainerStateWaiting) {
 	byName := c.currentContainers(p.Key, string(p.Spec.UID))
-	c.syncProbes(p, byName)
-	st := &podState{waiting: waiting, failedInit: pl.FailedInit, deadlineExceeded: pl.DeadlineExceeded,
-		evicted: pl.Evicted, probe: c.probes.Result, imageID: c.images.ImageID}
-	c.writeStatus(p, st, byName, c.newTerminationMessages(ctx, p.Key, p.Spec, byName))
+	syncProbes(c.probes, p, byName)
+	in := &podstatus.Input{Waiting: waiting, FailedInit: pl.FailedInit, ImageID: c.images.ImageID,
+		Started: passed(c.probes, prober.Startup), Ready: passed(c.probes, prober.Readiness)}
+	switch {
+	case pl.DeadlineExceeded:
+		in.FailReason, in.FailMessage = "DeadlineExceeded", deadlineMessage
+	case pl.Evicted != "":
+		in.FailReason, in.FailMessage = evictedReason, pl.Evicted
+	}
+	c.status.write(p, in, byName, c.status.newMessages(ctx, p.Key, p.Spec, byName))
 }
 
 // currentContainers re-reads the pod's containers of uid, newest first.
@@ -557,18 +430,10 @@ func (c *Controller) currentContainers(key, uid string) map[string][]*model.Cont
 	return byName
 }
 
-// terminationLogPath is the host file bound at the instance's
-// terminationMessagePath, for readers: "" (where no file is) when podfs
-// refuses the names.
-func (c *Controller) terminationLogPath(podUID, name string, attempt int) string {
-	p, _ := c.paths.TerminationLog(podUID, name, attempt)
-	return p
-}
-
 // ensureImage reports whether ctr's image may be used now (images.Ensure);
 // otherwise it sets the container's waiting reason and requeue.
 func (c *Controller) ensureImage(ctx context.Context, p *model.Pod, ctr *v1.Container, key string, x *execState) (bool, error) {
-	ready, w, retry, err := c.images.Ensure(ctx, p.Key, key, ctr, c.pullCredentials(p))
+	ready, w, retry, err := c.images.Ensure(ctx, p.Key, key, ctr, pullCredentials(c.store, c.rec, p))
 	if ready || err != nil {
 		return ready, err
 	}

@@ -81,7 +81,7 @@ func TestSandboxLossFollowsRestartPolicy(t *testing.T) {
 			h.settle("default/web")
 			before := h.running("default/web")
 			h.rt.Exit(before["POD"].ID, 137)
-			h.ctrl.refresh(context.Background(), before["POD"].ID)
+			h.ctrl.obs.refresh(context.Background(), before["POD"].ID)
 			h.settle("default/web")
 			after := h.running("default/web")
 			if got := after["POD"] != nil; got != tc.newSandbox {

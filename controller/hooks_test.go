@@ -227,7 +227,7 @@ func TestSandboxIPAskedAgainAfterAFailedInspect(t *testing.T) {
 		t.Fatalf("test broken: IP %q known, probes %+v", p.Status.PodIP, fp.synced["default/web"])
 	}
 	close(release)
-	waitUntil(t, "the inspect beside the worker", 5*time.Second, func() bool { return !h.ctrl.ops.busy("default/web") })
+	h.waitIdle("default/web")
 	h.reconcile("default/web") // the wakeup after the inspect
 	p, _ = h.st.Pod(nil, "default/web")
 	if p.Status.PodIP == "" {

@@ -15,7 +15,7 @@ import (
 func logged(h *harness) *testutil.SyncBuffer {
 	var buf testutil.SyncBuffer
 	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	h.ctrl.log, h.ctrl.life = log, newLifeLog(log)
+	h.ctrl.log, h.ctrl.life.log, h.ctrl.lc.log = log, log, log
 	return &buf
 }
 
@@ -52,7 +52,7 @@ func TestPodLifeIsLoggedOnce(t *testing.T) {
 	crash := func() {
 		a := h.running(key)["a"]
 		h.rt.Exit(a.ID, 1)
-		h.ctrl.refresh(context.Background(), a.ID)
+		h.ctrl.obs.refresh(context.Background(), a.ID)
 		h.settle(key)
 		h.settle(key)
 	}

@@ -57,11 +57,11 @@ func (o sourceObjects) Secret(namespace, name string) (*v1.Secret, error) {
 // pullCredentials are the registry logins of p's imagePullSecrets, in
 // order (the first Secret naming a registry wins), from Secrets of its own
 // source of type kubernetes.io/dockerconfigjson or dockercfg. A missing or
-// unreadable Secret is skipped with a warning event, as the kubelet pulls
+// unreadable Secret is skipped with a warning event (rec), as the kubelet pulls
 // without it.
-func (c *Controller) pullCredentials(p *model.Pod) *runtime.Credentials {
+func pullCredentials(st *store.Store, rec recorder, p *model.Pod) *runtime.Credentials {
 	var creds *runtime.Credentials
-	objs := c.objectsOf(p)
+	objs := objectsOf(st, p)
 	for _, ref := range p.Spec.Spec.ImagePullSecrets {
 		s, err := objs.Secret(p.Spec.Namespace, ref.Name)
 		var got *runtime.Credentials
@@ -75,7 +75,7 @@ func (c *Controller) pullCredentials(p *model.Pod) *runtime.Credentials {
 			err = fmt.Errorf("secret %q is of type %s, not %s", ref.Name, s.Type, v1.SecretTypeDockerConfigJson)
 		}
 		if err != nil {
-			c.event(podOf(p), "", events.Warning, "FailedToRetrieveImagePullSecret",
+			rec.event(podOf(p), "", events.Warning, "FailedToRetrieveImagePullSecret",
 				"Unable to retrieve some image pull secrets (%s); attempting to pull the image may not succeed: %v", ref.Name, err)
 			continue
 		}

@@ -50,7 +50,7 @@ func newObjectsHarness(t *testing.T) (*harness, *keyLog) {
 		t.Fatal(err)
 	}
 	h.st = st
-	h.ctrl.store = st
+	h.ctrl = New(h.ctrl.cfg, st, h.rt, nil)
 	t.Cleanup(func() { // unmounts Secret tmpfs before TempDir's removal
 		ents, _ := os.ReadDir(filepath.Join(h.ctrl.paths.Dir(), "pods"))
 		for _, e := range ents {

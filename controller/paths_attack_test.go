@@ -83,7 +83,7 @@ func TestHostileUIDLabelNotRemoved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.ctrl.refresh(context.Background(), id)
+	h.ctrl.obs.refresh(context.Background(), id)
 	h.settle("default/web")
 	if _, err := h.rt.InspectContainer(context.Background(), id); err == nil {
 		t.Error("the orphaned container was not collected")

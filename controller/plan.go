@@ -7,6 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/berth-dev/berth/events"
+	"github.com/berth-dev/berth/eviction"
 	"github.com/berth-dev/berth/images"
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/podconfig"
@@ -236,6 +237,14 @@ func uids(ctrs []*model.Container) []string {
 	}
 	return out
 }
+
+// evictedReason is the status reason and event reason of an evicted pod.
+const evictedReason = eviction.Reason
+
+// evictionGrace is how long an evicted pod's containers get to stop: the
+// kubelet's immediate eviction (1 s) raised to berth's minimum period, never
+// the period the pod chose for itself, which may be unbounded.
+const evictionGrace = model.MinGracePeriod
 
 // deadlineMessage is the kubelet's status message (and event) of a pod
 // whose activeDeadlineSeconds passed.

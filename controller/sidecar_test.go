@@ -176,7 +176,7 @@ func TestSidecarsStopAfterTheApp(t *testing.T) {
 		t.Fatalf("graces %v, want %v each", graces, model.MinGracePeriod)
 	}
 	close(rec.release)
-	waitUntil(t, "the pod's stop", 5*time.Second, func() bool { return !h.ctrl.ops.busy(key) })
+	h.waitIdle(key)
 	if got := rec.stopped(); len(got) != 4 || got[2] != "app" || got[3] != "POD" {
 		t.Fatalf("stops %v, want the sidecars, the app, the sandbox", got)
 	}
@@ -200,7 +200,7 @@ func TestNeverPodCompletesBesideItsSidecars(t *testing.T) {
 		t.Fatalf("phase %s while the sidecars still run, want Running", s.Phase)
 	}
 	close(rec.release)
-	waitUntil(t, "the sidecars' stop", 5*time.Second, func() bool { return !h.ctrl.ops.busy(key) })
+	h.waitIdle(key)
 	h.settle(key)
 	if run := h.running(key); len(run) != 0 {
 		t.Fatalf("still running %v", run)

@@ -105,7 +105,7 @@ func TestStaleInspectDoesNotHideAnExit(t *testing.T) {
 			return c == nil || c.State == model.StateExited
 		})
 	}
-	l.ctrl.refresh(ctx, a.ID)
+	l.ctrl.obs.refresh(ctx, a.ID)
 	if c, _ := l.st.Container(nil, a.ID); c != nil && c.State == model.StateRunning {
 		t.Fatal("the older inspect overwrote the newer exit: the store says running")
 	}
@@ -136,9 +136,30 @@ func TestTerminationWakeupFindsPodIdle(t *testing.T) {
 	if ops.start(context.Background(), "default/web", func(context.Context) {}) {
 		t.Fatal("a second operation started for a busy pod")
 	}
+	idle := ops.idle("default/web")
+	select {
+	case <-idle:
+		t.Fatal("idle while the operation runs")
+	default:
+	}
 	close(release)
-	if k := <-woke; k != "default/web" {
-		t.Fatalf("woke %q", k)
+	select {
+	case <-idle:
+	case <-time.After(5 * time.Second):
+		t.Fatal("idle not signalled once the operation ended")
+	}
+	select {
+	case k := <-woke: // enqueued before idle was signalled
+		if k != "default/web" {
+			t.Fatalf("woke %q", k)
+		}
+	default:
+		t.Fatal("idle signalled before the key was enqueued")
+	}
+	select {
+	case <-ops.idle("default/web"):
+	default:
+		t.Fatal("a key with no operation is not idle")
 	}
 	if stale.Load() != 0 {
 		t.Fatal("the wakeup was delivered while the pod was still marked busy")

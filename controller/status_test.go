@@ -44,7 +44,7 @@ func (h *harness) exit(key, name string, code int) *model.Container {
 		h.t.Fatalf("%s/%s not running", key, name)
 	}
 	h.rt.Exit(ct.ID, code)
-	h.ctrl.refresh(context.Background(), ct.ID)
+	h.ctrl.obs.refresh(context.Background(), ct.ID)
 	return ct
 }
 
@@ -315,7 +315,7 @@ func TestTerminationMessageFromFile(t *testing.T) {
 	h.put(neverPod("job", ctr("a", "app:1")))
 	h.settle("default/job")
 	a := h.running("default/job")["a"]
-	path := h.ctrl.terminationLogPath(a.PodUID, "a", a.Attempt)
+	path := h.ctrl.status.msgs.Path(a.PodUID, "a", a.Attempt)
 	long := strings.Repeat("x", 5000) + "the end"
 	if err := os.WriteFile(path, []byte(long), 0o666); err != nil {
 		t.Fatal(err)
@@ -323,7 +323,7 @@ func TestTerminationMessageFromFile(t *testing.T) {
 	h.exit("default/job", "a", 1)
 	h.settle("default/job")
 	term := h.status("default/job").ContainerStatuses[0].State.Terminated
-	if term == nil || len(term.Message) != maxTerminationMessage || !strings.HasSuffix(term.Message, "the end") {
+	if term == nil || len(term.Message) != 4096 || !strings.HasSuffix(term.Message, "the end") {
 		t.Fatalf("terminated %+v, want the file's last 4096 bytes", term)
 	}
 	// Read once, when the exit was first seen.
@@ -353,30 +353,6 @@ func TestTerminationMessageFallsBackToLogs(t *testing.T) {
 	h.reconcile("default/job")
 	if h.rt.CallCount("Logs") != logs {
 		t.Error("logs read again for a known exit")
-	}
-}
-
-func TestTerminatedMessageKeepsEngineError(t *testing.T) {
-	ct := &model.Container{ID: "x", ExitCode: 1, Error: "oci runtime error"}
-	if got := terminated(ct, "").Message; got != "oci runtime error" {
-		t.Errorf("message %q", got)
-	}
-	if got := terminated(ct, "bye").Message; got != "oci runtime error: bye" {
-		t.Errorf("message %q", got)
-	}
-}
-
-func TestStartedFalseUnlessRunning(t *testing.T) {
-	p := testPod("web", ctr("a", "app:1"), ctr("b", "app:1"))
-	run := row(p, "a", 0, model.StateRunning, 0)
-	st := &podState{waiting: map[string]v1.ContainerStateWaiting{}, now: now}
-	s := computeStatus(&model.Pod{Spec: p}, map[string][]*model.Container{"a": {run}}, st)
-	a, b := s.ContainerStatuses[0], s.ContainerStatuses[1]
-	if a.Started == nil || !*a.Started || b.Started == nil || *b.Started {
-		t.Fatalf("started a=%v b=%v", a.Started, b.Started)
-	}
-	if w := b.State.Waiting; w == nil || w.Reason != "ContainerCreating" {
-		t.Errorf("b %+v", b.State)
 	}
 }
 
@@ -427,31 +403,9 @@ func TestSteadyPodsWriteNoStatus(t *testing.T) {
 	// A change is still written: a crash shows in the status.
 	c := h.running(keys[7])["a"]
 	h.rt.Exit(c.ID, 1)
-	h.ctrl.refresh(context.Background(), c.ID)
+	h.ctrl.obs.refresh(context.Background(), c.ID)
 	h.reconcile(keys[7])
 	if p, _ := h.st.Pod(nil, keys[7]); p == before[7] || apiequality.Semantic.DeepEqual(p.Status, before[7].Status) {
 		t.Fatalf("the crash of %s was not written: %+v", keys[7], p.Status.ContainerStatuses)
-	}
-}
-
-// A pod is not ready before it has an address: a running container of a
-// sandbox whose IP is not known yet counts not ready, so no status shows
-// Ready without a podIP (kubectl get -w printed Running 1/1 twice, the
-// second only adding the IP).
-func TestNotReadyWithoutPodIP(t *testing.T) {
-	p := testPod("web", ctr("a", "app:1"))
-	run := row(p, "a", 0, model.StateRunning, 0)
-	sb := *row(p, model.SandboxName, 0, model.StateRunning, 0)
-	sb.IP = ""
-	st := &podState{waiting: map[string]v1.ContainerStateWaiting{}, now: now}
-	s := computeStatus(&model.Pod{Spec: p}, map[string][]*model.Container{"a": {run}, model.SandboxName: {&sb}}, st)
-	if s.ContainerStatuses[0].Ready || s.PodIP != "" {
-		t.Fatalf("sandbox without IP: ready %v, podIP %q", s.ContainerStatuses[0].Ready, s.PodIP)
-	}
-	withIP := sb
-	withIP.IP = "172.17.0.9"
-	s = computeStatus(&model.Pod{Spec: p}, map[string][]*model.Container{"a": {run}, model.SandboxName: {&withIP}}, st)
-	if !s.ContainerStatuses[0].Ready || s.PodIP != "172.17.0.9" {
-		t.Fatalf("sandbox with IP: ready %v, podIP %q", s.ContainerStatuses[0].Ready, s.PodIP)
 	}
 }

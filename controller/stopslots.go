@@ -16,21 +16,21 @@ const DefaultMaxParallelStops = 16
 // engine nothing, and no longer holds up the pods behind it.
 const stopSlotHold = 2 * time.Second
 
-// stopSlot waits, as long as ctx allows, for one of the controller's stop
+// slot waits, as long as ctx allows, for one of the controller's stop
 // slots (Config.MaxParallelStops) and returns its release, to be called
 // once. The slot goes back by itself after stopSlotHold.
-func (c *Controller) stopSlot(ctx context.Context) (release func(), err error) {
-	if err := c.stopSlots.Acquire(ctx, 1); err != nil {
+func (l *lifecycle) slot(ctx context.Context) (release func(), err error) {
+	if err := l.slots.Acquire(ctx, 1); err != nil {
 		return nil, err
 	}
 	done := make(chan struct{})
-	expired := c.cfg.Clock.After(stopSlotHold)
+	expired := l.cfg.Clock.After(stopSlotHold)
 	go func() {
 		select {
 		case <-done:
 		case <-expired:
 		}
-		c.stopSlots.Release(1)
+		l.slots.Release(1)
 	}()
 	return func() { close(done) }, nil
 }

@@ -50,11 +50,11 @@ func sidecarIndex(ct *model.Container) (int, bool) {
 // it stopped, beside the stops that follow: only stops are ordered. Every
 // preStop hook starts at once, as in the kubelet; the wait for the turn
 // uses up the container's grace period (waitTurn). When any kill stops a
-// process, the pod first waits for a stop slot (stopSlot). A failed stop
+// process, the pod first waits for a stop slot (slot). A failed stop
 // leaves the sandboxes running.
-func (c *Controller) killAll(ctx context.Context, kills []Kill) error {
+func (l *lifecycle) killAll(ctx context.Context, kills []Kill) error {
 	if stopsAny(kills) {
-		release, err := c.stopSlot(ctx)
+		release, err := l.slot(ctx)
 		if err != nil {
 			return err
 		}
@@ -85,7 +85,7 @@ func (c *Controller) killAll(ctx context.Context, kills []Kill) error {
 	kill := func(k Kill, turn <-chan struct{}, ended func()) {
 		defer stops.Done()
 		defer ended()
-		if err := c.stopRunning(ctx, k.Container, k.Grace, turn); err != nil {
+		if err := l.stopRunning(ctx, k.Container, k.Grace, turn); err != nil {
 			mu.Lock()
 			stopErrs = append(stopErrs, err)
 			mu.Unlock()
@@ -94,7 +94,7 @@ func (c *Controller) killAll(ctx context.Context, kills []Kill) error {
 		afters.Add(1)
 		go func() {
 			defer afters.Done()
-			if err := c.afterStop(ctx, k.Container, k.Remove); err != nil {
+			if err := l.afterStop(ctx, k.Container, k.Remove); err != nil {
 				mu.Lock()
 				afterErrs = append(afterErrs, err)
 				mu.Unlock()
@@ -136,17 +136,17 @@ func stopsAny(kills []Kill) bool {
 // waitTurn waits for turn to close (nil: no wait), for at most grace, and
 // returns the grace left for the stop: at least model.MinGracePeriod, as
 // the kubelet always gives.
-func (c *Controller) waitTurn(ctx context.Context, turn <-chan struct{}, grace time.Duration) time.Duration {
+func (l *lifecycle) waitTurn(ctx context.Context, turn <-chan struct{}, grace time.Duration) time.Duration {
 	if turn == nil {
 		return grace
 	}
-	start := c.cfg.Clock.Now()
-	t := c.cfg.Clock.NewTimer(grace)
+	start := l.cfg.Clock.Now()
+	t := l.cfg.Clock.NewTimer(grace)
 	defer t.Stop()
 	select {
 	case <-turn:
 	case <-t.C():
 	case <-ctx.Done():
 	}
-	return max(grace-c.cfg.Clock.Since(start), model.MinGracePeriod)
+	return max(grace-l.cfg.Clock.Since(start), model.MinGracePeriod)
 }

@@ -148,9 +148,9 @@ func TestStopsOfDeletedPodsOverlapBounded(t *testing.T) {
 	deleteAll(t, h, context.Background(), keys)
 	waitUntil(t, "the bound's worth of stops", 5*time.Second, func() bool { return g.stopsInFlight() == bound })
 	close(g.open)
-	waitUntil(t, "every pod's stop", 5*time.Second, func() bool {
-		return !slices.ContainsFunc(keys, h.ctrl.ops.busy)
-	})
+	for _, k := range keys {
+		h.waitIdle(k)
+	}
 	if g.maxStops != bound {
 		t.Errorf("at most %d stops at once, want %d (the bound)", g.maxStops, bound)
 	}
@@ -186,7 +186,7 @@ func TestSandboxStopOverlapsAppRemoval(t *testing.T) {
 		t.Fatal("the app's removal ended before the sandbox's stop was waited for")
 	}
 	close(g.removes)
-	waitUntil(t, "the pod's stop", 5*time.Second, func() bool { return !h.ctrl.ops.busy(keys[0]) })
+	h.waitIdle(keys[0])
 	if run := h.running(keys[0]); len(run) != 0 {
 		t.Fatalf("still running %v", run)
 	}
@@ -258,7 +258,7 @@ func TestPodRecreatedDuringItsStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	close(g.open)
-	waitUntil(t, "the stop's end", 5*time.Second, func() bool { return !h.ctrl.ops.busy(key) })
+	h.waitIdle(key)
 	h.settle(key)
 	run := h.running(key)
 	if run["app"] == nil || run["app"].ID == old || run[model.SandboxName] == nil {
@@ -281,12 +281,12 @@ func TestStopSlotWaitIsCancellable(t *testing.T) {
 	waiting, cancelWaiting := context.WithCancel(context.Background())
 	deleteAll(t, h, waiting, keys[1:])
 	cancelWaiting()
-	waitUntil(t, "the waiting pod to give up", 5*time.Second, func() bool { return !h.ctrl.ops.busy(keys[1]) })
+	h.waitIdle(keys[1])
 	if g.logged("p1/app stop") {
 		t.Fatal("the second pod stopped beside the first, past the bound of 1")
 	}
 	cancelHeld()
-	waitUntil(t, "the stop in progress to give up", 5*time.Second, func() bool { return !h.ctrl.ops.busy(keys[0]) })
+	h.waitIdle(keys[0])
 }
 
 // A pod whose stop outlasts stopSlotHold (its process takes its grace
@@ -303,7 +303,7 @@ func TestSlowStopFreesItsSlot(t *testing.T) {
 	h.clock.Step(stopSlotHold)
 	waitUntil(t, "the second pod's stop beside the slow one", 5*time.Second, func() bool { return g.stopsInFlight() == 2 })
 	close(g.open)
-	waitUntil(t, "every pod's stop", 5*time.Second, func() bool {
-		return !slices.ContainsFunc(keys, h.ctrl.ops.busy)
-	})
+	for _, k := range keys {
+		h.waitIdle(k)
+	}
 }

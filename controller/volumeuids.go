@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/berth-dev/berth/runtime"
@@ -74,4 +75,18 @@ func (c volumeCreator) CreateVolume(ctx context.Context, cfg runtime.VolumeConfi
 	c.v.uids[c.uid] = true
 	c.v.mu.Unlock()
 	return c.v.rt.CreateVolume(ctx, cfg)
+}
+
+// remove drops the engine volumes of pod uid's Memory emptyDirs,
+// found by label (the spec may be gone); their containers must be gone.
+func (v *volumeUIDs) remove(ctx context.Context, uid string) error {
+	vols, err := v.rt.ListVolumes(ctx, map[string]string{runtime.LabelManaged: "true", runtime.LabelPodUID: uid, runtime.LabelNode: v.node})
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, vol := range vols {
+		errs = append(errs, v.rt.RemoveVolume(ctx, vol.Name))
+	}
+	return errors.Join(errs...)
 }

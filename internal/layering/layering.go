@@ -27,10 +27,10 @@ var Layers = map[string]int{
 	"model": 0, "internal/backoff": 0, "internal/editdist": 0, "internal/secretfile": 0, "etcdclient": 0, "events": 0, "pause": 0, "servingcert": 0,
 	"resourcehelper": 0, "internal/jsonfield": 0, "describe": 0,
 	// 1: one mechanism each, over the model.
-	"manifest": 1, "validation": 1, "podfs": 1, "runtime": 1, "store": 1, "cluster": 1, "podview": 1,
+	"manifest": 1, "validation": 1, "podfs": 1, "runtime": 1, "store": 1, "cluster": 1, "podview": 1, "podstatus": 1,
 	// 2: translation, admission, transports, probes, pulls, configuration.
 	"config": 2, "podconfig": 2, "images": 2, "admission": 2, "sources": 2,
-	"prober": 2, "stats": 2, "claims": 2, "imagegc": 2, "sweep": 2,
+	"prober": 2, "stats": 2, "claims": 2, "imagegc": 2, "sweep": 2, "eviction": 2, "projected": 2, "pauseimage": 2, "termmsg": 2,
 	"kubeapi": 2,
 	// 3: the loops and the API: informers, the controller, metrics, server.
 	"informer": 3, "controller": 3, "metrics": 3, "server": 3,

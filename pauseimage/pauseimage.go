@@ -1,4 +1,7 @@
-package controller
+// Package pauseimage pins the sandbox (pause) image by ID: berth's own
+// program, checked by content and built when the tag lacks it, or a
+// configured pod_infra_image as its tag held it when first needed.
+package pauseimage
 
 import (
 	"archive/tar"
@@ -18,14 +21,14 @@ import (
 	"github.com/berth-dev/berth/runtime"
 )
 
-// pauseImage is the sandbox image, pinned by ID: every sandbox is made
+// Image is the sandbox image, pinned by ID: every sandbox is made
 // from the ID, never from the tag, so an image put under the tag later (a
 // pull, a `docker tag`) never becomes a sandbox. berth's own image is
 // pinned once its content is checked, never by a label (any image can
 // carry one), and its tag is looked at every pauseRecheckEvery to put it
 // back when it moved; a configured pod_infra_image is pinned to the ID it
 // resolved to when first needed, pulled if absent.
-type pauseImage struct {
+type Image struct {
 	ref   string
 	build *pause.Build
 	rt    runtime.Runtime
@@ -36,6 +39,12 @@ type pauseImage struct {
 	work sync.Mutex
 	mu   sync.Mutex
 	id   string // "" until pinned
+}
+
+// New returns the image of reference ref, unpinned: built from build when
+// the tag does not hold exactly its program, or pulled when build is nil.
+func New(ref string, build *pause.Build, rt runtime.Runtime, log *slog.Logger) *Image {
+	return &Image{ref: ref, build: build, rt: rt, log: log}
 }
 
 // pauseContentSlack is what berth's pause image may hold beyond its
@@ -53,7 +62,7 @@ const pauseRecheckEvery = 5 * time.Second
 // ID returns the image ID to make a sandbox from, pinning one first: the
 // image under the tag once its content is checked, else the one berth
 // builds; a configured image as the tag has it, pulled when absent.
-func (p *pauseImage) ID(ctx context.Context) (string, error) {
+func (p *Image) ID(ctx context.Context) (string, error) {
 	if id := p.Pinned(); id != "" {
 		return id, nil
 	}
@@ -76,10 +85,10 @@ func (p *pauseImage) ID(ctx context.Context) (string, error) {
 	return p.Pinned(), nil
 }
 
-// recheck looks at the tag of berth's own image once one is pinned and,
+// Recheck looks at the tag of berth's own image once one is pinned and,
 // when the tag holds another image, puts berth's back (ensureBuilt). A
 // configured image stays pinned to what its tag held at first.
-func (p *pauseImage) recheck(ctx context.Context) {
+func (p *Image) Recheck(ctx context.Context) {
 	p.work.Lock()
 	defer p.work.Unlock()
 	if p.build == nil || p.Pinned() == "" {
@@ -95,7 +104,7 @@ func (p *pauseImage) recheck(ctx context.Context) {
 // program, else builds it again (which puts berth's image back under the
 // tag) and pins that. The pinned ID stays when this fails. Callers hold
 // p.work.
-func (p *pauseImage) ensureBuilt(ctx context.Context) error {
+func (p *Image) ensureBuilt(ctx context.Context) error {
 	pinned, tagged := p.Pinned(), ""
 	switch info, err := p.rt.InspectImage(ctx, p.ref); {
 	case err == nil && info.ID == pinned:
@@ -124,29 +133,34 @@ func (p *pauseImage) ensureBuilt(ctx context.Context) error {
 	return nil
 }
 
-// recheckLoop calls recheck every pauseRecheckEvery until ctx ends.
-func (p *pauseImage) recheckLoop(ctx context.Context, clk clock.WithTicker) {
+// Run calls Recheck every pauseRecheckEvery of clk until ctx ends.
+func (p *Image) Run(ctx context.Context, clk clock.WithTicker) {
 	t := clk.NewTicker(pauseRecheckEvery)
 	defer t.Stop()
+	p.rechecks(ctx, t.C())
+}
+
+// rechecks calls Recheck on each tick until ctx ends.
+func (p *Image) rechecks(ctx context.Context, tick <-chan time.Time) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C():
-			p.recheck(ctx)
+		case <-tick:
+			p.Recheck(ctx)
 		}
 	}
 }
 
 // Pinned is the pinned ID ("" before the first sandbox).
-func (p *pauseImage) Pinned() string {
+func (p *Image) Pinned() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.id
 }
 
-// forget unpins id: the engine no longer has it.
-func (p *pauseImage) forget(id string) {
+// Forget unpins id: the engine no longer has it.
+func (p *Image) Forget(id string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.id == id {
@@ -154,7 +168,7 @@ func (p *pauseImage) forget(id string) {
 	}
 }
 
-func (p *pauseImage) pin(id string) {
+func (p *Image) pin(id string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if id != p.id {
@@ -164,7 +178,7 @@ func (p *pauseImage) pin(id string) {
 }
 
 // resolveConfigured is the ID of the configured image, pulled when absent.
-func (p *pauseImage) resolveConfigured(ctx context.Context) (string, error) {
+func (p *Image) resolveConfigured(ctx context.Context) (string, error) {
 	info, err := p.rt.InspectImage(ctx, p.ref)
 	if errors.Is(err, runtime.ErrImageNotFound) {
 		p.log.Info("pulling pause image", "image", p.ref)
@@ -181,7 +195,7 @@ func (p *pauseImage) resolveConfigured(ctx context.Context) (string, error) {
 
 // buildChecked builds berth's image under the tag and returns its ID once
 // its content is checked.
-func (p *pauseImage) buildChecked(ctx context.Context) (string, error) {
+func (p *Image) buildChecked(ctx context.Context) (string, error) {
 	b := p.build
 	p.log.Info("building pause image", "image", p.ref, "bytes", len(b.Exe), "from", b.Binary)
 	var err error
@@ -205,7 +219,7 @@ func (p *pauseImage) buildChecked(ctx context.Context) (string, error) {
 
 // check reads image id's content and says why it is not berth's pause
 // image, if it is not.
-func (p *pauseImage) check(ctx context.Context, id string) error {
+func (p *Image) check(ctx context.Context, id string) error {
 	size := int64(len(p.build.Exe))
 	if p.build.Exe == nil {
 		st, err := os.Stat(p.build.Binary)
