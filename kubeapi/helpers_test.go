@@ -21,13 +21,12 @@ import (
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 type fixture struct {
-	st    *store.Store
-	clk   *clocktesting.FakeClock
-	api   *API
-	srv   *httptest.Server
-	cs    *kubernetes.Clientset
-	cfg   *rest.Config
-	scope string // the source a request with "Authorization: Bearer push" sees
+	st  *store.Store
+	clk *clocktesting.FakeClock
+	api *API
+	srv *httptest.Server
+	cs  *kubernetes.Clientset
+	cfg *rest.Config
 }
 
 // newFixture serves a New(o) API (o's Store and Clock filled in) with the

@@ -1,9 +1,6 @@
 package kubeapi
 
 import (
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
 	"encoding/json"
 	"strings"
 	"sync"
@@ -161,28 +158,6 @@ func (a *API) secretsResource() *resource {
 			return []any{s.Name, string(s.Type), int64(len(s.Data)), translateTimestampSince(s.CreationTimestamp, now)}, nil
 		},
 	}
-}
-
-// digestKey keys secretDigest, once per process, so that a digest is no
-// hash of a guess even if one ever left the tracker.
-var digestKey = func() []byte {
-	k := make([]byte, 32)
-	_, _ = rand.Read(k) // never fails (crypto/rand)
-	return k
-}()
-
-// secretDigest is a keyed digest of s as stored, its values included:
-// what the tracker compares beside the withheld rendering, so that a
-// change of only values is a new resourceVersion and a MODIFIED event,
-// as in Kubernetes. It is never served.
-func secretDigest(s *v1.Secret) []byte {
-	b, err := json.Marshal(s) // map keys sorted: the same Secret, the same bytes
-	if err != nil {
-		return nil
-	}
-	h := hmac.New(sha256.New, digestKey)
-	h.Write(b)
-	return h.Sum(nil)
 }
 
 func (a *API) claimsResource() *resource {

@@ -23,26 +23,22 @@ type object interface {
 // item is one object of a snapshot: ident, when set, is what it is
 // rendered from (a store value, immutable), so an unchanged ident is an
 // unchanged object, not rendered again; render renders it when obj is
-// nil; withheld, when set, digests what the rendering leaves out (a
-// Secret's values), compared beside it so that a change of only those is
-// a change, and never served; source is the source that owns it, for the
-// push scope ("" for objects every token may see).
+// nil; source is the source that owns it, for the push scope ("" for
+// objects every token may see).
 type item struct {
-	key      string
-	obj      object
-	render   func() object
-	withheld func() []byte
-	ident    any
-	source   string
+	key    string
+	obj    object
+	render func() object
+	ident  any
+	source string
 }
 
 // entry is an object as the tracker last recorded it, with its
 // resourceVersion set.
 type entry struct {
 	item
-	rv     uint64
-	raw    []byte // JSON without resourceVersion, to compare renderings
-	hidden []byte // item.withheld's digest, compared beside raw
+	rv  uint64
+	raw []byte // JSON without resourceVersion, to compare renderings
 }
 
 // change is one watch event: old is nil for ADDED and when unknown (the
@@ -135,16 +131,12 @@ func (t *tracker) sync(snapshot func() ([]item, error)) ([]*entry, uint64, error
 		if err != nil {
 			return nil, 0, err
 		}
-		var hidden []byte
-		if it.withheld != nil {
-			hidden = it.withheld()
-		}
-		if old != nil && bytes.Equal(old.raw, raw) && bytes.Equal(old.hidden, hidden) {
+		if old != nil && bytes.Equal(old.raw, raw) {
 			old.ident = it.ident
 			out = append(out, old)
 			continue
 		}
-		e := &entry{item: it, raw: raw, hidden: hidden, rv: t.rev.next()}
+		e := &entry{item: it, raw: raw, rv: t.rev.next()}
 		e.obj = it.obj.DeepCopyObject().(object)
 		e.obj.SetResourceVersion(strconv.FormatUint(e.rv, 10))
 		typ := WatchModified
@@ -178,7 +170,7 @@ func (t *tracker) remove(old *entry) {
 // at returns a copy of e as of revision rv: the same state with rv as its
 // resourceVersion.
 func (e *entry) at(rv uint64) *entry {
-	c := &entry{item: e.item, raw: e.raw, hidden: e.hidden, rv: rv}
+	c := &entry{item: e.item, raw: e.raw, rv: rv}
 	c.obj = e.obj.DeepCopyObject().(object)
 	c.obj.SetResourceVersion(strconv.FormatUint(rv, 10))
 	return c
@@ -204,11 +196,4 @@ func (t *tracker) since(rv uint64) (changes []change, ok bool) {
 	}
 	i := sort.Search(len(t.log), func(i int) bool { return t.log[i].rv > rv })
 	return append([]change(nil), t.log[i:]...), true
-}
-
-// current is the revision the tracker's state is at.
-func (t *tracker) current() uint64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.rev.current()
 }

@@ -48,7 +48,7 @@ func (r Snapshot) Objects(ws memdb.WatchSet, kind string) ([]*model.Object, erro
 }
 
 // Pod returns the desired pod with key, or nil.
-func (r Snapshot) Pod(key string) (*model.Pod, error) { return View{r.txn}.Pod(key) }
+func (r Snapshot) Pod(key string) (*model.Pod, error) { return View(r).Pod(key) }
 
 // Object returns the object of kind with key, or nil.
 func (r Snapshot) Object(kind, key string) (*model.Object, error) { return objectIn(r.txn, nil, kind, key) }
