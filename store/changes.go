@@ -92,11 +92,11 @@ func (r Snapshot) Watch(ws memdb.WatchSet, tables ...string) {
 // before the write that replaced it. The work is that of the changes, not
 // of the tables. ErrCompacted: the reader must relist.
 func (r Snapshot) Changes(since uint64, tables ...string) ([]Change, error) {
-	if since < latestIndex(r.txn, tableCompacted) || since > r.Index() {
-		return nil, ErrCompacted
-	}
 	var out []Change
 	for _, t := range tables {
+		if since < compacted(r.txn, t) || since > r.Index() {
+			return nil, ErrCompacted
+		}
 		it, err := r.txn.LowerBound(t, IndexModify, since+1, "")
 		if err != nil {
 			return nil, fmt.Errorf("%s changes: %w", t, err)

@@ -104,7 +104,7 @@ func (w *writeTxn) keepDeletion(table, key string, row any) error {
 		return fmt.Errorf("deletion insert: %w", err)
 	}
 	w.touched[TableDeletions] = true
-	w.deleted++
+	w.deleted[table]++
 	return nil
 }
 
