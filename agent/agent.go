@@ -131,7 +131,7 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Agent, err error) {
 	a.st = st
 	m.RegisterState(st)
 
-	recent := events.NewBuffer(1000)
+	recent := store.EventRecorder{Store: st}
 	recorder := events.Multi{recent}
 	if len(cfg.EtcdEndpoints) > 0 {
 		m.RegisterEtcd()
@@ -228,7 +228,7 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Agent, err error) {
 		server.RegisterPush(api, push.Name(), push.Routes())
 	}
 	kube := kubeapi.New(kubeapi.Options{Store: st, Node: cfg.NodeName, Version: config.Version,
-		Visible: api.Visible, Events: recent.List, Clock: clk, PushSource: pushName(push),
+		Visible: api.Visible, Clock: clk, PushSource: pushName(push),
 		NodeObject: a.kubeNode.object, Usage: kubeUsage{p: a.stats, window: cfg.CadvisorHousekeeping}})
 	kube.AddStreams(rt)
 	if push != nil {

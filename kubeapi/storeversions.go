@@ -161,6 +161,8 @@ func rowIndex(row any) uint64 {
 		return r.ModifyIndex
 	case *store.Terminating:
 		return r.ModifyIndex
+	case *store.EventRow:
+		return r.ModifyIndex
 	}
 	return 0
 }
@@ -173,6 +175,8 @@ func rowCreated(row any) uint64 {
 		return r.CreateIndex
 	case *store.Terminating:
 		return r.Pod.CreateIndex // the same pod, now terminating
+	case *store.EventRow:
+		return r.CreateIndex
 	}
 	return 0
 }

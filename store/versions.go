@@ -76,6 +76,8 @@ func (w *writeTxn) stamp(row any, created bool) {
 		r.Version = r.Version.Stamp(w.index, created)
 	case *Terminating:
 		r.Version = r.Version.Stamp(w.index, created)
+	case *EventRow:
+		r.Version = r.Version.Stamp(w.index, created)
 	}
 }
 
