@@ -90,8 +90,8 @@ func (a *API) eventsResource() *resource {
 	return &resource{
 		name: "events", singular: "event", kind: "Event", shortNames: []string{"ev"}, namespaced: true,
 		apiVersion: "v1", listKind: "EventList",
-		zero: func() object { return &v1.Event{} },
-		stored:     a.eventsKind(),
+		zero:   func() object { return &v1.Event{} },
+		stored: a.eventsKind(),
 		fields: func(o runtime.Object) fields.Set {
 			e := o.(*v1.Event)
 			return fields.Set{"involvedObject.kind": e.InvolvedObject.Kind, "involvedObject.namespace": e.InvolvedObject.Namespace,
