@@ -17,6 +17,7 @@ import (
 
 	"github.com/berth-dev/berth/cluster"
 	"github.com/berth-dev/berth/config"
+	"github.com/berth-dev/berth/podview"
 	"github.com/berth-dev/berth/server"
 	"github.com/berth-dev/berth/stats"
 )
@@ -45,7 +46,7 @@ func newClusterMember(a *Agent, cli *clientv3.Client, clk clock.Clock, host clus
 		Clock:          clk,
 		Metrics:        a.metrics,
 		Log:            log,
-	}, cli, lease, a.st, reporter.Node, server.PodStatus)
+	}, cli, lease, a.st, reporter.Node, podview.Status)
 	return &clusterMember{lease: lease, publisher: pub}
 }
 

@@ -82,7 +82,6 @@ func (a *API) newMatcher(r *http.Request, res *resource) (*matcher, error) {
 	return m, nil
 }
 
-
 // serveList answers GET of a collection: a watch with ?watch=true, else
 // the list (or its Table).
 func (a *API) serveList(res *resource) http.HandlerFunc {

@@ -13,65 +13,22 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/podview"
 	"github.com/berth-dev/berth/store"
 )
 
-// Annotations berth puts on the objects it serves.
+// Annotations berth puts on the objects it serves (podview's).
 const (
-	// SourceAnnotation names the source that owns the object.
-	SourceAnnotation = "berth.io/source"
-	// OriginAnnotation is the file, URL or key the object came from.
-	OriginAnnotation = "berth.io/origin"
-	// RejectedAnnotation is the last rejected update, kept while the last
-	// good one stays.
-	RejectedAnnotation = "berth.io/rejected-update"
-	// ReadOnlyAnnotation ("true") marks an object of a source other than
-	// the push source: the API refuses to change it.
-	ReadOnlyAnnotation = "berth.io/read-only"
+	SourceAnnotation   = podview.SourceAnnotation
+	OriginAnnotation   = podview.OriginAnnotation
+	RejectedAnnotation = podview.RejectedAnnotation
+	ReadOnlyAnnotation = podview.ReadOnlyAnnotation
 )
 
-// PodObject renders a stored pod as a v1.Pod with its status, bound to
-// node (spec.nodeName) as the kubelet's static pods are, when node is set;
-// its annotations name its source and origin. The one rendering of a pod
-// (server.PodObject is this).
-func PodObject(p *model.Pod, node string) v1.Pod {
-	out := *p.Spec.DeepCopy()
-	if node != "" {
-		out.Spec.NodeName = node
-	}
-	if out.Spec.SecurityContext == nil {
-		// The apiserver defaults it to {}; kubectl debug dereferences it.
-		out.Spec.SecurityContext = &v1.PodSecurityContext{}
-	}
-	out.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
-	out.Status = *p.Status.DeepCopy()
-	out.Status.Phase = PodStatus(p).Phase
-	if out.Annotations == nil {
-		out.Annotations = map[string]string{}
-	}
-	out.Annotations[SourceAnnotation] = p.Source
-	out.Annotations[OriginAnnotation] = p.Origin
-	if p.Error != "" {
-		out.Annotations[RejectedAnnotation] = p.Error
-	}
-	out.CreationTimestamp = metav1.Time{Time: p.SeenAt}
-	return out
-}
-
-// PodStatus is the status PodObject gives p, shared with the stored pod
-// (not copied): for reading and encoding only, never to be modified.
-func PodStatus(p *model.Pod) v1.PodStatus {
-	s := p.Status
-	if s.Phase == "" {
-		s.Phase = v1.PodPending
-	}
-	return s
-}
-
-// servedPod is PodObject as the Kubernetes API serves it: read-only
+// servedPod is podview.Pod as the Kubernetes API serves it: read-only
 // unless the push source owns it.
 func (a *API) servedPod(p *model.Pod) *v1.Pod {
-	out := PodObject(p, a.o.Node)
+	out := podview.Pod(p, a.o.Node)
 	if a.o.PushSource == "" || p.Source != a.o.PushSource {
 		out.Annotations[ReadOnlyAnnotation] = "true"
 	}
@@ -82,8 +39,8 @@ func (a *API) podsResource() *resource {
 	return &resource{
 		name: "pods", singular: "pod", kind: "Pod", shortNames: []string{"po"}, namespaced: true,
 		apiVersion: "v1", listKind: "PodList",
-		zero: func() object { return &v1.Pod{} },
-		stored:     a.podsKind(),
+		zero:   func() object { return &v1.Pod{} },
+		stored: a.podsKind(),
 		fields: func(o runtime.Object) fields.Set {
 			p := o.(*v1.Pod)
 			return fields.Set{"spec.nodeName": p.Spec.NodeName, "status.phase": string(p.Status.Phase),

@@ -14,7 +14,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/berth-dev/berth/model"
 )
 
 func TestListAndGetPods(t *testing.T) {
@@ -209,18 +208,5 @@ func TestPodTable(t *testing.T) {
 	var pod v1.Pod
 	if err := json.Unmarshal(one.Rows[0].Object.Raw, &pod); err != nil || pod.Kind != "Pod" || pod.Status.PodIP != "10.0.0.2" || len(one.Rows) != 1 {
 		t.Fatalf("one pod's table: %s %v", one.Rows[0].Object.Raw, err)
-	}
-}
-
-// The served pod carries the apiserver's defaults that clients dereference
-// (kubectl debug reads spec.securityContext), without touching the store.
-func TestPodObjectHasAPIServerDefaults(t *testing.T) {
-	p := &model.Pod{Key: "default/a", Spec: &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "default"}}}
-	out := PodObject(p, "n")
-	if out.Spec.SecurityContext == nil {
-		t.Fatal("spec.securityContext is nil; the apiserver serves {}")
-	}
-	if p.Spec.Spec.SecurityContext != nil {
-		t.Fatal("PodObject changed the stored pod")
 	}
 }

@@ -64,5 +64,3 @@ type resource struct {
 func metadataFields(o metav1.Object) fields.Set {
 	return fields.Set{"metadata.name": o.GetName(), "metadata.namespace": o.GetNamespace()}
 }
-
-

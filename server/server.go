@@ -20,8 +20,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/berth-dev/berth/events"
-	"github.com/berth-dev/berth/kubeapi"
-	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/podview"
 	"github.com/berth-dev/berth/store"
 )
 
@@ -143,15 +142,6 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintln(w, "ok")
 }
 
-// PodObject renders a stored pod as a v1.Pod with its status, bound to
-// node (spec.nodeName) as the kubelet's static pods are, when node is set
-// (kubeapi.PodObject, the one rendering).
-func PodObject(p *model.Pod, node string) v1.Pod { return kubeapi.PodObject(p, node) }
-
-// PodStatus is the status PodObject gives p, shared with the stored pod
-// (not copied): for reading and encoding only, never to be modified.
-func PodStatus(p *model.Pod) v1.PodStatus { return kubeapi.PodStatus(p) }
-
 func writeJSON(w http.ResponseWriter, v interface{}) {
 	w.Header().Set("Content-Type", "application/json")
 	enc := json.NewEncoder(w)
@@ -171,7 +161,7 @@ func (s *Server) listPods(w http.ResponseWriter, r *http.Request) {
 	list := v1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PodList"}, Items: []v1.Pod{}}
 	for _, p := range pods {
 		if s.visible(r, p) {
-			list.Items = append(list.Items, PodObject(p, s.opts.Node))
+			list.Items = append(list.Items, podview.Pod(p, s.opts.Node))
 		}
 	}
 	sort.Slice(list.Items, func(i, j int) bool {
@@ -192,7 +182,7 @@ func (s *Server) getPod(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("pod %s not found", key), http.StatusNotFound)
 		return
 	}
-	writeJSON(w, PodObject(p, s.opts.Node))
+	writeJSON(w, podview.Pod(p, s.opts.Node))
 }
 
 // SourcesSynced is a readiness check: every registered source has synced.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/berth-dev/berth/kubeapi"
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/podview"
 	"github.com/berth-dev/berth/store"
 )
 
@@ -145,7 +146,7 @@ func (s *Server) watchPods(w http.ResponseWriter, r *http.Request) {
 // when set (the time the store removed it); false if it cannot be
 // encoded.
 func (s *Server) writePod(buf *bytes.Buffer, typ string, p *model.Pod, gone *time.Time) bool {
-	obj := PodObject(p, s.opts.Node)
+	obj := podview.Pod(p, s.opts.Node)
 	if gone != nil {
 		obj.DeletionTimestamp = &metav1.Time{Time: *gone}
 	}

@@ -25,7 +25,7 @@ var Layers = map[string]int{
 	// 0: foundations, importing nothing of berth.
 	"model": 0, "internal/backoff": 0, "internal/editdist": 0, "etcdclient": 0, "events": 0, "pause": 0, "servingcert": 0,
 	// 1: one mechanism each, over the model.
-	"manifest": 1, "podfs": 1, "runtime": 1, "store": 1, "cluster": 1,
+	"manifest": 1, "podfs": 1, "runtime": 1, "store": 1, "cluster": 1, "podview": 1,
 	// 2: translation, admission, transports, probes, pulls, configuration.
 	"config": 2, "podconfig": 2, "images": 2, "admission": 2, "sources": 2,
 	"prober": 2, "stats": 2, "claims": 2, "imagegc": 2, "sweep": 2,

@@ -51,6 +51,7 @@ import (
 	"github.com/berth-dev/berth/informer"
 	"github.com/berth-dev/berth/internal/testutil"
 	"github.com/berth-dev/berth/manifest"
+	"github.com/berth-dev/berth/podview"
 	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/server"
 	"github.com/berth-dev/berth/sources"
@@ -228,7 +229,7 @@ func newSimAgent(ctx context.Context, tb testing.TB, cfg simConfig, node, rootDi
 		Interval:     cfg.statusInterval,
 		NodeCheck:    cfg.nodeCheck,
 		Clock:        clk,
-	}, cli, a.lease, st, reporter.Node, server.PodStatus)
+	}, cli, a.lease, st, reporter.Node, podview.Status)
 	return a
 }
 
