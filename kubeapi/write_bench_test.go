@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/berth-dev/berth/sources"
 )
 
 // BenchmarkApplyLinear: 1,000 distinct ConfigMaps applied one by one
@@ -24,14 +26,22 @@ import (
 // fsyncs) per apply over the first and the last window of 100; the goal is
 // a ratio of at most 1.2 (the cost of one apply must not grow with the
 // ConfigMaps already there). BERTH_APPLY_N and BERTH_APPLY_WINDOW resize it.
-func BenchmarkApplyLinear(b *testing.B) {
+func BenchmarkApplyLinear(b *testing.B) { benchApplyLinear(b, sources.Options{}) }
+
+// BenchmarkApplyLinearQuota is BenchmarkApplyLinear with a quota on the
+// push source that every apply fits.
+func BenchmarkApplyLinearQuota(b *testing.B) {
+	benchApplyLinear(b, sources.Options{Quota: sources.Quota{Pods: 100, Objects: 100_000, Bytes: 1 << 30}})
+}
+
+func benchApplyLinear(b *testing.B, opts sources.Options) {
 	n, window := envIntOr("BERTH_APPLY_N", 1000), envIntOr("BERTH_APPLY_WINDOW", 100)
 	if window > n/2 {
 		b.Fatalf("window %d must be at most half of %d applies", window, n)
 	}
 	for range b.N {
 		b.StopTimer()
-		f := newWriteFixture(b)
+		f := newWriteFixtureSource(b, opts)
 		b.StartTimer()
 		windows := make([]time.Duration, 0, n/window)
 		var cpu0 time.Duration
