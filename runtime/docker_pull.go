@@ -88,8 +88,10 @@ func readJSONMessages(r io.Reader, each func(*jsonmessage.JSONMessage)) error {
 		if msg.Error != nil {
 			return msg.Error
 		}
-		if msg.ErrorMessage != "" { //nolint:staticcheck // older engines set only this
-			return errors.New(msg.ErrorMessage) //nolint:staticcheck
+		//lint:ignore SA1019 older engines set only this
+		if msg.ErrorMessage != "" {
+			//lint:ignore SA1019 older engines set only this
+			return errors.New(msg.ErrorMessage)
 		}
 		if each != nil {
 			each(&msg)

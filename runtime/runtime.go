@@ -1,6 +1,6 @@
 // Package runtime is berth's narrow view of a container engine: create, start,
 // stop and remove containers, make sure images exist, and follow events.
-// docker.go implements it on the Docker Engine API; fake.go in memory.
+// Docker implements it on the Docker Engine API; runtime/fake in memory.
 package runtime
 
 import (
