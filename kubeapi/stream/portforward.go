@@ -1,4 +1,4 @@
-package kubeapi
+package stream
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 	pfconsts "k8s.io/apimachinery/pkg/util/portforward"
 	"k8s.io/client-go/tools/portforward"
 
+	"github.com/berth-dev/berth/kubeapi/apierr"
 	"github.com/berth-dev/berth/model"
 )
 
@@ -31,11 +32,11 @@ import (
 func (s *streams) servePortForward(w http.ResponseWriter, r *http.Request) {
 	p, err := s.pod(r)
 	if err != nil {
-		WriteError(w, err)
+		apierr.WriteError(w, err)
 		return
 	}
 	if _, err := s.podHost(p); err != nil {
-		WriteError(w, err)
+		apierr.WriteError(w, err)
 		return
 	}
 	f := &forwarder{s: s, key: p.Key, pod: p.Spec.Name, uid: string(p.Spec.UID), source: p.Source}
@@ -67,7 +68,7 @@ func (s *streams) servePortForward(w http.ResponseWriter, r *http.Request) {
 		}
 		f.run(conn)
 	default:
-		WriteError(w, apierrors.NewBadRequest("Upgrade request required"))
+		apierr.WriteError(w, apierrors.NewBadRequest("Upgrade request required"))
 	}
 }
 
