@@ -30,6 +30,7 @@ import (
 	"github.com/berth-dev/berth/informer"
 	"github.com/berth-dev/berth/internal/secretfile"
 	"github.com/berth-dev/berth/kubeapi"
+	"github.com/berth-dev/berth/kubeapi/nodelogs"
 	"github.com/berth-dev/berth/manifest"
 	"github.com/berth-dev/berth/metrics"
 	"github.com/berth-dev/berth/pause"
@@ -238,7 +239,7 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Agent, err error) {
 	}
 	if cfg.NodeLogsDir != "" {
 		kube.AddNodeLogs(cfg.NodeLogsDir)
-		server.RegisterNodeLogs(api, kubeapi.NodeLogs(cfg.NodeLogsDir))
+		server.RegisterNodeLogs(api, nodelogs.Handler(cfg.NodeLogsDir))
 	}
 	server.RegisterKube(api, kube.Routes())
 	return a, nil
