@@ -12,12 +12,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/berth-dev/berth/cluster"
-	"github.com/berth-dev/berth/kubeapi"
+	"github.com/berth-dev/berth/kubeapi/printers"
 )
 
 // getAllNodePods is berth get pods --all-nodes: every node's pods from
 // etcd, printed as berth get pods prints a berth's (the API's pod Table,
-// kubeapi.PodTable) with the NODE column first; names and -n narrow the
+// printers.PodTable) with the NODE column first; names and -n narrow the
 // list as they narrow get pods.
 func getAllNodePods(cmd *cobra.Command, ef *etcdFlags, f getFlags, names []string) error {
 	if f.watch {
@@ -67,7 +67,7 @@ func printAllNodePods(stdout, stderr io.Writer, list *v1.PodList, out outputForm
 		}
 		return nil
 	}
-	t, err := kubeapi.PodTable(withStatusContainers(list.Items), now)
+	t, err := printers.PodTable(withStatusContainers(list.Items), now)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,8 @@ package kubeapi
 
 import (
 	"strings"
-	"time"
+
+	"github.com/berth-dev/berth/kubeapi/printers"
 
 	memdb "github.com/hashicorp/go-memdb"
 	v1 "k8s.io/api/core/v1"
@@ -100,45 +101,7 @@ func (a *API) eventsResource() *resource {
 				"involvedObject.fieldPath": e.InvolvedObject.FieldPath, "reason": e.Reason, "reportingComponent": e.ReportingController,
 				"source": e.Source.Component, "type": e.Type}
 		},
-		columns: eventColumns,
-		cells:   eventCells,
+		columns: printers.EventColumns,
+		cells:   printers.EventCells,
 	}
-}
-
-// eventColumns are kubectl's event columns.
-var eventColumns = []metav1.TableColumnDefinition{
-	{Name: "Last Seen", Type: "string", Description: "The time at which the most recent occurrence of this event was recorded."},
-	{Name: "Type", Type: "string", Description: "Type of this event (Normal, Warning), new types could be added in the future"},
-	{Name: "Reason", Type: "string", Description: "This should be a short, machine understandable string that gives the reason for the transition into the object's current status."},
-	{Name: "Object", Type: "string", Description: "The object that this event is about."},
-	{Name: "Subobject", Type: "string", Priority: 1, Description: "If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement."},
-	{Name: "Source", Type: "string", Priority: 1, Description: "The component reporting this event."},
-	{Name: "Message", Type: "string", Description: "A human-readable description of the status of this operation."},
-	{Name: "First Seen", Type: "string", Priority: 1, Description: "The time at which the event was first recorded."},
-	{Name: "Count", Type: "string", Priority: 1, Description: "The number of times this event has occurred."},
-	{Name: "Name", Type: "string", Format: "name", Priority: 1, Description: "Name must be unique within a namespace."},
-}
-
-// eventCells are the cells of kubectl's printEvent.
-func eventCells(o runtime.Object, now time.Time) ([]any, []metav1.TableRowCondition) {
-	e := o.(*v1.Event)
-	first := translateTimestampSince(e.FirstTimestamp, now)
-	last := translateTimestampSince(e.LastTimestamp, now)
-	if e.LastTimestamp.IsZero() {
-		last = first
-	}
-	count := e.Count
-	if count == 0 {
-		count = 1
-	}
-	target := strings.ToLower(e.InvolvedObject.Kind)
-	if e.InvolvedObject.Name != "" {
-		target += "/" + e.InvolvedObject.Name
-	}
-	source := e.Source.Component
-	if e.Source.Host != "" {
-		source += ", " + e.Source.Host
-	}
-	return []any{last, e.Type, e.Reason, target, e.InvolvedObject.FieldPath, source, strings.TrimSpace(e.Message),
-		first, int64(count), e.Name}, nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/berth-dev/berth/kubeapi/printers"
+
 	memdb "github.com/hashicorp/go-memdb"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
@@ -37,11 +39,11 @@ func (a *API) leasesResource() *resource {
 				Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &secs, RenewTime: &renew}}
 			return []item{{key: v1.NamespaceNodeLease + "/" + a.o.Node, obj: l}}, nil
 		},
-		columns: []metav1.TableColumnDefinition{nameColumn,
-			{Name: "Holder", Type: "string", Description: "The holder of the lease."}, ageColumn},
+		columns: []metav1.TableColumnDefinition{printers.NameColumn,
+			{Name: "Holder", Type: "string", Description: "The holder of the lease."}, printers.AgeColumn},
 		cells: func(o runtime.Object, now time.Time) ([]any, []metav1.TableRowCondition) {
 			l := o.(*coordinationv1.Lease)
-			return []any{l.Name, *l.Spec.HolderIdentity, translateTimestampSince(l.CreationTimestamp, now)}, nil
+			return []any{l.Name, *l.Spec.HolderIdentity, printers.Age(l.CreationTimestamp, now)}, nil
 		},
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/berth-dev/berth/kubeapi/printers"
+
 	memdb "github.com/hashicorp/go-memdb"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -140,7 +142,7 @@ func (a *API) podMetricsResource() *resource {
 			}
 			return out, nil
 		},
-		columns: []metav1.TableColumnDefinition{nameColumn,
+		columns: []metav1.TableColumnDefinition{printers.NameColumn,
 			{Name: "CPU", Type: "string", Description: "The CPU usage of the pod's containers."},
 			{Name: "Memory", Type: "string", Description: "The memory working set of the pod's containers."},
 			{Name: "Window", Type: "string", Description: "The window over which the usage was measured."}},
@@ -181,7 +183,7 @@ func (a *API) nodeMetricsResource() *resource {
 				Usage: v1.ResourceList{v1.ResourceCPU: cpuQuantity(n.CPUNanoCores), v1.ResourceMemory: memoryQuantity(n.MemoryBytes)}}
 			return []item{{key: a.o.Node, obj: m}}, nil
 		},
-		columns: []metav1.TableColumnDefinition{nameColumn,
+		columns: []metav1.TableColumnDefinition{printers.NameColumn,
 			{Name: "CPU", Type: "string", Description: "The node's CPU usage."},
 			{Name: "Memory", Type: "string", Description: "The node's memory working set."},
 			{Name: "Window", Type: "string", Description: "The window over which the usage was measured."}},

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/berth-dev/berth/kubeapi/printers"
+
 	memdb "github.com/hashicorp/go-memdb"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -75,11 +77,11 @@ func (a *API) namespacesView(only sourceFilter) *resource {
 		fields: func(o runtime.Object) fields.Set {
 			return fields.Set{"status.phase": string(o.(*v1.Namespace).Status.Phase)}
 		},
-		columns: []metav1.TableColumnDefinition{nameColumn,
-			{Name: "Status", Type: "string", Description: "The status of the namespace"}, ageColumn},
+		columns: []metav1.TableColumnDefinition{printers.NameColumn,
+			{Name: "Status", Type: "string", Description: "The status of the namespace"}, printers.AgeColumn},
 		cells: func(o runtime.Object, now time.Time) ([]any, []metav1.TableRowCondition) {
 			n := o.(*v1.Namespace)
-			return []any{n.Name, string(n.Status.Phase), translateTimestampSince(n.CreationTimestamp, now)}, nil
+			return []any{n.Name, string(n.Status.Phase), printers.Age(n.CreationTimestamp, now)}, nil
 		},
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/berth-dev/berth/kubeapi/printers"
+
 	memdb "github.com/hashicorp/go-memdb"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -149,7 +151,7 @@ func nodeCells(o runtime.Object, now time.Time) ([]any, []metav1.TableRowConditi
 		return s
 	}
 	info := n.Status.NodeInfo
-	return []any{n.Name, strings.Join(status, ","), role, translateTimestampSince(n.CreationTimestamp, now), info.KubeletVersion,
+	return []any{n.Name, strings.Join(status, ","), role, printers.Age(n.CreationTimestamp, now), info.KubeletVersion,
 		nodeAddress(n, v1.NodeInternalIP), nodeAddress(n, v1.NodeExternalIP), orUnknown(info.OSImage), orUnknown(info.KernelVersion),
 		orUnknown(info.ContainerRuntimeVersion)}, nil
 }

@@ -2,9 +2,10 @@ package kubeapi
 
 import (
 	"encoding/json"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/berth-dev/berth/kubeapi/printers"
 
 	memdb "github.com/hashicorp/go-memdb"
 	v1 "k8s.io/api/core/v1"
@@ -124,11 +125,11 @@ func (a *API) configMapsResource() *resource {
 			a.objectMeta(&cm.ObjectMeta, o, seen)
 			return cm
 		}),
-		columns: []metav1.TableColumnDefinition{nameColumn,
-			{Name: "Data", Type: "integer", Description: "Data contains the configuration data."}, ageColumn},
+		columns: []metav1.TableColumnDefinition{printers.NameColumn,
+			{Name: "Data", Type: "integer", Description: "Data contains the configuration data."}, printers.AgeColumn},
 		cells: func(o runtime.Object, now time.Time) ([]any, []metav1.TableRowCondition) {
 			cm := o.(*v1.ConfigMap)
-			return []any{cm.Name, int64(len(cm.Data) + len(cm.BinaryData)), translateTimestampSince(cm.CreationTimestamp, now)}, nil
+			return []any{cm.Name, int64(len(cm.Data) + len(cm.BinaryData)), printers.Age(cm.CreationTimestamp, now)}, nil
 		},
 	}
 }
@@ -150,12 +151,12 @@ func (a *API) secretsResource() *resource {
 			return s
 		}),
 		fields: func(o runtime.Object) fields.Set { return fields.Set{"type": string(o.(*v1.Secret).Type)} },
-		columns: []metav1.TableColumnDefinition{nameColumn,
+		columns: []metav1.TableColumnDefinition{printers.NameColumn,
 			{Name: "Type", Type: "string", Description: "Used to facilitate programmatic handling of secret data."},
-			{Name: "Data", Type: "integer", Description: "Data contains the secret data."}, ageColumn},
+			{Name: "Data", Type: "integer", Description: "Data contains the secret data."}, printers.AgeColumn},
 		cells: func(o runtime.Object, now time.Time) ([]any, []metav1.TableRowCondition) {
 			s := o.(*v1.Secret)
-			return []any{s.Name, string(s.Type), int64(len(s.Data)), translateTimestampSince(s.CreationTimestamp, now)}, nil
+			return []any{s.Name, string(s.Type), int64(len(s.Data)), printers.Age(s.CreationTimestamp, now)}, nil
 		},
 	}
 }
@@ -172,70 +173,17 @@ func (a *API) claimsResource() *resource {
 			a.objectMeta(&c.ObjectMeta, o, seen)
 			return c
 		}),
-		columns: []metav1.TableColumnDefinition{nameColumn,
+		columns: []metav1.TableColumnDefinition{printers.NameColumn,
 			{Name: "Status", Type: "string", Description: "Phase represents the current phase of PersistentVolumeClaim."},
 			{Name: "Volume", Type: "string", Description: "VolumeName is the binding reference to the PersistentVolume backing this claim."},
 			{Name: "Capacity", Type: "string", Description: "Capacity represents the actual resources of the underlying volume."},
 			{Name: "Access Modes", Type: "string", Description: "AccessModes contains the actual access modes the volume backing the PVC has."},
 			{Name: "StorageClass", Type: "string", Description: "StorageClassName is the name of the StorageClass required by the claim."},
 			{Name: "VolumeAttributesClass", Type: "string", Description: "The VolumeAttributesClass used by this claim."},
-			ageColumn,
+			printers.AgeColumn,
 			{Name: "VolumeMode", Type: "string", Priority: 1, Description: "volumeMode defines what type of volume is required by the claim."}},
-		cells: claimCells,
+		cells: printers.ClaimCells,
 	}
-}
-
-var (
-	nameColumn = metav1.TableColumnDefinition{Name: "Name", Type: "string", Format: "name", Description: "Name must be unique within a namespace."}
-	ageColumn  = metav1.TableColumnDefinition{Name: "Age", Type: "string", Description: "CreationTimestamp is a timestamp representing the server time when this object was created."}
-)
-
-// claimCells are the cells of kubectl's printPersistentVolumeClaim.
-func claimCells(o runtime.Object, now time.Time) ([]any, []metav1.TableRowCondition) {
-	c := o.(*v1.PersistentVolumeClaim)
-	phase := string(c.Status.Phase)
-	if c.DeletionTimestamp != nil {
-		phase = "Terminating"
-	}
-	capacity, modes := "", ""
-	if c.Spec.VolumeName != "" {
-		modes = accessModes(c.Status.AccessModes)
-		if q, ok := c.Status.Capacity[v1.ResourceStorage]; ok {
-			capacity = q.String()
-		}
-	}
-	class := ""
-	if c.Spec.StorageClassName != nil {
-		class = *c.Spec.StorageClassName
-	} else if v, ok := c.Annotations[v1.BetaStorageClassAnnotation]; ok {
-		class = v
-	}
-	vac, mode := "<unset>", "<unset>"
-	if c.Spec.VolumeAttributesClassName != nil && *c.Spec.VolumeAttributesClassName != "" {
-		vac = *c.Spec.VolumeAttributesClassName
-	}
-	if c.Spec.VolumeMode != nil {
-		mode = string(*c.Spec.VolumeMode)
-	}
-	return []any{c.Name, phase, c.Spec.VolumeName, capacity, modes, class, vac, translateTimestampSince(c.CreationTimestamp, now), mode}, nil
-}
-
-// accessModes is kubectl's GetAccessModesAsString: RWO,ROX,RWX,RWOP.
-func accessModes(modes []v1.PersistentVolumeAccessMode) string {
-	has := map[v1.PersistentVolumeAccessMode]bool{}
-	for _, m := range modes {
-		has[m] = true
-	}
-	var out []string
-	for _, m := range []struct {
-		mode  v1.PersistentVolumeAccessMode
-		short string
-	}{{v1.ReadWriteOnce, "RWO"}, {v1.ReadOnlyMany, "ROX"}, {v1.ReadWriteMany, "RWX"}, {v1.ReadWriteOncePod, "RWOP"}} {
-		if has[m.mode] {
-			out = append(out, m.short)
-		}
-	}
-	return strings.Join(out, ",")
 }
 
 // withheldLastApplied is kubectl apply's last-applied configuration of a

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/berth-dev/berth/kubeapi/printers"
+
 	memdb "github.com/hashicorp/go-memdb"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -48,8 +50,8 @@ func (a *API) podsResource() *resource {
 				"spec.serviceAccountName": p.Spec.ServiceAccountName, "spec.hostNetwork": boolString(p.Spec.HostNetwork),
 				"status.podIP": p.Status.PodIP, "status.nominatedNodeName": p.Status.NominatedNodeName}
 		},
-		columns: podColumns,
-		cells:   podCells,
+		columns: printers.PodColumns,
+		cells:   printers.PodCells,
 	}
 }
 

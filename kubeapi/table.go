@@ -1,16 +1,15 @@
 package kubeapi
 
 import (
-	"encoding/json"
 	"fmt"
 	"mime"
 	"net/http"
 	"strings"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/berth-dev/berth/kubeapi/printers"
 )
 
 // tableVersion reports whether the request's Accept asks for a Table
@@ -44,50 +43,9 @@ func (a *API) table(r *http.Request, res *resource, entries []*entry, headers bo
 	default:
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("includeObject: unsupported value %q", include))
 	}
-	t := &metav1.Table{TypeMeta: metav1.TypeMeta{Kind: "Table", APIVersion: "meta.k8s.io/v1"}, Rows: []metav1.TableRow{}}
-	if headers {
-		t.ColumnDefinitions = res.columns
+	objs := make([]printers.Object, len(entries))
+	for i, e := range entries {
+		objs[i] = e.obj
 	}
-	now := a.o.Clock.Now()
-	for _, e := range entries {
-		row, err := tableRow(e.obj, res.cells, now, include)
-		if err != nil {
-			return nil, err
-		}
-		t.Rows = append(t.Rows, row)
-	}
-	return t, nil
-}
-
-// tableRow is o's row: its cells, and its object as include asks.
-func tableRow(o object, cells func(runtime.Object, time.Time) ([]any, []metav1.TableRowCondition), now time.Time, include metav1.IncludeObjectPolicy) (metav1.TableRow, error) {
-	c, conds := cells(o, now)
-	row := metav1.TableRow{Cells: c, Conditions: conds}
-	var obj runtime.Object
-	switch include {
-	case metav1.IncludeMetadata:
-		m := &metav1.PartialObjectMetadata{ObjectMeta: *metaOf(o)}
-		m.APIVersion, m.Kind = "meta.k8s.io/v1", "PartialObjectMetadata"
-		obj = m
-	case metav1.IncludeObject:
-		obj = o
-	}
-	if obj != nil {
-		raw, err := json.Marshal(obj)
-		if err != nil {
-			return row, err
-		}
-		row.Object = runtime.RawExtension{Raw: raw}
-	}
-	return row, nil
-}
-
-// metaOf returns o's ObjectMeta (a copy).
-func metaOf(o object) *metav1.ObjectMeta {
-	return &metav1.ObjectMeta{
-		Name: o.GetName(), Namespace: o.GetNamespace(), UID: o.GetUID(), ResourceVersion: o.GetResourceVersion(),
-		Generation: o.GetGeneration(), CreationTimestamp: o.GetCreationTimestamp(), DeletionTimestamp: o.GetDeletionTimestamp(),
-		DeletionGracePeriodSeconds: o.GetDeletionGracePeriodSeconds(), Labels: o.GetLabels(), Annotations: o.GetAnnotations(),
-		OwnerReferences: o.GetOwnerReferences(), Finalizers: o.GetFinalizers(),
-	}
+	return printers.Table(objs, res.columns, res.cells, a.o.Clock.Now(), include, headers)
 }

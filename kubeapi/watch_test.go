@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/kubeapi/printers"
+
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -225,7 +227,7 @@ func TestWatchTable(t *testing.T) {
 		"application/json;as=Table;v=v1;g=meta.k8s.io,application/json")
 	typ, obj := nextRaw(t, ch)
 	var tab metav1.Table
-	if err := json.Unmarshal(obj, &tab); err != nil || typ != WatchAdded || tab.Kind != "Table" || len(tab.ColumnDefinitions) != len(podColumns) ||
+	if err := json.Unmarshal(obj, &tab); err != nil || typ != WatchAdded || tab.Kind != "Table" || len(tab.ColumnDefinitions) != len(printers.PodColumns) ||
 		len(tab.Rows) != 1 || tab.Rows[0].Cells[0] != "web" {
 		t.Fatalf("first event: %s %s (%v)", typ, obj, err)
 	}

@@ -1,4 +1,4 @@
-package kubeapi
+package printers
 
 import (
 	"time"
@@ -13,9 +13,9 @@ import (
 // pods --all-nodes lists them from etcd).
 func PodTable(pods []v1.Pod, now time.Time) (*metav1.Table, error) {
 	t := &metav1.Table{TypeMeta: metav1.TypeMeta{Kind: "Table", APIVersion: "meta.k8s.io/v1"},
-		ColumnDefinitions: podColumns, Rows: make([]metav1.TableRow, 0, len(pods))}
+		ColumnDefinitions: PodColumns, Rows: make([]metav1.TableRow, 0, len(pods))}
 	for i := range pods {
-		row, err := tableRow(&pods[i], podCells, now, metav1.IncludeMetadata)
+		row, err := Row(&pods[i], PodCells, now, metav1.IncludeMetadata)
 		if err != nil {
 			return nil, err
 		}

@@ -1,4 +1,4 @@
-package kubeapi
+package printers
 
 import (
 	"fmt"
@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 )
 
-// podColumns are kubectl's pod columns; priority 1 shows with -o wide.
-var podColumns = []metav1.TableColumnDefinition{
+// PodColumns are kubectl's pod columns; priority 1 shows with -o wide.
+var PodColumns = []metav1.TableColumnDefinition{
 	{Name: "Name", Type: "string", Format: "name", Description: "Name must be unique within a namespace."},
 	{Name: "Ready", Type: "string", Description: "The aggregate readiness state of this pod for accepting traffic."},
 	{Name: "Status", Type: "string", Description: "The aggregate status of the containers in this pod."},
@@ -24,8 +24,8 @@ var podColumns = []metav1.TableColumnDefinition{
 	{Name: "Readiness Gates", Type: "string", Priority: 1, Description: "If specified, all readiness gates will be evaluated for pod readiness."},
 }
 
-// translateTimestampSince is kubectl's age: "<unknown>" for no time.
-func translateTimestampSince(t metav1.Time, now time.Time) string {
+// Age is kubectl's age: "<unknown>" for no time.
+func Age(t metav1.Time, now time.Time) string {
 	if t.IsZero() {
 		return "<unknown>"
 	}
@@ -36,10 +36,10 @@ func isRestartableInit(c *v1.Container) bool {
 	return c != nil && c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
 }
 
-// podCells are the cells of kubectl's printPod (pkg/printers/
+// PodCells are the cells of kubectl's printPod (pkg/printers/
 // internalversion): NAME READY STATUS RESTARTS AGE, then the wide IP NODE
 // NOMINATED NODE READINESS GATES.
-func podCells(o runtime.Object, now time.Time) ([]any, []metav1.TableRowCondition) {
+func PodCells(o runtime.Object, now time.Time) ([]any, []metav1.TableRowCondition) {
 	pod := o.(*v1.Pod)
 	restarts, sidecarRestarts := 0, 0
 	total := len(pod.Spec.Containers)
@@ -142,7 +142,7 @@ func podCells(o runtime.Object, now time.Time) ([]any, []metav1.TableRowConditio
 	}
 	restartsStr := strconv.Itoa(restarts)
 	if restarts != 0 && !lastRestart.IsZero() {
-		restartsStr = fmt.Sprintf("%d (%s ago)", restarts, translateTimestampSince(lastRestart, now))
+		restartsStr = fmt.Sprintf("%d (%s ago)", restarts, Age(lastRestart, now))
 	}
 	ip, node, nominated := "<none>", "<none>", "<none>"
 	if len(pod.Status.PodIPs) > 0 && pod.Status.PodIPs[0].IP != "" {
@@ -172,7 +172,7 @@ func podCells(o runtime.Object, now time.Time) ([]any, []metav1.TableRowConditio
 		gates = fmt.Sprintf("%d/%d", n, len(pod.Spec.ReadinessGates))
 	}
 	return []any{pod.Name, fmt.Sprintf("%d/%d", ready, total), reason, restartsStr,
-		translateTimestampSince(pod.CreationTimestamp, now), ip, node, nominated, gates}, conds
+		Age(pod.CreationTimestamp, now), ip, node, nominated, gates}, conds
 }
 
 func podInitialized(pod *v1.Pod) bool {
