@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/berth-dev/berth/kubeapi/registry"
 	"github.com/berth-dev/berth/model"
 )
 
@@ -21,32 +22,32 @@ type matcher struct {
 	ns     string
 	labels labels.Selector
 	fields fields.Selector
-	res    *resource
+	res    *registry.Kind
 	// visible reports whether the request's token may see source's
 	// objects.
 	visible func(source string) bool
 }
 
-func (m *matcher) match(e *entry) bool {
+func (m *matcher) match(e *registry.Entry) bool {
 	if e == nil {
 		return false
 	}
-	if m.ns != "" && e.obj.GetNamespace() != m.ns {
+	if m.ns != "" && e.Obj.GetNamespace() != m.ns {
 		return false
 	}
-	if e.source != "" && !m.visible(e.source) {
+	if e.Source != "" && !m.visible(e.Source) {
 		return false
 	}
-	if !m.labels.Matches(labels.Set(e.obj.GetLabels())) {
+	if !m.labels.Matches(labels.Set(e.Obj.GetLabels())) {
 		return false
 	}
 	return m.fields.Empty() || m.fields.Matches(m.fieldSet(e))
 }
 
-func (m *matcher) fieldSet(e *entry) fields.Set {
-	set := metadataFields(e.obj)
-	if m.res.fields != nil {
-		for k, v := range m.res.fields(e.obj) {
+func (m *matcher) fieldSet(e *registry.Entry) fields.Set {
+	set := registry.MetadataFields(e.Obj)
+	if m.res.Fields != nil {
+		for k, v := range m.res.Fields(e.Obj) {
 			set[k] = v
 		}
 	}
@@ -55,7 +56,7 @@ func (m *matcher) fieldSet(e *entry) fields.Set {
 
 // newMatcher parses the request's selectors: a syntax error or a field
 // the kind does not support is a 400 BadRequest, as the apiserver answers.
-func (a *API) newMatcher(r *http.Request, res *resource) (*matcher, error) {
+func (a *API) newMatcher(r *http.Request, res *registry.Kind) (*matcher, error) {
 	q := r.URL.Query()
 	m := &matcher{ns: r.PathValue("ns"), res: res, labels: labels.Everything(), fields: fields.Everything()}
 	m.visible = func(source string) bool { return a.o.Visible(r, &model.Pod{Source: source}) }
@@ -71,7 +72,7 @@ func (a *API) newMatcher(r *http.Request, res *resource) (*matcher, error) {
 		if err != nil {
 			return nil, apierrors.NewBadRequest(err.Error())
 		}
-		supported := m.fieldSet(&entry{item: item{obj: res.zero()}})
+		supported := m.fieldSet(registry.ZeroEntry(res.Zero()))
 		for _, req := range sel.Requirements() {
 			if _, ok := supported[req.Field]; !ok {
 				return nil, apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", req.Field))
@@ -84,7 +85,7 @@ func (a *API) newMatcher(r *http.Request, res *resource) (*matcher, error) {
 
 // serveList answers GET of a collection: a watch with ?watch=true, else
 // the list (or its Table).
-func (a *API) serveList(res *resource) http.HandlerFunc {
+func (a *API) serveList(res *registry.Kind) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		m, err := a.newMatcher(r, res)
 		if err != nil {
@@ -95,12 +96,12 @@ func (a *API) serveList(res *resource) http.HandlerFunc {
 			a.serveWatch(w, r, res, m)
 			return
 		}
-		entries, rev, err := res.v.list(r.Context(), nil)
+		entries, rev, err := res.Versions.List(r.Context(), nil)
 		if err != nil {
 			WriteError(w, err)
 			return
 		}
-		var sel []*entry
+		var sel []*registry.Entry
 		for _, e := range entries {
 			if m.match(e) {
 				sel = append(sel, e)
@@ -119,7 +120,7 @@ func (a *API) serveList(res *resource) http.HandlerFunc {
 		}
 		items := make([]json.RawMessage, 0, len(sel))
 		for _, e := range sel {
-			raw, err := json.Marshal(e.obj)
+			raw, err := json.Marshal(e.Obj)
 			if err != nil {
 				WriteError(w, err)
 				return
@@ -130,12 +131,12 @@ func (a *API) serveList(res *resource) http.HandlerFunc {
 			metav1.TypeMeta `json:",inline"`
 			Metadata        metav1.ListMeta   `json:"metadata"`
 			Items           []json.RawMessage `json:"items"`
-		}{TypeMeta: metav1.TypeMeta{APIVersion: res.apiVersion, Kind: res.listKind}, Metadata: metav1.ListMeta{ResourceVersion: rv}, Items: items})
+		}{TypeMeta: metav1.TypeMeta{APIVersion: res.APIVersion, Kind: res.ListKind}, Metadata: metav1.ListMeta{ResourceVersion: rv}, Items: items})
 	}
 }
 
 // serveGet answers GET of one object (or its one-row Table).
-func (a *API) serveGet(res *resource) http.HandlerFunc {
+func (a *API) serveGet(res *registry.Kind) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		e, err := a.getEntry(r, res, r.PathValue("name"))
 		if err != nil {
@@ -143,35 +144,35 @@ func (a *API) serveGet(res *resource) http.HandlerFunc {
 			return
 		}
 		if tv, ok := tableVersion(r); ok {
-			t, err := a.table(r, res, []*entry{e}, true)
+			t, err := a.table(r, res, []*registry.Entry{e}, true)
 			if err != nil {
 				WriteError(w, err)
 				return
 			}
-			t.APIVersion, t.ResourceVersion = tv, e.obj.GetResourceVersion()
+			t.APIVersion, t.ResourceVersion = tv, e.Obj.GetResourceVersion()
 			writeObject(w, http.StatusOK, t)
 			return
 		}
-		writeObject(w, http.StatusOK, e.obj)
+		writeObject(w, http.StatusOK, e.Obj)
 	}
 }
 
 // getEntry returns the named object of the request's namespace, or a
 // NotFound error (also for one the token may not see).
-func (a *API) getEntry(r *http.Request, res *resource, name string) (*entry, error) {
+func (a *API) getEntry(r *http.Request, res *registry.Kind, name string) (*registry.Entry, error) {
 	key := name
-	if res.namespaced {
+	if res.Namespaced {
 		key = r.PathValue("ns") + "/" + name
 	}
-	e, err := res.v.get(r.Context(), key)
+	e, err := res.Versions.Get(r.Context(), key)
 	if err != nil {
 		return nil, err
 	}
-	if e != nil && (e.source == "" || a.o.Visible(r, &model.Pod{Source: e.source})) {
+	if e != nil && (e.Source == "" || a.o.Visible(r, &model.Pod{Source: e.Source})) {
 		return e, nil
 	}
-	gv, _ := schema.ParseGroupVersion(res.apiVersion)
-	return nil, notFound(gv.Group, res.name, name)
+	gv, _ := schema.ParseGroupVersion(res.APIVersion)
+	return nil, notFound(gv.Group, res.Name, name)
 }
 
 // writeObject answers v as JSON with code.

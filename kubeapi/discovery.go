@@ -10,10 +10,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
+
+	"github.com/berth-dev/berth/kubeapi/registry"
 )
 
 // MetricsGroupVersion is the served version of metrics.k8s.io.
-const MetricsGroupVersion = "metrics.k8s.io/v1beta1"
+const MetricsGroupVersion = registry.MetricsGroupVersion
 
 // kubeRelease is the Kubernetes minor berth speaks when the build carries
 // no module versions (k8s.io/apimachinery v0.37.x is Kubernetes 1.37).
@@ -99,22 +101,22 @@ func (a *API) resourceList(groupVersion string) metav1.APIResourceList {
 	if groupVersion != "v1" {
 		prefix = "/apis/" + groupVersion
 	}
-	for _, res := range a.resources {
-		if res.apiVersion != groupVersion {
+	for _, res := range a.reg.Kinds() {
+		if res.APIVersion != groupVersion {
 			continue
 		}
-		ar := metav1.APIResource{Name: res.name, SingularName: res.singular, Namespaced: res.namespaced, Kind: res.kind,
-			ShortNames: res.shortNames, Verbs: a.verbsOf(prefix, res.name, res.namespaced, "")}
-		if res.name == "pods" && groupVersion == "v1" {
+		ar := metav1.APIResource{Name: res.Name, SingularName: res.Singular, Namespaced: res.Namespaced, Kind: res.Kind,
+			ShortNames: res.ShortNames, Verbs: a.verbsOf(prefix, res.Name, res.Namespaced, "")}
+		if res.Name == "pods" && groupVersion == "v1" {
 			ar.Categories = []string{"all"}
 		}
 		out.APIResources = append(out.APIResources, ar)
-		for _, sub := range subresources[res.name] {
-			verbs := a.verbsOf(prefix, res.name, res.namespaced, sub.name)
+		for _, sub := range subresources[res.Name] {
+			verbs := a.verbsOf(prefix, res.Name, res.Namespaced, sub.name)
 			if len(verbs) == 0 {
 				continue
 			}
-			out.APIResources = append(out.APIResources, metav1.APIResource{Name: res.name + "/" + sub.name, Namespaced: res.namespaced,
+			out.APIResources = append(out.APIResources, metav1.APIResource{Name: res.Name + "/" + sub.name, Namespaced: res.Namespaced,
 				Kind: sub.kind, Group: sub.group, Version: sub.version, Verbs: verbs})
 		}
 	}

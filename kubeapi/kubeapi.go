@@ -13,6 +13,7 @@ import (
 
 	"k8s.io/utils/clock"
 
+	"github.com/berth-dev/berth/kubeapi/registry"
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/store"
 )
@@ -73,17 +74,17 @@ type Options struct {
 	NodeObject func(ctx context.Context, pods int) (node v1.Node, ok bool)
 	// Usage is what metrics.k8s.io serves, the numbers of
 	// /metrics/resource (nil: metrics.k8s.io answers 503).
-	Usage UsageSource
+	Usage registry.UsageSource
 }
 
 // API collects the routes of the Kubernetes API subset. Build with New,
 // add the optional parts (streams, writes) with their Add methods, then
 // hand Routes to the server; adding after Routes is a misuse.
 type API struct {
-	o         Options
-	routes    []Route
-	rev       counter
-	resources []*resource
+	o      Options
+	ro     *registry.Options // the registry's view of o
+	reg    *registry.Registry
+	routes []Route
 }
 
 // New returns the API with the read routes of o.
@@ -94,14 +95,9 @@ func New(o Options) *API {
 	if o.Visible == nil {
 		o.Visible = func(*http.Request, *model.Pod) bool { return true }
 	}
-	a := &API{o: o}
-	if o.Store != nil {
-		a.rev = storeCounter{o.Store}
-	} else {
-		r := &revision{}
-		r.n.Store(uint64(o.Clock.Now().UnixMicro()))
-		a.rev = r
-	}
+	a := &API{o: o, ro: &registry.Options{Store: o.Store, Node: o.Node, PushSource: o.PushSource, Clock: o.Clock,
+		NodeObject: o.NodeObject, Usage: o.Usage}}
+	a.reg = registry.New(a.ro)
 	a.addReads()
 	a.handle("/api/", AccessRead, notFoundHandler)
 	a.handle("/apis/", AccessRead, notFoundHandler)
@@ -109,7 +105,7 @@ func New(o Options) *API {
 }
 
 // currentRevision is the revision the API is at: the store's index.
-func (a *API) currentRevision() uint64 { return a.rev.current() }
+func (a *API) currentRevision() uint64 { return a.reg.Revision() }
 
 // Routes returns every route added so far.
 func (a *API) Routes() []Route { return a.routes }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/berth-dev/berth/kubeapi/registry"
 )
 
 // TestPodMetricsFollowIncarnation: a pod's metrics come only from the
@@ -23,20 +25,20 @@ func TestPodMetricsFollowIncarnation(t *testing.T) {
 	f.pod(t, "push", "default", "web", nil, running("10.0.0.2"))
 	ctx := context.Background()
 	rc := f.cs.CoreV1().RESTClient()
-	check := func(what string, m PodMetrics) {
+	check := func(what string, m registry.PodMetrics) {
 		t.Helper()
 		if len(m.Containers) != 1 || m.Containers[0].Name != "app" || m.Containers[0].Usage.Memory().Value() != 1<<20 {
 			t.Errorf("%s: containers %+v, want app only", what, m.Containers)
 		}
 	}
 	raw, err := rc.Get().AbsPath("/apis/metrics.k8s.io/v1beta1/namespaces/default/pods").DoRaw(ctx)
-	var list PodMetricsList
+	var list registry.PodMetricsList
 	if err != nil || json.Unmarshal(raw, &list) != nil || len(list.Items) != 1 {
 		t.Fatalf("list: %s (%v)", raw, err)
 	}
 	check("list", list.Items[0])
 	raw, err = rc.Get().AbsPath("/apis/metrics.k8s.io/v1beta1/namespaces/default/pods/web").DoRaw(ctx)
-	var one PodMetrics
+	var one registry.PodMetrics
 	if err != nil || json.Unmarshal(raw, &one) != nil {
 		t.Fatalf("get: %s (%v)", raw, err)
 	}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/berth-dev/berth/kubeapi/registry"
 )
 
 type fakeUsage struct {
@@ -32,8 +34,8 @@ func TestMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	var pods struct {
-		Kind  string       `json:"kind"`
-		Items []PodMetrics `json:"items"`
+		Kind  string                `json:"kind"`
+		Items []registry.PodMetrics `json:"items"`
 	}
 	if err := json.Unmarshal(raw, &pods); err != nil || pods.Kind != "PodMetricsList" || len(pods.Items) != 1 {
 		t.Fatalf("pod metrics %s (%v)", raw, err)
@@ -44,7 +46,7 @@ func TestMetrics(t *testing.T) {
 		t.Fatalf("pod metrics %s", raw)
 	}
 	raw, err = rc.Get().AbsPath("/apis/metrics.k8s.io/v1beta1/nodes/node1").DoRaw(ctx)
-	var node NodeMetrics
+	var node registry.NodeMetrics
 	if err != nil || json.Unmarshal(raw, &node) != nil || node.Usage.Cpu().MilliValue() != 250 || node.Usage.Memory().Value() != 512<<20 {
 		t.Fatalf("node metrics %s (%v)", raw, err)
 	}

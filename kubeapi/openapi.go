@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/berth-dev/berth/kubeapi/openapi"
+	"github.com/berth-dev/berth/kubeapi/registry"
 )
 
 // openAPIGroups are the served group versions with their OpenAPI v3 path
@@ -24,7 +25,7 @@ var openAPIGroups = []struct{ path, groupVersion string }{
 var listTypes = map[string]any{
 	"PodList": v1.PodList{}, "EventList": v1.EventList{}, "NodeList": v1.NodeList{}, "ConfigMapList": v1.ConfigMapList{},
 	"SecretList": v1.SecretList{}, "NamespaceList": v1.NamespaceList{}, "PersistentVolumeClaimList": v1.PersistentVolumeClaimList{},
-	"LeaseList": coordinationv1.LeaseList{}, "PodMetricsList": PodMetricsList{}, "NodeMetricsList": NodeMetricsList{},
+	"LeaseList": coordinationv1.LeaseList{}, "PodMetricsList": registry.PodMetricsList{}, "NodeMetricsList": registry.NodeMetricsList{},
 }
 
 // openAPIDocs holds the documents, built once at the first request, when
@@ -75,7 +76,7 @@ func writeRaw(w http.ResponseWriter, b []byte) {
 // now, for openapi.Build.
 func (a *API) openAPISpec() openapi.Spec {
 	s := openapi.Spec{Version: a.versionInfo().GitVersion, Names: map[reflect.Type]string{}}
-	for _, t := range []any{PodMetrics{}, NodeMetrics{}, ContainerMetrics{}, PodMetricsList{}, NodeMetricsList{}} {
+	for _, t := range []any{registry.PodMetrics{}, registry.NodeMetrics{}, registry.ContainerMetrics{}, registry.PodMetricsList{}, registry.NodeMetricsList{}} {
 		rt := reflect.TypeOf(t)
 		s.Names[rt] = "io.k8s.metrics.pkg.apis.metrics.v1beta1." + rt.Name()
 	}
@@ -86,15 +87,15 @@ func (a *API) openAPISpec() openapi.Spec {
 			prefix = "/apis/" + g.groupVersion
 		}
 		grp := openapi.Group{Path: g.path, GroupVersion: g.groupVersion}
-		for _, res := range a.resources {
-			if res.apiVersion != g.groupVersion {
+		for _, res := range a.reg.Kinds() {
+			if res.APIVersion != g.groupVersion {
 				continue
 			}
 			grp.Resources = append(grp.Resources, openapi.Resource{
-				Name: res.name, Kind: res.kind, ListKind: res.listKind, Namespaced: res.namespaced,
-				Object: reflect.ValueOf(res.zero()).Elem().Interface(), List: listTypes[res.listKind],
-				Verbs:  a.verbsOf(prefix, res.name, res.namespaced, ""),
-				Status: res.name == "pods" && gv.Group == "" && len(a.verbsOf(prefix, "pods", true, "status")) > 0,
+				Name: res.Name, Kind: res.Kind, ListKind: res.ListKind, Namespaced: res.Namespaced,
+				Object: reflect.ValueOf(res.Zero()).Elem().Interface(), List: listTypes[res.ListKind],
+				Verbs:  a.verbsOf(prefix, res.Name, res.Namespaced, ""),
+				Status: res.Name == "pods" && gv.Group == "" && len(a.verbsOf(prefix, "pods", true, "status")) > 0,
 			})
 		}
 		s.Groups = append(s.Groups, grp)

@@ -6,16 +6,6 @@ import (
 	"github.com/berth-dev/berth/model"
 )
 
-// sourceFilter selects the sources whose objects a node-wide view counts;
-// nil counts every source.
-type sourceFilter func(source string) bool
-
-// pushFilter is the view of push-scoped requests: the push source's
-// objects only (none while no push source is known).
-func (a *API) pushFilter(source string) bool {
-	return a.o.PushSource != "" && source == a.o.PushSource
-}
-
 // seesEverySource reports whether r's token sees every source's objects:
 // Options.Visible lets it see a pod of no source. Push-scoped requests do
 // not, and get the push view of the kinds that aggregate over sources.

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/berth-dev/berth/kubeapi/printers"
+	"github.com/berth-dev/berth/kubeapi/registry"
 )
 
 // tableVersion reports whether the request's Accept asks for a Table
@@ -34,7 +35,7 @@ func tableVersion(r *http.Request) (string, bool) {
 // column definitions (the watch events after the first). Each row's object
 // is as ?includeObject= asks: Metadata (the default, a
 // PartialObjectMetadata), Object or None.
-func (a *API) table(r *http.Request, res *resource, entries []*entry, headers bool) (*metav1.Table, error) {
+func (a *API) table(r *http.Request, res *registry.Kind, entries []*registry.Entry, headers bool) (*metav1.Table, error) {
 	include := metav1.IncludeObjectPolicy(r.URL.Query().Get("includeObject"))
 	switch include {
 	case "":
@@ -45,7 +46,7 @@ func (a *API) table(r *http.Request, res *resource, entries []*entry, headers bo
 	}
 	objs := make([]printers.Object, len(entries))
 	for i, e := range entries {
-		objs[i] = e.obj
+		objs[i] = e.Obj
 	}
-	return printers.Table(objs, res.columns, res.cells, a.o.Clock.Now(), include, headers)
+	return printers.Table(objs, res.Columns, res.Cells, a.o.Clock.Now(), include, headers)
 }

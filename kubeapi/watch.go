@@ -14,6 +14,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
+
+	"github.com/berth-dev/berth/kubeapi/registry"
 )
 
 // bookmarkInterval is how often a watch that allows bookmarks gets one.
@@ -63,7 +65,7 @@ func parseWatch(r *http.Request) (watchRequest, error) {
 type watchStream struct {
 	a       *API
 	r       *http.Request
-	res     *resource
+	res     *registry.Kind
 	m       *matcher
 	table   string // the Table apiVersion, "" for objects
 	headers bool   // the next Table still needs its column definitions
@@ -72,7 +74,7 @@ type watchStream struct {
 	// now sees; known marks the keys whose state sent accounts for (all,
 	// once the initial events went; on a resumed watch, the keys of the
 	// events since).
-	sent  map[string]*entry
+	sent  map[string]*registry.Entry
 	known map[string]bool
 	all   bool
 }
@@ -82,20 +84,20 @@ type watchStream struct {
 // those are no longer all known), then every change as it is committed to
 // the store (kinds outside it are polled), until the client leaves or
 // ?timeoutSeconds= passes.
-func (a *API) serveWatch(w http.ResponseWriter, r *http.Request, res *resource, m *matcher) {
+func (a *API) serveWatch(w http.ResponseWriter, r *http.Request, res *registry.Kind, m *matcher) {
 	wr, err := parseWatch(r)
 	if err != nil {
 		WriteError(w, err)
 		return
 	}
 	ctx := r.Context()
-	s := &watchStream{a: a, r: r, res: res, m: m, headers: true, sent: map[string]*entry{}, known: map[string]bool{}}
+	s := &watchStream{a: a, r: r, res: res, m: m, headers: true, sent: map[string]*registry.Entry{}, known: map[string]bool{}}
 	s.table, _ = tableVersion(r)
 	ws := memdb.NewWatchSet()
 	var last uint64
 	if wr.fromSet {
-		changes, rev, err := res.v.since(ctx, ws, wr.from)
-		if errors.Is(err, errGone) {
+		changes, rev, err := res.Versions.Since(ctx, ws, wr.from)
+		if errors.Is(err, registry.ErrGone) {
 			WriteError(w, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", wr.from, a.currentRevision())))
 			return
 		}
@@ -109,7 +111,7 @@ func (a *API) serveWatch(w http.ResponseWriter, r *http.Request, res *resource, 
 		}
 		last = rev
 	} else {
-		entries, rev, err := res.v.list(ctx, ws)
+		entries, rev, err := res.Versions.List(ctx, ws)
 		if err != nil {
 			WriteError(w, err)
 			return
@@ -117,7 +119,7 @@ func (a *API) serveWatch(w http.ResponseWriter, r *http.Request, res *resource, 
 		s.all = true
 		for _, e := range entries {
 			if m.match(e) {
-				s.sent[e.key] = e
+				s.sent[e.Key] = e
 				if err := s.event(WatchAdded, e); err != nil {
 					WriteError(w, err)
 					return
@@ -162,8 +164,8 @@ func (a *API) serveWatch(w http.ResponseWriter, r *http.Request, res *resource, 
 	for {
 		var polled <-chan time.Time
 		var poll clock.Timer
-		if res.poll > 0 {
-			poll = clk.NewTimer(res.poll)
+		if res.Poll > 0 {
+			poll = clk.NewTimer(res.Poll)
 			polled = poll.C()
 		}
 		woke, mark := false, false
@@ -188,9 +190,9 @@ func (a *API) serveWatch(w http.ResponseWriter, r *http.Request, res *resource, 
 			ws = memdb.NewWatchSet()
 			next = ws
 		}
-		changes, rev, err := res.v.since(ctx, next, last)
+		changes, rev, err := res.Versions.Since(ctx, next, last)
 		if err != nil {
-			return // errGone: the client resumes from its last version and gets 410
+			return // registry.ErrGone: the client resumes from its last version and gets 410
 		}
 		if !mark {
 			changed = arm(ws)
@@ -214,42 +216,42 @@ func (a *API) serveWatch(w http.ResponseWriter, r *http.Request, res *resource, 
 // with its last state that matched, at the change's revision (as the
 // apiserver's watch cache sends it): an event never carries a state the
 // watcher may not see.
-func (s *watchStream) changes(changes []change) error {
+func (s *watchStream) changes(changes []registry.Change) error {
 	for _, c := range changes {
-		prev := s.sent[c.key()]
+		prev := s.sent[c.Key()]
 		was := prev != nil
-		if !was && !s.all && !s.known[c.key()] {
+		if !was && !s.all && !s.known[c.Key()] {
 			// A resumed watch: the client had the object at from if it
 			// existed then and matched.
-			old := c.old
-			if old == nil && c.typ != WatchAdded {
-				old = c.cur
+			old := c.Old
+			if old == nil && c.Type != WatchAdded {
+				old = c.Cur
 			}
 			if old != nil && s.m.match(old) {
 				was, prev = true, old
 			}
 		}
-		s.known[c.key()] = true
-		if c.typ == WatchDeleted {
-			delete(s.sent, c.key())
+		s.known[c.Key()] = true
+		if c.Type == WatchDeleted {
+			delete(s.sent, c.Key())
 			if !was {
 				continue
 			}
-			e := c.cur
+			e := c.Cur
 			if !s.m.match(e) {
-				e = prev.at(c.rv) // what the watcher last saw
+				e = prev.At(c.RV) // what the watcher last saw
 			}
 			if err := s.event(WatchDeleted, e); err != nil {
 				return err
 			}
 			continue
 		}
-		is := s.m.match(c.cur)
+		is := s.m.match(c.Cur)
 		typ := ""
 		switch {
-		case was && is && prev.obj.GetUID() != c.cur.obj.GetUID():
+		case was && is && prev.Obj.GetUID() != c.Cur.Obj.GetUID():
 			// Another object took the key: the one sent went first.
-			if err := s.event(WatchDeleted, prev.at(c.rv)); err != nil {
+			if err := s.event(WatchDeleted, prev.At(c.RV)); err != nil {
 				return err
 			}
 			typ = WatchAdded
@@ -258,33 +260,33 @@ func (s *watchStream) changes(changes []change) error {
 		case is:
 			typ = WatchAdded
 		case was:
-			if err := s.event(WatchDeleted, prev.at(c.rv)); err != nil {
+			if err := s.event(WatchDeleted, prev.At(c.RV)); err != nil {
 				return err
 			}
 		}
 		if is {
-			s.sent[c.key()] = c.cur
+			s.sent[c.Key()] = c.Cur
 		} else {
-			delete(s.sent, c.key())
+			delete(s.sent, c.Key())
 		}
 		if typ == "" {
 			continue
 		}
-		if err := s.event(typ, c.cur); err != nil {
+		if err := s.event(typ, c.Cur); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (s *watchStream) event(typ string, e *entry) error {
-	var obj any = e.obj
+func (s *watchStream) event(typ string, e *registry.Entry) error {
+	var obj any = e.Obj
 	if s.table != "" {
-		t, err := s.a.table(s.r, s.res, []*entry{e}, s.headers)
+		t, err := s.a.table(s.r, s.res, []*registry.Entry{e}, s.headers)
 		if err != nil {
 			return err
 		}
-		t.APIVersion, t.ResourceVersion = s.table, e.obj.GetResourceVersion()
+		t.APIVersion, t.ResourceVersion = s.table, e.Obj.GetResourceVersion()
 		s.headers = false
 		obj = t
 	}
@@ -306,7 +308,7 @@ func (s *watchStream) bookmark(rev uint64, end bool) {
 	raw, _ := json.Marshal(struct {
 		metav1.TypeMeta `json:",inline"`
 		Metadata        metav1.ObjectMeta `json:"metadata"`
-	}{metav1.TypeMeta{APIVersion: s.res.apiVersion, Kind: s.res.kind}, meta})
+	}{metav1.TypeMeta{APIVersion: s.res.APIVersion, Kind: s.res.Kind}, meta})
 	s.write(WatchBookmark, raw)
 }
 

@@ -56,6 +56,7 @@ type writer struct {
 func (a *API) AddWrites(p Pusher) {
 	if a.o.PushSource == "" {
 		a.o.PushSource = p.Name()
+		a.ro.PushSource = p.Name()
 	}
 	w := &writer{a: a, p: p}
 	for _, k := range writeKinds {

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
+	"github.com/berth-dev/berth/kubeapi/registry"
 	"github.com/berth-dev/berth/manifest"
 )
 
@@ -393,7 +394,7 @@ func (w *writer) answer(rw http.ResponseWriter, r *http.Request, k writeKind, ns
 	}
 	if s, ok := obj.(*v1.Secret); ok {
 		s = s.DeepCopy()
-		withholdSecret(s)
+		registry.WithholdSecret(s)
 		obj = s
 	}
 	obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: k.kind})

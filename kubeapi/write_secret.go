@@ -69,23 +69,3 @@ func readsWithheld(segs []string) bool {
 	}
 	return false
 }
-
-// withholdSecret makes s the Secret as the API serves it: every key of
-// data and stringData in data with an empty value, the last-applied
-// annotation's values emptied, WithheldAnnotation set. It replaces s's maps
-// rather than changing them, so s may share them with the store.
-func withholdSecret(s *v1.Secret) {
-	data := make(map[string][]byte, len(s.Data)+len(s.StringData))
-	for k := range s.Data {
-		data[k] = []byte{}
-	}
-	for k := range s.StringData {
-		data[k] = []byte{}
-	}
-	s.Data, s.StringData = data, nil
-	s.Annotations = cloneMap(s.Annotations)
-	s.Annotations[WithheldAnnotation] = "true"
-	if last, ok := s.Annotations[v1.LastAppliedConfigAnnotation]; ok {
-		s.Annotations[v1.LastAppliedConfigAnnotation] = withheldLastApplied(last)
-	}
-}

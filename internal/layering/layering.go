@@ -32,7 +32,7 @@ var Layers = map[string]int{
 	// 2: translation, admission, transports, probes, pulls, configuration.
 	"config": 2, "podconfig": 2, "images": 2, "admission": 2, "sources": 2,
 	"prober": 2, "stats": 2, "claims": 2, "imagegc": 2, "sweep": 2, "eviction": 2, "projected": 2, "pauseimage": 2, "termmsg": 2,
-	"kubeapi": 2, "kubeapi/stream": 2,
+	"kubeapi": 2, "kubeapi/stream": 2, "kubeapi/registry": 2,
 	// 3: the loops and the API: informers, the controller, metrics, server.
 	"informer": 3, "controller": 3, "metrics": 3, "server": 3,
 	// 4: the agent's wiring; 5: the client commands; 6: main.
@@ -44,7 +44,7 @@ var Layers = map[string]int{
 // defaults a pod, then hands it to validation. kubeapi mounts the handlers
 // of its streams (kubeapi/stream), which read the store and run on the
 // runtime as kubeapi does. The order has no cycle (its test checks).
-var Beneath = map[string][]string{"manifest": {"validation"}, "kubeapi": {"kubeapi/stream"}}
+var Beneath = map[string][]string{"manifest": {"validation"}, "kubeapi": {"kubeapi/stream", "kubeapi/registry"}}
 
 // TestOnly are packages only tests, benchmarks and tools may import.
 var TestOnly = map[string]bool{"runtime/fake": true, "internal/testutil": true, "internal/testutil/imagescope": true,

@@ -1,4 +1,4 @@
-package kubeapi
+package registry
 
 import (
 	"context"
@@ -25,11 +25,11 @@ const (
 	leaseRenew    = 10 * time.Second
 )
 
-func (a *API) leasesResource() *resource {
-	return &resource{
-		name: "leases", singular: "lease", kind: "Lease", namespaced: true,
-		apiVersion: LeaseGroupVersion, listKind: "LeaseList", poll: leaseRenew,
-		zero: func() object { return &coordinationv1.Lease{} },
+func (a *kinds) leasesResource() *Kind {
+	return &Kind{
+		Name: "leases", Singular: "lease", Kind: "Lease", Namespaced: true,
+		APIVersion: LeaseGroupVersion, ListKind: "LeaseList", Poll: leaseRenew,
+		Zero: func() Object { return &coordinationv1.Lease{} },
 		snapshot: func(ctx context.Context, ws memdb.WatchSet) ([]item, error) {
 			renew := metav1.NewMicroTime(a.o.Clock.Now().Truncate(leaseRenew))
 			holder, secs := a.o.Node, int32(leaseDuration/time.Second)
@@ -37,11 +37,11 @@ func (a *API) leasesResource() *resource {
 				ObjectMeta: metav1.ObjectMeta{Name: a.o.Node, Namespace: v1.NamespaceNodeLease, UID: derivedUID("lease", a.o.Node),
 					OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: a.o.Node, UID: derivedUID("node", a.o.Node)}}},
 				Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &secs, RenewTime: &renew}}
-			return []item{{key: v1.NamespaceNodeLease + "/" + a.o.Node, obj: l}}, nil
+			return []item{{Key: v1.NamespaceNodeLease + "/" + a.o.Node, Obj: l}}, nil
 		},
-		columns: []metav1.TableColumnDefinition{printers.NameColumn,
+		Columns: []metav1.TableColumnDefinition{printers.NameColumn,
 			{Name: "Holder", Type: "string", Description: "The holder of the lease."}, printers.AgeColumn},
-		cells: func(o runtime.Object, now time.Time) ([]any, []metav1.TableRowCondition) {
+		Cells: func(o runtime.Object, now time.Time) ([]any, []metav1.TableRowCondition) {
 			l := o.(*coordinationv1.Lease)
 			return []any{l.Name, *l.Spec.HolderIdentity, printers.Age(l.CreationTimestamp, now)}, nil
 		},

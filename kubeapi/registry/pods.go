@@ -1,4 +1,4 @@
-package kubeapi
+package registry
 
 import (
 	"fmt"
@@ -29,7 +29,7 @@ const (
 
 // servedPod is podview.Pod as the Kubernetes API serves it: read-only
 // unless the push source owns it.
-func (a *API) servedPod(p *model.Pod) *v1.Pod {
+func (a *kinds) servedPod(p *model.Pod) *v1.Pod {
 	out := podview.Pod(p, a.o.Node)
 	if a.o.PushSource == "" || p.Source != a.o.PushSource {
 		out.Annotations[ReadOnlyAnnotation] = "true"
@@ -37,34 +37,34 @@ func (a *API) servedPod(p *model.Pod) *v1.Pod {
 	return &out
 }
 
-func (a *API) podsResource() *resource {
-	return &resource{
-		name: "pods", singular: "pod", kind: "Pod", shortNames: []string{"po"}, namespaced: true,
-		apiVersion: "v1", listKind: "PodList",
-		zero:   func() object { return &v1.Pod{} },
+func (a *kinds) podsResource() *Kind {
+	return &Kind{
+		Name: "pods", Singular: "pod", Kind: "Pod", ShortNames: []string{"po"}, Namespaced: true,
+		APIVersion: "v1", ListKind: "PodList",
+		Zero:   func() Object { return &v1.Pod{} },
 		stored: a.podsKind(),
-		fields: func(o runtime.Object) fields.Set {
+		Fields: func(o runtime.Object) fields.Set {
 			p := o.(*v1.Pod)
 			return fields.Set{"spec.nodeName": p.Spec.NodeName, "status.phase": string(p.Status.Phase),
 				"spec.restartPolicy": string(p.Spec.RestartPolicy), "spec.schedulerName": p.Spec.SchedulerName,
 				"spec.serviceAccountName": p.Spec.ServiceAccountName, "spec.hostNetwork": boolString(p.Spec.HostNetwork),
 				"status.podIP": p.Status.PodIP, "status.nominatedNodeName": p.Status.NominatedNodeName}
 		},
-		columns: printers.PodColumns,
-		cells:   printers.PodCells,
+		Columns: printers.PodColumns,
+		Cells:   printers.PodCells,
 	}
 }
 
 // podsKind is the pods as the store holds them: its pods, and the pods
 // removed while their containers still run (store.Terminating), served with
 // deletionTimestamp until those stop, and then DELETED.
-func (a *API) podsKind() *storeKind {
+func (a *kinds) podsKind() *storeKind {
 	render := func(row any) item {
 		switch r := row.(type) {
 		case *model.Pod:
-			return item{key: r.Key, obj: a.servedPod(r), source: r.Source}
+			return item{Key: r.Key, Obj: a.servedPod(r), Source: r.Source}
 		case *store.Terminating:
-			return item{key: r.Key, obj: a.terminatingPod(r.Pod, r.At), source: r.Pod.Source}
+			return item{Key: r.Key, Obj: a.terminatingPod(r.Pod, r.At), Source: r.Pod.Source}
 		}
 		panic(fmt.Sprintf("pods: a row of %T", row))
 	}
@@ -113,8 +113,8 @@ func (a *API) podsKind() *storeKind {
 		render: render,
 		gone: func(d *store.Deletion) item {
 			it := render(d.Last)
-			if it.obj.GetDeletionTimestamp() == nil {
-				it.obj.SetDeletionTimestamp(&metav1.Time{Time: d.At})
+			if it.Obj.GetDeletionTimestamp() == nil {
+				it.Obj.SetDeletionTimestamp(&metav1.Time{Time: d.At})
 			}
 			return it
 		},
@@ -127,7 +127,7 @@ func (a *API) podsKind() *storeKind {
 
 // terminatingPod is p as served while its containers stop, since at:
 // with deletionTimestamp and its grace period.
-func (a *API) terminatingPod(p *model.Pod, at time.Time) *v1.Pod {
+func (a *kinds) terminatingPod(p *model.Pod, at time.Time) *v1.Pod {
 	out := a.servedPod(p)
 	out.DeletionTimestamp = &metav1.Time{Time: at}
 	if gp := out.Spec.TerminationGracePeriodSeconds; gp != nil {

@@ -1,4 +1,4 @@
-package kubeapi
+package registry
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 )
 
 // object is what every served kind is: a typed object with metadata.
-type object interface {
+type Object interface {
 	runtime.Object
 	metav1.Object
 }
@@ -26,32 +26,33 @@ type object interface {
 // nil; source is the source that owns it, for the push scope ("" for
 // objects every token may see).
 type item struct {
-	key    string
-	obj    object
-	render func() object
+	Key    string
+	Obj    Object
+	render func() Object
 	ident  any
-	source string
+	Source string
 }
 
-// entry is an object as the tracker last recorded it, with its
-// resourceVersion set.
-type entry struct {
+// Entry is an object as served, with its resourceVersion (RV) set, and
+// the source that owns it (Source, for the push scope; "" for objects
+// every token may see).
+type Entry struct {
 	item
-	rv  uint64
+	RV  uint64
 	raw []byte // JSON without resourceVersion, to compare renderings
 }
 
-// change is one watch event: old is nil for ADDED and when unknown (the
+// Change is one watch event: old is nil for ADDED and when unknown (the
 // store keeps only the latest state); for DELETED, cur is the last state
 // with the deletion's resourceVersion.
-type change struct {
-	typ      string
-	rv       uint64
-	old, cur *entry
+type Change struct {
+	Type     string
+	RV       uint64
+	Old, Cur *Entry
 }
 
-// key is the key of the changed object.
-func (c change) key() string { return c.cur.key }
+// Key is the key of the changed object.
+func (c Change) Key() string { return c.Cur.Key }
 
 // historyLen bounds the changes a tracker keeps for watches that resume at
 // a resourceVersion; older ones answer 410 Gone and the client relists.
@@ -85,22 +86,22 @@ func (c storeCounter) current() uint64 { return c.st.Index() }
 type tracker struct {
 	rev counter
 	// gone, when set, marks the last state a DELETED event carries.
-	gone func(object)
+	gone func(Object)
 
 	mu      sync.Mutex
-	cur     map[string]*entry
-	log     []change
+	live    map[string]*Entry
+	log     []Change
 	logFrom uint64 // every change after this revision is in log
 }
 
 func newTracker(rev counter) *tracker {
-	return &tracker{rev: rev, cur: map[string]*entry{}, logFrom: rev.current()}
+	return &tracker{rev: rev, live: map[string]*Entry{}, logFrom: rev.current()}
 }
 
 // sync records the items snapshot returns, called under the tracker's
 // lock, as the current state and returns it, ordered by key, with the
 // revision it is at.
-func (t *tracker) sync(snapshot func() ([]item, error)) ([]*entry, uint64, error) {
+func (t *tracker) sync(snapshot func() ([]item, error)) ([]*Entry, uint64, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	items, err := snapshot()
@@ -108,18 +109,18 @@ func (t *tracker) sync(snapshot func() ([]item, error)) ([]*entry, uint64, error
 		return nil, 0, err
 	}
 	seen := make(map[string]bool, len(items))
-	out := make([]*entry, 0, len(items))
+	out := make([]*Entry, 0, len(items))
 	for _, it := range items {
-		seen[it.key] = true
-		old := t.cur[it.key]
+		seen[it.Key] = true
+		old := t.live[it.Key]
 		if old != nil && it.ident != nil && old.ident == it.ident {
 			out = append(out, old)
 			continue
 		}
-		if it.obj == nil {
-			it.obj = it.render()
+		if it.Obj == nil {
+			it.Obj = it.render()
 		}
-		if old != nil && (old.source != it.source || old.obj.GetUID() != it.obj.GetUID()) {
+		if old != nil && (old.Source != it.Source || old.Obj.GetUID() != it.Obj.GetUID()) {
 			// Another object took the key (another source's, or a new
 			// UID): the old one was deleted and this one created, as the
 			// apiserver reports them; never one modified into the other,
@@ -127,7 +128,7 @@ func (t *tracker) sync(snapshot func() ([]item, error)) ([]*entry, uint64, error
 			t.remove(old)
 			old = nil
 		}
-		raw, err := json.Marshal(it.obj)
+		raw, err := json.Marshal(it.Obj)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -136,64 +137,68 @@ func (t *tracker) sync(snapshot func() ([]item, error)) ([]*entry, uint64, error
 			out = append(out, old)
 			continue
 		}
-		e := &entry{item: it, raw: raw, rv: t.rev.next()}
-		e.obj = it.obj.DeepCopyObject().(object)
-		e.obj.SetResourceVersion(strconv.FormatUint(e.rv, 10))
+		e := &Entry{item: it, raw: raw, RV: t.rev.next()}
+		e.Obj = it.Obj.DeepCopyObject().(Object)
+		e.Obj.SetResourceVersion(strconv.FormatUint(e.RV, 10))
 		typ := WatchModified
 		if old == nil {
 			typ = WatchAdded
 		}
-		t.record(change{typ: typ, rv: e.rv, old: old, cur: e})
-		t.cur[it.key] = e
+		t.record(Change{Type: typ, RV: e.RV, Old: old, Cur: e})
+		t.live[it.Key] = e
 		out = append(out, e)
 	}
-	for k, old := range t.cur {
+	for k, old := range t.live {
 		if !seen[k] {
 			t.remove(old)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out, t.rev.current(), nil
 }
 
 // remove records old's deletion at a new revision: its last state, marked
 // by gone. Called under the lock.
-func (t *tracker) remove(old *entry) {
-	gone := old.at(t.rev.next())
+func (t *tracker) remove(old *Entry) {
+	gone := old.At(t.rev.next())
 	if t.gone != nil {
-		t.gone(gone.obj)
+		t.gone(gone.Obj)
 	}
-	t.record(change{typ: WatchDeleted, rv: gone.rv, old: old, cur: gone})
-	delete(t.cur, old.key)
+	t.record(Change{Type: WatchDeleted, RV: gone.RV, Old: old, Cur: gone})
+	delete(t.live, old.Key)
 }
 
-// at returns a copy of e as of revision rv: the same state with rv as its
+// At returns a copy of e as of revision rv: the same state with rv as its
 // resourceVersion.
-func (e *entry) at(rv uint64) *entry {
-	c := &entry{item: e.item, raw: e.raw, rv: rv}
-	c.obj = e.obj.DeepCopyObject().(object)
-	c.obj.SetResourceVersion(strconv.FormatUint(rv, 10))
+func (e *Entry) At(rv uint64) *Entry {
+	c := &Entry{item: e.item, raw: e.raw, RV: rv}
+	c.Obj = e.Obj.DeepCopyObject().(Object)
+	c.Obj.SetResourceVersion(strconv.FormatUint(rv, 10))
 	return c
 }
 
-func (t *tracker) record(c change) {
+func (t *tracker) record(c Change) {
 	t.log = append(t.log, c)
 	if len(t.log) > historyLen {
 		drop := len(t.log) - historyLen/2
-		t.logFrom = t.log[drop-1].rv
-		t.log = append([]change(nil), t.log[drop:]...)
+		t.logFrom = t.log[drop-1].RV
+		t.log = append([]Change(nil), t.log[drop:]...)
 	}
 }
 
 // since returns the changes after revision rv, oldest first; ok is false
 // when rv is older than the kept history or newer than any revision
 // (another berth's): the watch must answer 410 Gone.
-func (t *tracker) since(rv uint64) (changes []change, ok bool) {
+func (t *tracker) since(rv uint64) (changes []Change, ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if rv < t.logFrom || rv > t.rev.current() {
 		return nil, false
 	}
-	i := sort.Search(len(t.log), func(i int) bool { return t.log[i].rv > rv })
-	return append([]change(nil), t.log[i:]...), true
+	i := sort.Search(len(t.log), func(i int) bool { return t.log[i].RV > rv })
+	return append([]Change(nil), t.log[i:]...), true
 }
+
+// ZeroEntry is an Entry of obj with nothing else set: for the field set of
+// a kind's empty object.
+func ZeroEntry(obj Object) *Entry { return &Entry{item: item{Obj: obj}} }

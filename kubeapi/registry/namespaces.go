@@ -1,4 +1,4 @@
-package kubeapi
+package registry
 
 import (
 	"context"
@@ -21,9 +21,9 @@ import (
 // ns list them; berth keeps no namespace objects of its own). Push-scoped
 // requests see default and the namespaces of the push source's objects
 // only, the namespaces their token can read anything in.
-func (a *API) namespacesResource() *resource {
+func (a *kinds) namespacesResource() *Kind {
 	res := a.namespacesView(nil)
-	res.push = a.namespacesView(a.pushFilter)
+	res.Push = a.namespacesView(a.pushFilter)
 	return res
 }
 
@@ -31,12 +31,12 @@ func (a *API) namespacesResource() *resource {
 // only selects (nil: all). Each view has its own creation times: a
 // namespace is created, for a push token, when its source first uses it,
 // so its age tells nothing of another source's.
-func (a *API) namespacesView(only sourceFilter) *resource {
+func (a *kinds) namespacesView(only sourceFilter) *Kind {
 	seen := &firstSeen{}
-	return &resource{
-		name: "namespaces", singular: "namespace", kind: "Namespace", shortNames: []string{"ns"},
-		apiVersion: "v1", listKind: "NamespaceList",
-		zero: func() object { return &v1.Namespace{} },
+	return &Kind{
+		Name: "namespaces", Singular: "namespace", Kind: "Namespace", ShortNames: []string{"ns"},
+		APIVersion: "v1", ListKind: "NamespaceList",
+		Zero: func() Object { return &v1.Namespace{} },
 		snapshot: func(_ context.Context, ws memdb.WatchSet) ([]item, error) {
 			names := map[string]bool{metav1.NamespaceDefault: true}
 			pods, err := a.o.Store.Pods(ws)
@@ -70,16 +70,16 @@ func (a *API) namespacesView(only sourceFilter) *resource {
 						Labels:            map[string]string{"kubernetes.io/metadata.name": ns}},
 					Spec:   v1.NamespaceSpec{Finalizers: []v1.FinalizerName{v1.FinalizerKubernetes}},
 					Status: v1.NamespaceStatus{Phase: v1.NamespaceActive}}
-				out = append(out, item{key: ns, obj: n, ident: ns + "\x00" + n.CreationTimestamp.String()})
+				out = append(out, item{Key: ns, Obj: n, ident: ns + "\x00" + n.CreationTimestamp.String()})
 			}
 			return out, nil
 		},
-		fields: func(o runtime.Object) fields.Set {
+		Fields: func(o runtime.Object) fields.Set {
 			return fields.Set{"status.phase": string(o.(*v1.Namespace).Status.Phase)}
 		},
-		columns: []metav1.TableColumnDefinition{printers.NameColumn,
+		Columns: []metav1.TableColumnDefinition{printers.NameColumn,
 			{Name: "Status", Type: "string", Description: "The status of the namespace"}, printers.AgeColumn},
-		cells: func(o runtime.Object, now time.Time) ([]any, []metav1.TableRowCondition) {
+		Cells: func(o runtime.Object, now time.Time) ([]any, []metav1.TableRowCondition) {
 			n := o.(*v1.Namespace)
 			return []any{n.Name, string(n.Status.Phase), printers.Age(n.CreationTimestamp, now)}, nil
 		},

@@ -1,4 +1,4 @@
-package kubeapi
+package registry
 
 import (
 	"testing"
@@ -8,7 +8,7 @@ import (
 )
 
 func cm(name, value string) item {
-	return item{key: "default/" + name, obj: &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+	return item{Key: "default/" + name, Obj: &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
 		Data: map[string]string{"k": value}}}
 }
 
@@ -20,13 +20,13 @@ func TestTrackerVersionsAndHistory(t *testing.T) {
 	tr := newTracker(rev)
 	_, r1, _ := tr.sync(snap(cm("a", "1"), cm("b", "1")))
 	entries, r2, _ := tr.sync(snap(cm("a", "1"), cm("b", "2")))
-	if r2 != r1+1 || entries[0].rv != 1001 || entries[1].rv != r2 {
-		t.Fatalf("versions: r1 %d r2 %d a %d b %d", r1, r2, entries[0].rv, entries[1].rv)
+	if r2 != r1+1 || entries[0].RV != 1001 || entries[1].RV != r2 {
+		t.Fatalf("versions: r1 %d r2 %d a %d b %d", r1, r2, entries[0].RV, entries[1].RV)
 	}
 	_, r3, _ := tr.sync(snap(cm("b", "2")))
 	changes, ok := tr.since(r1)
-	if !ok || len(changes) != 2 || changes[0].typ != WatchModified || changes[1].typ != WatchDeleted || changes[1].rv != r3 ||
-		changes[1].cur.obj.GetResourceVersion() != "1004" {
+	if !ok || len(changes) != 2 || changes[0].Type != WatchModified || changes[1].Type != WatchDeleted || changes[1].RV != r3 ||
+		changes[1].Cur.Obj.GetResourceVersion() != "1004" {
 		t.Fatalf("since r1: %v %+v", ok, changes)
 	}
 	if _, ok := tr.since(999); ok {
@@ -57,15 +57,15 @@ func TestTrackerAnotherObjectAtAKey(t *testing.T) {
 	rev := &revision{}
 	tr := newTracker(rev)
 	mine, theirs := cm("x", "same"), cm("x", "same")
-	mine.source, theirs.source = "push", "file"
+	mine.Source, theirs.Source = "push", "file"
 	_, r1, _ := tr.sync(snap(mine))
 	entries, _, _ := tr.sync(snap(theirs))
 	changes, _ := tr.since(r1)
-	if len(changes) != 2 || changes[0].typ != WatchDeleted || changes[0].cur.source != "push" ||
-		changes[1].typ != WatchAdded || changes[1].cur.source != "file" || entries[0].source != "file" {
+	if len(changes) != 2 || changes[0].Type != WatchDeleted || changes[0].Cur.Source != "push" ||
+		changes[1].Type != WatchAdded || changes[1].Cur.Source != "file" || entries[0].Source != "file" {
 		t.Fatalf("changes %+v, entries %+v", changes, entries)
 	}
-	if got := changes[0].cur.obj.GetResourceVersion(); got != "2" {
+	if got := changes[0].Cur.Obj.GetResourceVersion(); got != "2" {
 		t.Fatalf("DELETED at version %s, want 2", got)
 	}
 }

@@ -1,4 +1,4 @@
-package kubeapi
+package registry
 
 import (
 	"context"
@@ -23,7 +23,7 @@ const nodePoll = 10 * time.Second
 // the sources only selects (nil: all), or a Node with only a name and an
 // Unknown Ready condition until the agent has built it; its uid is derived
 // from its name when the rendering has none.
-func (a *API) node(ctx context.Context, ws memdb.WatchSet, only sourceFilter) (*v1.Node, error) {
+func (a *kinds) node(ctx context.Context, ws memdb.WatchSet, only sourceFilter) (*v1.Node, error) {
 	pods, err := a.o.Store.Pods(ws)
 	if err != nil {
 		return nil, err
@@ -68,31 +68,31 @@ func (a *API) node(ctx context.Context, ws memdb.WatchSet, only sourceFilter) (*
 
 // nodesResource serves the node; push-scoped requests get it with the
 // push source's pods counted only.
-func (a *API) nodesResource() *resource {
+func (a *kinds) nodesResource() *Kind {
 	res := a.nodesView(nil)
-	res.push = a.nodesView(a.pushFilter)
+	res.Push = a.nodesView(a.pushFilter)
 	return res
 }
 
 // nodesView is the nodes kind counting the pods of the sources only
 // selects (nil: all).
-func (a *API) nodesView(only sourceFilter) *resource {
-	return &resource{
-		name: "nodes", singular: "node", kind: "Node", shortNames: []string{"no"},
-		apiVersion: "v1", listKind: "NodeList", poll: nodePoll,
-		zero: func() object { return &v1.Node{} },
+func (a *kinds) nodesView(only sourceFilter) *Kind {
+	return &Kind{
+		Name: "nodes", Singular: "node", Kind: "Node", ShortNames: []string{"no"},
+		APIVersion: "v1", ListKind: "NodeList", Poll: nodePoll,
+		Zero: func() Object { return &v1.Node{} },
 		snapshot: func(ctx context.Context, ws memdb.WatchSet) ([]item, error) {
 			n, err := a.node(ctx, ws, only)
 			if err != nil {
 				return nil, err
 			}
-			return []item{{key: n.Name, obj: n}}, nil
+			return []item{{Key: n.Name, Obj: n}}, nil
 		},
-		fields: func(o runtime.Object) fields.Set {
+		Fields: func(o runtime.Object) fields.Set {
 			return fields.Set{"spec.unschedulable": boolString(o.(*v1.Node).Spec.Unschedulable)}
 		},
-		columns: nodeColumns,
-		cells:   nodeCells,
+		Columns: nodeColumns,
+		Cells:   nodeCells,
 	}
 }
 

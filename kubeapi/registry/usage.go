@@ -1,4 +1,4 @@
-package kubeapi
+package registry
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package kubeapi
+package registry
 
 import (
 	"context"
@@ -92,7 +92,7 @@ func memoryQuantity(bytes uint64) apiresource.Quantity {
 // usage samples Options.Usage: no source or a failed sample is 503
 // ServiceUnavailable, as an apiserver answers for an unavailable
 // aggregated API.
-func (a *API) usage(ctx context.Context) (*Usage, error) {
+func (a *kinds) usage(ctx context.Context) (*Usage, error) {
 	if a.o.Usage == nil {
 		return nil, apierrors.NewServiceUnavailable("metrics are not available: container stats are not configured")
 	}
@@ -106,11 +106,11 @@ func (a *API) usage(ctx context.Context) (*Usage, error) {
 	return u, nil
 }
 
-func (a *API) podMetricsResource() *resource {
-	return &resource{
-		name: "pods", singular: "", kind: "PodMetrics", namespaced: true,
-		apiVersion: MetricsGroupVersion, listKind: "PodMetricsList", poll: metricsPoll,
-		zero: func() object { return &PodMetrics{} },
+func (a *kinds) podMetricsResource() *Kind {
+	return &Kind{
+		Name: "pods", Singular: "", Kind: "PodMetrics", Namespaced: true,
+		APIVersion: MetricsGroupVersion, ListKind: "PodMetricsList", Poll: metricsPoll,
+		Zero: func() Object { return &PodMetrics{} },
 		snapshot: func(ctx context.Context, ws memdb.WatchSet) ([]item, error) {
 			u, err := a.usage(ctx)
 			if err != nil {
@@ -138,15 +138,15 @@ func (a *API) podMetricsResource() *resource {
 					m.Containers = append(m.Containers, ContainerMetrics{Name: c.Name, Usage: v1.ResourceList{
 						v1.ResourceCPU: cpuQuantity(c.CPUNanoCores), v1.ResourceMemory: memoryQuantity(c.MemoryBytes)}})
 				}
-				out = append(out, item{key: p.Key, obj: m, source: p.Source})
+				out = append(out, item{Key: p.Key, Obj: m, Source: p.Source})
 			}
 			return out, nil
 		},
-		columns: []metav1.TableColumnDefinition{printers.NameColumn,
+		Columns: []metav1.TableColumnDefinition{printers.NameColumn,
 			{Name: "CPU", Type: "string", Description: "The CPU usage of the pod's containers."},
 			{Name: "Memory", Type: "string", Description: "The memory working set of the pod's containers."},
 			{Name: "Window", Type: "string", Description: "The window over which the usage was measured."}},
-		cells: func(o runtime.Object, now time.Time) ([]any, []metav1.TableRowCondition) {
+		Cells: func(o runtime.Object, now time.Time) ([]any, []metav1.TableRowCondition) {
 			m := o.(*PodMetrics)
 			var cpu, mem apiresource.Quantity
 			for _, c := range m.Containers {
@@ -159,11 +159,11 @@ func (a *API) podMetricsResource() *resource {
 	}
 }
 
-func (a *API) nodeMetricsResource() *resource {
-	return &resource{
-		name: "nodes", kind: "NodeMetrics",
-		apiVersion: MetricsGroupVersion, listKind: "NodeMetricsList", poll: metricsPoll,
-		zero: func() object { return &NodeMetrics{} },
+func (a *kinds) nodeMetricsResource() *Kind {
+	return &Kind{
+		Name: "nodes", Kind: "NodeMetrics",
+		APIVersion: MetricsGroupVersion, ListKind: "NodeMetricsList", Poll: metricsPoll,
+		Zero: func() Object { return &NodeMetrics{} },
 		snapshot: func(ctx context.Context, ws memdb.WatchSet) ([]item, error) {
 			u, err := a.usage(ctx)
 			if err != nil {
@@ -181,22 +181,16 @@ func (a *API) nodeMetricsResource() *resource {
 				ObjectMeta: metav1.ObjectMeta{Name: a.o.Node, Labels: node.Labels, CreationTimestamp: metav1.Time{Time: a.o.Clock.Now().Truncate(time.Second)}},
 				Timestamp:  metav1.Time{Time: n.Time}, Window: metav1.Duration{Duration: n.Window},
 				Usage: v1.ResourceList{v1.ResourceCPU: cpuQuantity(n.CPUNanoCores), v1.ResourceMemory: memoryQuantity(n.MemoryBytes)}}
-			return []item{{key: a.o.Node, obj: m}}, nil
+			return []item{{Key: a.o.Node, Obj: m}}, nil
 		},
-		columns: []metav1.TableColumnDefinition{printers.NameColumn,
+		Columns: []metav1.TableColumnDefinition{printers.NameColumn,
 			{Name: "CPU", Type: "string", Description: "The node's CPU usage."},
 			{Name: "Memory", Type: "string", Description: "The node's memory working set."},
 			{Name: "Window", Type: "string", Description: "The window over which the usage was measured."}},
-		cells: func(o runtime.Object, now time.Time) ([]any, []metav1.TableRowCondition) {
+		Cells: func(o runtime.Object, now time.Time) ([]any, []metav1.TableRowCondition) {
 			m := o.(*NodeMetrics)
 			return []any{m.Name, fmt.Sprintf("%dm", m.Usage.Cpu().MilliValue()), fmt.Sprintf("%dMi", m.Usage.Memory().Value()/(1<<20)),
 				duration.HumanDuration(m.Window.Duration)}, nil
 		},
 	}
-}
-
-// metricsRoutes serves metrics.k8s.io/v1beta1 pods and nodes.
-func (a *API) metricsRoutes() {
-	a.addResource("/apis/"+MetricsGroupVersion, a.podMetricsResource())
-	a.addResource("/apis/"+MetricsGroupVersion, a.nodeMetricsResource())
 }

@@ -1,4 +1,4 @@
-package kubeapi
+package registry
 
 import (
 	"context"
@@ -43,15 +43,15 @@ type storeVersions struct {
 	kind storeKind
 
 	mu    sync.Mutex
-	cache map[string]*entry // by rowKey; entry.ident is the row (rows are immutable)
+	cache map[string]*Entry // by rowKey; entry.ident is the row (rows are immutable)
 }
 
 func newStoreVersions(st *store.Store, k storeKind) *storeVersions {
-	return &storeVersions{st: st, kind: k, cache: map[string]*entry{}}
+	return &storeVersions{st: st, kind: k, cache: map[string]*Entry{}}
 }
 
 // entry returns row rendered at its ModifyIndex, from the cache.
-func (v *storeVersions) entry(row any) *entry {
+func (v *storeVersions) entry(row any) *Entry {
 	k := rowKey(row)
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -89,13 +89,13 @@ func (v *storeVersions) keep(rows []any) {
 	}
 }
 
-func stamped(it item, rv uint64) *entry {
-	e := &entry{item: it, rv: rv}
-	e.obj.SetResourceVersion(strconv.FormatUint(rv, 10))
+func stamped(it item, rv uint64) *Entry {
+	e := &Entry{item: it, RV: rv}
+	e.Obj.SetResourceVersion(strconv.FormatUint(rv, 10))
 	return e
 }
 
-func (v *storeVersions) list(_ context.Context, ws memdb.WatchSet) ([]*entry, uint64, error) {
+func (v *storeVersions) List(_ context.Context, ws memdb.WatchSet) ([]*Entry, uint64, error) {
 	snap := v.st.Snapshot()
 	if ws != nil {
 		snap.Watch(ws, v.kind.tables...)
@@ -104,7 +104,7 @@ func (v *storeVersions) list(_ context.Context, ws memdb.WatchSet) ([]*entry, ui
 	if err != nil {
 		return nil, 0, err
 	}
-	out := make([]*entry, len(rows))
+	out := make([]*Entry, len(rows))
 	for i, r := range rows {
 		out[i] = v.entry(r)
 	}
@@ -112,7 +112,7 @@ func (v *storeVersions) list(_ context.Context, ws memdb.WatchSet) ([]*entry, ui
 	return out, snap.Index(), nil
 }
 
-func (v *storeVersions) get(_ context.Context, key string) (*entry, error) {
+func (v *storeVersions) Get(_ context.Context, key string) (*Entry, error) {
 	row, err := v.kind.row(v.st.Snapshot(), key)
 	if err != nil || row == nil {
 		return nil, err
@@ -120,14 +120,14 @@ func (v *storeVersions) get(_ context.Context, key string) (*entry, error) {
 	return v.entry(row), nil
 }
 
-func (v *storeVersions) since(_ context.Context, ws memdb.WatchSet, rv uint64) ([]change, uint64, error) {
+func (v *storeVersions) Since(_ context.Context, ws memdb.WatchSet, rv uint64) ([]Change, uint64, error) {
 	snap := v.st.Snapshot()
 	if ws != nil {
 		snap.Watch(ws, v.kind.tables...)
 	}
 	cs, err := snap.Changes(rv, v.kind.tables...)
 	if errors.Is(err, store.ErrCompacted) {
-		return nil, 0, errGone
+		return nil, 0, ErrGone
 	}
 	if err != nil {
 		return nil, 0, err
@@ -138,21 +138,21 @@ func (v *storeVersions) since(_ context.Context, ws memdb.WatchSet, rv uint64) (
 			writes[writeKey(c.Table, c.Key, c.Index)] = c.Row
 		}
 	}
-	out := make([]change, 0, len(cs))
+	out := make([]Change, 0, len(cs))
 	for _, c := range cs {
 		if c.Deleted != nil {
 			v.forget(c.Deleted.Last)
 			if v.kind.hides != nil && v.kind.hides(c.Deleted, writes) {
 				continue
 			}
-			out = append(out, change{typ: WatchDeleted, rv: c.Index, cur: stamped(v.kind.gone(c.Deleted), c.Index)})
+			out = append(out, Change{Type: WatchDeleted, RV: c.Index, Cur: stamped(v.kind.gone(c.Deleted), c.Index)})
 			continue
 		}
 		typ := WatchModified
 		if rowCreated(c.Row) > rv {
 			typ = WatchAdded
 		}
-		out = append(out, change{typ: typ, rv: c.Index, cur: v.entry(c.Row)})
+		out = append(out, Change{Type: typ, RV: c.Index, Cur: v.entry(c.Row)})
 	}
 	return out, snap.Index(), nil
 }

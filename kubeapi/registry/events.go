@@ -1,4 +1,4 @@
-package kubeapi
+package registry
 
 import (
 	"strings"
@@ -22,7 +22,7 @@ import (
 const hiddenSource = "\x00gone"
 
 // eventsKind is the events as the store records them, oldest first.
-func (a *API) eventsKind() *storeKind {
+func (a *kinds) eventsKind() *storeKind {
 	render := func(row any) item {
 		r := row.(*store.EventRow)
 		src, path := hiddenSource, containerPath(nil, r.Event.Container)
@@ -30,7 +30,7 @@ func (a *API) eventsKind() *storeKind {
 			src, path = r.Pod.Source, containerPath(r.Pod.Spec, r.Event.Container)
 		}
 		_, name, _ := strings.Cut(r.Key, "/")
-		return item{key: r.Key, obj: a.eventObject(r.Event, path, name), source: src}
+		return item{Key: r.Key, Obj: a.eventObject(r.Event, path, name), Source: src}
 	}
 	return &storeKind{
 		tables: []string{store.TableEvents},
@@ -57,7 +57,7 @@ func (a *API) eventsKind() *storeKind {
 // eventObject renders one of berth's events, named name, as the kubelet's
 // core/v1 Event: involvedObject is the pod (with the uid it was recorded
 // for), the container as fieldPath (spec.containers{name}).
-func (a *API) eventObject(e events.Event, fieldPath, name string) *v1.Event {
+func (a *kinds) eventObject(e events.Event, fieldPath, name string) *v1.Event {
 	t := metav1.Time{Time: e.Time}
 	return &v1.Event{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Event"},
@@ -87,13 +87,13 @@ func containerPath(p *v1.Pod, c string) string {
 	return "spec.containers{" + c + "}"
 }
 
-func (a *API) eventsResource() *resource {
-	return &resource{
-		name: "events", singular: "event", kind: "Event", shortNames: []string{"ev"}, namespaced: true,
-		apiVersion: "v1", listKind: "EventList",
-		zero:   func() object { return &v1.Event{} },
+func (a *kinds) eventsResource() *Kind {
+	return &Kind{
+		Name: "events", Singular: "event", Kind: "Event", ShortNames: []string{"ev"}, Namespaced: true,
+		APIVersion: "v1", ListKind: "EventList",
+		Zero:   func() Object { return &v1.Event{} },
 		stored: a.eventsKind(),
-		fields: func(o runtime.Object) fields.Set {
+		Fields: func(o runtime.Object) fields.Set {
 			e := o.(*v1.Event)
 			return fields.Set{"involvedObject.kind": e.InvolvedObject.Kind, "involvedObject.namespace": e.InvolvedObject.Namespace,
 				"involvedObject.name": e.InvolvedObject.Name, "involvedObject.uid": string(e.InvolvedObject.UID),
@@ -101,7 +101,7 @@ func (a *API) eventsResource() *resource {
 				"involvedObject.fieldPath": e.InvolvedObject.FieldPath, "reason": e.Reason, "reportingComponent": e.ReportingController,
 				"source": e.Source.Component, "type": e.Type}
 		},
-		columns: printers.EventColumns,
-		cells:   printers.EventCells,
+		Columns: printers.EventColumns,
+		Cells:   printers.EventCells,
 	}
 }

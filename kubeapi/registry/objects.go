@@ -1,4 +1,4 @@
-package kubeapi
+package registry
 
 import (
 	"encoding/json"
@@ -55,7 +55,7 @@ func (f *firstSeen) keep(keys map[string]bool) {
 // objectMeta completes meta of a stored object as the API serves it:
 // berth's annotations, a uid derived from kind and key when it has none,
 // and a creationTimestamp when berth first saw it.
-func (a *API) objectMeta(meta *metav1.ObjectMeta, o *model.Object, seen *firstSeen) {
+func (a *kinds) objectMeta(meta *metav1.ObjectMeta, o *model.Object, seen *firstSeen) {
 	meta.Annotations = cloneMap(meta.Annotations)
 	meta.Annotations[SourceAnnotation] = o.Source
 	meta.Annotations[OriginAnnotation] = o.Origin
@@ -83,8 +83,8 @@ func cloneMap(m map[string]string) map[string]string {
 
 // objectsKind is the stored kind of the objects of kind, rendered by
 // render, whose first-seen times are in seen.
-func (a *API) objectsKind(kind string, seen *firstSeen, render func(*model.Object) object) *storeKind {
-	itemOf := func(o *model.Object) item { return item{key: o.Key, obj: render(o), source: o.Source} }
+func (a *kinds) objectsKind(kind string, seen *firstSeen, render func(*model.Object) Object) *storeKind {
+	itemOf := func(o *model.Object) item { return item{Key: o.Key, Obj: render(o), Source: o.Source} }
 	return &storeKind{
 		tables: []string{store.ObjectTable(kind)},
 		rows: func(snap store.Snapshot, ws memdb.WatchSet) ([]any, error) {
@@ -113,67 +113,67 @@ func (a *API) objectsKind(kind string, seen *firstSeen, render func(*model.Objec
 	}
 }
 
-func (a *API) configMapsResource() *resource {
+func (a *kinds) configMapsResource() *Kind {
 	seen := &firstSeen{}
-	return &resource{
-		name: "configmaps", singular: "configmap", kind: "ConfigMap", shortNames: []string{"cm"}, namespaced: true,
-		apiVersion: "v1", listKind: "ConfigMapList",
-		zero: func() object { return &v1.ConfigMap{} },
-		stored: a.objectsKind(model.KindConfigMap, seen, func(o *model.Object) object {
+	return &Kind{
+		Name: "configmaps", Singular: "configmap", Kind: "ConfigMap", ShortNames: []string{"cm"}, Namespaced: true,
+		APIVersion: "v1", ListKind: "ConfigMapList",
+		Zero: func() Object { return &v1.ConfigMap{} },
+		stored: a.objectsKind(model.KindConfigMap, seen, func(o *model.Object) Object {
 			cm := o.ConfigMap.DeepCopy()
 			cm.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}
 			a.objectMeta(&cm.ObjectMeta, o, seen)
 			return cm
 		}),
-		columns: []metav1.TableColumnDefinition{printers.NameColumn,
+		Columns: []metav1.TableColumnDefinition{printers.NameColumn,
 			{Name: "Data", Type: "integer", Description: "Data contains the configuration data."}, printers.AgeColumn},
-		cells: func(o runtime.Object, now time.Time) ([]any, []metav1.TableRowCondition) {
+		Cells: func(o runtime.Object, now time.Time) ([]any, []metav1.TableRowCondition) {
 			cm := o.(*v1.ConfigMap)
 			return []any{cm.Name, int64(len(cm.Data) + len(cm.BinaryData)), printers.Age(cm.CreationTimestamp, now)}, nil
 		},
 	}
 }
 
-func (a *API) secretsResource() *resource {
+func (a *kinds) secretsResource() *Kind {
 	seen := &firstSeen{}
-	return &resource{
-		name: "secrets", singular: "secret", kind: "Secret", namespaced: true,
-		apiVersion: "v1", listKind: "SecretList",
-		zero: func() object { return &v1.Secret{} },
-		stored: a.objectsKind(model.KindSecret, seen, func(o *model.Object) object {
+	return &Kind{
+		Name: "secrets", Singular: "secret", Kind: "Secret", Namespaced: true,
+		APIVersion: "v1", ListKind: "SecretList",
+		Zero: func() Object { return &v1.Secret{} },
+		stored: a.objectsKind(model.KindSecret, seen, func(o *model.Object) Object {
 			s := &v1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}, ObjectMeta: *o.Secret.ObjectMeta.DeepCopy(),
 				Immutable: o.Secret.Immutable, Type: o.Secret.Type, Data: o.Secret.Data, StringData: o.Secret.StringData}
 			if s.Type == "" {
 				s.Type = v1.SecretTypeOpaque
 			}
 			a.objectMeta(&s.ObjectMeta, o, seen)
-			withholdSecret(s)
+			WithholdSecret(s)
 			return s
 		}),
-		fields: func(o runtime.Object) fields.Set { return fields.Set{"type": string(o.(*v1.Secret).Type)} },
-		columns: []metav1.TableColumnDefinition{printers.NameColumn,
+		Fields: func(o runtime.Object) fields.Set { return fields.Set{"type": string(o.(*v1.Secret).Type)} },
+		Columns: []metav1.TableColumnDefinition{printers.NameColumn,
 			{Name: "Type", Type: "string", Description: "Used to facilitate programmatic handling of secret data."},
 			{Name: "Data", Type: "integer", Description: "Data contains the secret data."}, printers.AgeColumn},
-		cells: func(o runtime.Object, now time.Time) ([]any, []metav1.TableRowCondition) {
+		Cells: func(o runtime.Object, now time.Time) ([]any, []metav1.TableRowCondition) {
 			s := o.(*v1.Secret)
 			return []any{s.Name, string(s.Type), int64(len(s.Data)), printers.Age(s.CreationTimestamp, now)}, nil
 		},
 	}
 }
 
-func (a *API) claimsResource() *resource {
+func (a *kinds) claimsResource() *Kind {
 	seen := &firstSeen{}
-	return &resource{
-		name: "persistentvolumeclaims", singular: "persistentvolumeclaim", kind: "PersistentVolumeClaim", shortNames: []string{"pvc"},
-		namespaced: true, apiVersion: "v1", listKind: "PersistentVolumeClaimList",
-		zero: func() object { return &v1.PersistentVolumeClaim{} },
-		stored: a.objectsKind(model.KindPVC, seen, func(o *model.Object) object {
+	return &Kind{
+		Name: "persistentvolumeclaims", Singular: "persistentvolumeclaim", Kind: "PersistentVolumeClaim", ShortNames: []string{"pvc"},
+		Namespaced: true, APIVersion: "v1", ListKind: "PersistentVolumeClaimList",
+		Zero: func() Object { return &v1.PersistentVolumeClaim{} },
+		stored: a.objectsKind(model.KindPVC, seen, func(o *model.Object) Object {
 			c := o.PVC.DeepCopy()
 			c.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"}
 			a.objectMeta(&c.ObjectMeta, o, seen)
 			return c
 		}),
-		columns: []metav1.TableColumnDefinition{printers.NameColumn,
+		Columns: []metav1.TableColumnDefinition{printers.NameColumn,
 			{Name: "Status", Type: "string", Description: "Phase represents the current phase of PersistentVolumeClaim."},
 			{Name: "Volume", Type: "string", Description: "VolumeName is the binding reference to the PersistentVolume backing this claim."},
 			{Name: "Capacity", Type: "string", Description: "Capacity represents the actual resources of the underlying volume."},
@@ -182,7 +182,7 @@ func (a *API) claimsResource() *resource {
 			{Name: "VolumeAttributesClass", Type: "string", Description: "The VolumeAttributesClass used by this claim."},
 			printers.AgeColumn,
 			{Name: "VolumeMode", Type: "string", Priority: 1, Description: "volumeMode defines what type of volume is required by the claim."}},
-		cells: printers.ClaimCells,
+		Cells: printers.ClaimCells,
 	}
 }
 
@@ -204,4 +204,24 @@ func withheldLastApplied(last string) string {
 	}
 	b, _ := json.Marshal(m)
 	return string(b)
+}
+
+// WithholdSecret makes s the Secret as the API serves it: every key of
+// data and stringData in data with an empty value, the last-applied
+// annotation's values emptied, WithheldAnnotation set. It replaces s's maps
+// rather than changing them, so s may share them with the store.
+func WithholdSecret(s *v1.Secret) {
+	data := make(map[string][]byte, len(s.Data)+len(s.StringData))
+	for k := range s.Data {
+		data[k] = []byte{}
+	}
+	for k := range s.StringData {
+		data[k] = []byte{}
+	}
+	s.Data, s.StringData = data, nil
+	s.Annotations = cloneMap(s.Annotations)
+	s.Annotations[WithheldAnnotation] = "true"
+	if last, ok := s.Annotations[v1.LastAppliedConfigAnnotation]; ok {
+		s.Annotations[v1.LastAppliedConfigAnnotation] = withheldLastApplied(last)
+	}
 }
