@@ -16,7 +16,7 @@ func TestWarningLoggedOncePerSpec(t *testing.T) {
 	var buf testutil.SyncBuffer
 	log := slog.New(slog.NewTextHandler(&buf, nil))
 	dir := t.TempDir()
-	pod := podYAML + "  tolerations: [{key: k}]\n"
+	pod := podManifest("web", "berth/testapp:1") + "  tolerations: [{key: k}]\n"
 	write(t, dir, "web.yaml", pod)
 	write(t, dir, "plain.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: plain}\nspec: {containers: [{name: a, image: i}]}\n")
 	s := New("file", dir, 0, sources.Options{Log: log})
