@@ -30,6 +30,7 @@ import (
 	"github.com/berth-dev/berth/informer"
 	"github.com/berth-dev/berth/internal/secretfile"
 	"github.com/berth-dev/berth/kubeapi"
+	"github.com/berth-dev/berth/kubeapi/nodelogs"
 	"github.com/berth-dev/berth/manifest"
 	"github.com/berth-dev/berth/metrics"
 	"github.com/berth-dev/berth/pause"
@@ -132,7 +133,7 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Agent, err error) {
 	a.st = st
 	m.RegisterState(st)
 
-	recent := events.NewBuffer(1000)
+	recent := store.EventRecorder{Store: st}
 	recorder := events.Multi{recent}
 	if len(cfg.EtcdEndpoints) > 0 {
 		m.RegisterEtcd()
@@ -229,7 +230,7 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Agent, err error) {
 		server.RegisterPush(api, push.Name(), push.Routes())
 	}
 	kube := kubeapi.New(kubeapi.Options{Store: st, Node: cfg.NodeName, Version: config.Version,
-		Visible: api.Visible, Events: recent.List, Clock: clk, PushSource: pushName(push),
+		Visible: api.Visible, Clock: clk, PushSource: pushName(push),
 		NodeObject: a.kubeNode.object, Usage: kubeUsage{p: a.stats, window: cfg.CadvisorHousekeeping}})
 	kube.AddStreams(rt)
 	if push != nil {
@@ -239,7 +240,7 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Agent, err error) {
 	}
 	if cfg.NodeLogsDir != "" {
 		kube.AddNodeLogs(cfg.NodeLogsDir)
-		server.RegisterNodeLogs(api, kubeapi.NodeLogs(cfg.NodeLogsDir))
+		server.RegisterNodeLogs(api, nodelogs.Handler(cfg.NodeLogsDir))
 	}
 	server.RegisterKube(api, kube.Routes())
 	return a, nil

@@ -20,7 +20,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/berth-dev/berth/events"
 	"github.com/berth-dev/berth/kubeapi"
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/runtime"
@@ -36,7 +35,7 @@ type cliAPI struct {
 	tokenFile string
 	st        *store.Store
 	rt        *fake.Runtime
-	ev        *events.Buffer
+	ev        store.EventRecorder
 	handler   http.Handler
 	// clock is the API's: the AGE it prints stands still.
 	clock *clocktesting.FakeClock
@@ -45,12 +44,12 @@ type cliAPI struct {
 func newCLIAPI(t *testing.T) *cliAPI {
 	t.Helper()
 	st, _ := store.New(nil)
-	a := &cliAPI{st: st, rt: fake.New(nil), ev: events.NewBuffer(100)}
+	a := &cliAPI{st: st, rt: fake.New(nil), ev: store.EventRecorder{Store: st}}
 	a.rt.AddImage("img")
 	s := server.New(server.Options{Store: st, Tokens: []string{"tok"}, Events: a.ev.List})
 	server.RegisterLogs(s, a.rt)
 	a.clock = clocktesting.NewFakeClock(time.Now())
-	kube := kubeapi.New(kubeapi.Options{Store: st, Node: "node-1", Visible: s.Visible, Events: a.ev.List, Clock: a.clock})
+	kube := kubeapi.New(kubeapi.Options{Store: st, Node: "node-1", Visible: s.Visible, Clock: a.clock})
 	kube.AddStreams(a.rt)
 	server.RegisterKube(s, kube.Routes())
 	a.handler = s

@@ -83,7 +83,10 @@ func (i *SourceInformer) Run(ctx context.Context, updates <-chan sources.Update)
 // admitted whole and u differs from it only in some pods (the others sent
 // as the same objects), only those are decided and written
 // (admission.AdmitChanged), so an update costs what changed plus a pass
-// over the pods. Safe for concurrent use.
+// over the pods; when it differs only in some ConfigMaps and Secrets (the
+// same pods), only those are decided and written
+// (admission.AdmitObjectsChanged), so an update costs what changed plus a
+// pointer compare per object. Safe for concurrent use.
 func (i *SourceInformer) Apply(u sources.Update) error {
 	now := i.clock.Now()
 	if u.Err != nil {
@@ -91,11 +94,16 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 	}
 	i.applyMu.Lock()
 	defer i.applyMu.Unlock()
-	var changed []int
-	var removed []string
-	delta := false
-	if prev := i.last[u.Source]; prev != nil && prev.whole && len(u.Errors) == 0 && sameObjects(prev.objects, u.Objects) {
-		changed, removed, delta = podDelta(prev.pods, u.Pods)
+	var changed, changedObjs []int
+	var removed, removedObjs []string
+	delta, objDelta := false, false
+	if prev := i.last[u.Source]; prev != nil && prev.whole && len(u.Errors) == 0 {
+		switch {
+		case sameObjects(prev.objects, u.Objects):
+			changed, removed, delta = podDelta(prev.pods, u.Pods)
+		case samePods(prev.pods, u.Pods):
+			changedObjs, removedObjs, objDelta = objectDelta(prev.objects, u.Objects)
+		}
 	}
 	delete(i.last, u.Source)
 	var errs []string
@@ -117,6 +125,18 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 				change = &c
 				w, decided = store.SourceWrite{Partial: true, Pods: c.Pods, Removed: c.Removed}, true
 				refusals, podWarns = c.Errors, c.Warnings
+			}
+		}
+		if objDelta {
+			c, ok, err := admission.AdmitObjectsChanged(v, au, changedObjs, removedObjs)
+			if err != nil {
+				return store.SourceWrite{}, err
+			}
+			if ok {
+				i.partial++
+				change = &admission.Change{} // no pod written: the memo holds
+				w, decided = store.SourceWrite{Partial: true, Objects: c.Objects, RemovedObjects: c.Removed}, true
+				refusals = c.Errors
 			}
 		}
 		if !decided {

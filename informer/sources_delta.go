@@ -2,6 +2,7 @@ package informer
 
 import (
 	"github.com/berth-dev/berth/manifest"
+	"github.com/berth-dev/berth/model"
 )
 
 // applied is what the informer last applied of a source: its update's pods
@@ -79,3 +80,69 @@ func sameObjects(a, b []manifest.Object) bool {
 	}
 	return true
 }
+
+// samePods reports whether a and b offer the same pod objects from the
+// same origins, in the same order.
+func samePods(a, b []manifest.Desired) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Pod != b[i].Pod || a[i].Origin != b[i].Origin {
+			return false
+		}
+	}
+	return true
+}
+
+// objectDelta is podDelta for objects: changed are the indexes in cur of
+// objects that are not the ones sent before under the same origin, removed
+// the refs (model.ObjectRef) of prev's objects that cur does not offer. ok
+// is false when the origins are out of order. An unchanged object costs a
+// compare of its pointers.
+func objectDelta(prev, cur []manifest.Object) (changed []int, removed []string, ok bool) {
+	var gone []string
+	i, j := 0, 0
+	for i < len(prev) || j < len(cur) {
+		if i < len(prev) && j < len(cur) && prev[i] == cur[j] {
+			i, j = i+1, j+1
+			continue
+		}
+		if j > 0 && j < len(cur) && cur[j].Origin < cur[j-1].Origin {
+			return nil, nil, false
+		}
+		switch {
+		case j == len(cur) || (i < len(prev) && prev[i].Origin < cur[j].Origin):
+			for o := prev[i].Origin; i < len(prev) && prev[i].Origin == o; i++ {
+				gone = append(gone, objectRef(prev[i]))
+			}
+		case i == len(prev) || cur[j].Origin < prev[i].Origin:
+			for o := cur[j].Origin; j < len(cur) && cur[j].Origin == o; j++ {
+				changed = append(changed, j)
+			}
+		default: // the same origin with other objects: all of it again
+			o := cur[j].Origin
+			for ; i < len(prev) && prev[i].Origin == o; i++ {
+				gone = append(gone, objectRef(prev[i]))
+			}
+			for ; j < len(cur) && cur[j].Origin == o; j++ {
+				changed = append(changed, j)
+			}
+		}
+	}
+	if len(gone) == 0 {
+		return changed, nil, true
+	}
+	offered := make(map[string]bool, len(changed))
+	for _, c := range changed {
+		offered[objectRef(cur[c])] = true
+	}
+	for _, r := range gone {
+		if !offered[r] {
+			removed = append(removed, r)
+		}
+	}
+	return changed, removed, true
+}
+
+func objectRef(o manifest.Object) string { return model.ObjectRef(o.Kind, o.Key()) }

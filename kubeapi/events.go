@@ -1,8 +1,6 @@
 package kubeapi
 
 import (
-	"context"
-	"fmt"
 	"strings"
 	"time"
 
@@ -14,41 +12,57 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/berth-dev/berth/events"
-	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/store"
 )
 
-// eventsPoll is how often a watch of events looks at the recent events,
-// which notify no one.
-const eventsPoll = time.Second
-
-// hiddenSource is the source of an event whose pod is gone, or whose name
-// another pod took since: push-scoped requests do not see it.
+// hiddenSource is the source of an event recorded for no stored pod (its
+// pod gone, or another pod of its name): push-scoped requests do not see
+// it.
 const hiddenSource = "\x00gone"
 
-// ofPod reports whether e was recorded for p itself, not for an earlier
-// pod of p's name: same UID and same source.
-func ofPod(e events.Event, p *model.Pod) bool {
-	return e.PodUID == string(p.Spec.UID) && e.Source == p.Source
+// eventsKind is the events as the store records them, oldest first.
+func (a *API) eventsKind() *storeKind {
+	render := func(row any) item {
+		r := row.(*store.EventRow)
+		src, path := hiddenSource, containerPath(nil, r.Event.Container)
+		if r.Pod != nil {
+			src, path = r.Pod.Source, containerPath(r.Pod.Spec, r.Event.Container)
+		}
+		_, name, _ := strings.Cut(r.Key, "/")
+		return item{key: r.Key, obj: a.eventObject(r.Event, path, name), source: src}
+	}
+	return &storeKind{
+		tables: []string{store.TableEvents},
+		rows: func(snap store.Snapshot, ws memdb.WatchSet) ([]any, error) {
+			evs, err := snap.Events(ws)
+			out := make([]any, len(evs))
+			for i, e := range evs {
+				out[i] = e
+			}
+			return out, err
+		},
+		row: func(snap store.Snapshot, key string) (any, error) {
+			e, err := snap.Event(key)
+			if e == nil || err != nil {
+				return nil, err
+			}
+			return e, nil
+		},
+		render: render,
+		gone:   func(d *store.Deletion) item { return render(d.Last) },
+	}
 }
 
-// eventIdent is what an event's rendering depends on.
-type eventIdent struct {
-	ev        events.Event
-	uid       types.UID
-	fieldPath string
-}
-
-// eventObject renders one of berth's events as the kubelet's core/v1
-// Event: involvedObject is the pod (with the uid it was recorded for), the
-// container as fieldPath spec.containers{name}.
-func (a *API) eventObject(id eventIdent, name string) *v1.Event {
-	e := id.ev
+// eventObject renders one of berth's events, named name, as the kubelet's
+// core/v1 Event: involvedObject is the pod (with the uid it was recorded
+// for), the container as fieldPath (spec.containers{name}).
+func (a *API) eventObject(e events.Event, fieldPath, name string) *v1.Event {
 	t := metav1.Time{Time: e.Time}
 	return &v1.Event{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Event"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.Namespace, CreationTimestamp: t, UID: derivedUID("event", e.Namespace, name)},
-		InvolvedObject: v1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: e.Namespace, Name: e.Pod, UID: id.uid,
-			FieldPath: id.fieldPath},
+		InvolvedObject: v1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: e.Namespace, Name: e.Pod, UID: types.UID(e.PodUID),
+			FieldPath: fieldPath},
 		Reason: e.Reason, Message: e.Message, Type: e.Type,
 		Source:         v1.EventSource{Component: "berth", Host: a.o.Node},
 		FirstTimestamp: t, LastTimestamp: t, Count: 1,
@@ -75,41 +89,9 @@ func containerPath(p *v1.Pod, c string) string {
 func (a *API) eventsResource() *resource {
 	return &resource{
 		name: "events", singular: "event", kind: "Event", shortNames: []string{"ev"}, namespaced: true,
-		apiVersion: "v1", listKind: "EventList", poll: eventsPoll,
-		zero: func() object { return &v1.Event{} },
-		snapshot: func(_ context.Context, ws memdb.WatchSet) ([]item, error) {
-			if a.o.Events == nil {
-				return nil, nil
-			}
-			pods := map[string]*model.Pod{}
-			list, err := a.o.Store.Pods(nil)
-			if err != nil {
-				return nil, err
-			}
-			for _, p := range list {
-				pods[p.Key] = p
-			}
-			var out []item
-			names := map[string]int{}
-			for _, e := range a.o.Events() {
-				id, src := eventIdent{ev: e, uid: types.UID(e.PodUID)}, hiddenSource
-				if p := pods[e.Namespace+"/"+e.Pod]; p != nil && ofPod(e, p) {
-					src = p.Source
-					id.fieldPath = containerPath(p.Spec, e.Container)
-				} else {
-					id.fieldPath = containerPath(nil, e.Container)
-				}
-				name := fmt.Sprintf("%s.%x", e.Pod, e.Time.UnixNano())
-				if n := names[name]; n > 0 {
-					names[name] = n + 1
-					name = fmt.Sprintf("%s.%d", name, n)
-				} else {
-					names[name] = 1
-				}
-				out = append(out, item{key: e.Namespace + "/" + name, render: func() object { return a.eventObject(id, name) }, ident: id, source: src})
-			}
-			return out, nil
-		},
+		apiVersion: "v1", listKind: "EventList",
+		zero:   func() object { return &v1.Event{} },
+		stored: a.eventsKind(),
 		fields: func(o runtime.Object) fields.Set {
 			e := o.(*v1.Event)
 			return fields.Set{"involvedObject.kind": e.InvolvedObject.Kind, "involvedObject.namespace": e.InvolvedObject.Namespace,

@@ -13,7 +13,6 @@ import (
 
 	"k8s.io/utils/clock"
 
-	"github.com/berth-dev/berth/events"
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/store"
 )
@@ -62,8 +61,6 @@ type Options struct {
 	// of no source must be visible exactly to the requests that see every
 	// source: the others get the push view of namespaces and the node.
 	Visible func(r *http.Request, p *model.Pod) bool
-	// Events lists recent events, oldest first (nil: none).
-	Events func() []events.Event
 	// Clock is the clock of ages and watch timing (nil: the real one).
 	Clock clock.Clock
 	// PushSource names the source whose pods and objects the API may

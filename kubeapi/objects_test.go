@@ -19,8 +19,8 @@ import (
 )
 
 func TestEvents(t *testing.T) {
-	buf := events.NewBuffer(10)
-	f := newFixture(t, Options{Events: buf.List})
+	f := newFixture(t, Options{})
+	buf := store.EventRecorder{Store: f.st}
 	f.pod(t, "file", "default", "web", nil, running("10.0.0.2"))
 	buf.Record(events.Event{Time: t0.Add(time.Second), Namespace: "default", Pod: "web", PodUID: "uid-web", Source: "file", Container: "app", Type: events.Normal, Reason: "Started", Message: "Started container app"})
 	buf.Record(events.Event{Time: t0.Add(2 * time.Second), Namespace: "default", Pod: "gone", PodUID: "uid-gone", Source: "file", Type: events.Warning, Reason: "Failed", Message: "x"})
@@ -57,8 +57,6 @@ func TestEvents(t *testing.T) {
 	}
 	defer w.Stop()
 	buf.Record(events.Event{Time: t0.Add(70 * time.Second), Namespace: "default", Pod: "web", PodUID: "uid-web", Source: "file", Type: events.Normal, Reason: "Killing", Message: "y"})
-	waitTimers(t, f)
-	f.clk.Step(eventsPoll)
 	if ev := next(t, w); ev.Type != watch.Added || ev.Object.(*v1.Event).Reason != "Killing" {
 		t.Fatalf("want ADDED Killing, got %s %v", ev.Type, ev.Object)
 	}
@@ -69,8 +67,8 @@ func TestEvents(t *testing.T) {
 // never sees the removed pod's, and each event names the UID it was
 // recorded for.
 func TestEventsFollowPodUID(t *testing.T) {
-	buf := events.NewBuffer(10)
-	f := newFixture(t, Options{Events: buf.List})
+	f := newFixture(t, Options{})
+	buf := store.EventRecorder{Store: f.st}
 	rec := func(sec int, uid, source, reason string) {
 		buf.Record(events.Event{Time: t0.Add(time.Duration(sec) * time.Second), Namespace: "default", Pod: "web", PodUID: uid, Source: source,
 			Type: events.Normal, Reason: reason, Message: reason + " of " + uid})

@@ -1,41 +1,23 @@
 package kubeapi
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/berth-dev/berth/kubeapi/apierr"
 )
 
-// WriteError answers err as a Kubernetes Status object, which kubectl
-// prints as "Error from server (Reason): message". Errors that are not
-// apierrors become 500 InternalError.
-func WriteError(w http.ResponseWriter, err error) {
-	var st apierrors.APIStatus
-	if !errors.As(err, &st) {
-		st = apierrors.NewInternalError(err)
-	}
-	s := st.Status()
-	s.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Status"}
-	if s.Code == 0 {
-		s.Code = http.StatusInternalServerError
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(int(s.Code))
-	_ = json.NewEncoder(w).Encode(s)
-}
+// WriteError answers err as a Kubernetes Status object (apierr.WriteError).
+func WriteError(w http.ResponseWriter, err error) { apierr.WriteError(w, err) }
 
-// WriteStatus answers code with reason and message as a Status (for the
-// server's 401 and 403 on Kubernetes routes).
+// WriteStatus answers code with reason and message as a Status
+// (apierr.WriteStatus).
 func WriteStatus(w http.ResponseWriter, code int, reason metav1.StatusReason, msg string) {
-	WriteError(w, &apierrors.StatusError{ErrStatus: metav1.Status{
-		Status: metav1.StatusFailure, Code: int32(code), Reason: reason, Message: msg,
-	}})
+	apierr.WriteStatus(w, code, reason, msg)
 }
 
 // notFound is the error of a missing object: `pods "x" not found`.

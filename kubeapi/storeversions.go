@@ -3,6 +3,7 @@ package kubeapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync"
 
@@ -34,50 +35,58 @@ type storeKind struct {
 
 // storeVersions serves a storeKind: every object's resourceVersion is the
 // store index that last wrote its row, and a watch reads the rows written
-// after its version. Renderings are cached by row, so a change costs one
-// rendering, whoever reads it.
+// after its version. Renderings are cached by key, each for the row it
+// was rendered from, so a change costs one rendering whoever reads it, and
+// the cache holds one rendering per object.
 type storeVersions struct {
 	st   *store.Store
 	kind storeKind
 
 	mu    sync.Mutex
-	cache map[any]*entry // by row pointer; rows are immutable
-	gen   map[any]bool   // rows seen since the last sweep
+	cache map[string]*entry // by rowKey; entry.ident is the row (rows are immutable)
 }
 
 func newStoreVersions(st *store.Store, k storeKind) *storeVersions {
-	return &storeVersions{st: st, kind: k, cache: map[any]*entry{}, gen: map[any]bool{}}
+	return &storeVersions{st: st, kind: k, cache: map[string]*entry{}}
 }
 
 // entry returns row rendered at its ModifyIndex, from the cache.
 func (v *storeVersions) entry(row any) *entry {
+	k := rowKey(row)
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if e, ok := v.cache[row]; ok {
-		v.gen[row] = true
+	if e, ok := v.cache[k]; ok && e.ident == row {
 		return e
 	}
-	it := v.kind.render(row)
-	e := stamped(it, rowIndex(row))
-	v.cache[row] = e
-	v.gen[row] = true
+	e := stamped(v.kind.render(row), rowIndex(row))
+	e.ident = row
+	v.cache[k] = e
 	return e
 }
 
-// sweep forgets the renderings of rows not read since the last sweep,
-// once the cache holds twice the rows a list returned.
-func (v *storeVersions) sweep(listed int) {
+// forget drops the cached rendering of a removed row.
+func (v *storeVersions) forget(row any) {
+	k := rowKey(row)
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if len(v.cache) <= 2*listed+64 {
-		return
+	if e, ok := v.cache[k]; ok && e.ident == row {
+		delete(v.cache, k)
 	}
-	for row := range v.cache {
-		if !v.gen[row] {
-			delete(v.cache, row)
+}
+
+// keep drops the cached renderings of keys not in rows (a full list).
+func (v *storeVersions) keep(rows []any) {
+	live := make(map[string]bool, len(rows))
+	for _, r := range rows {
+		live[rowKey(r)] = true
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for k := range v.cache {
+		if !live[k] {
+			delete(v.cache, k)
 		}
 	}
-	v.gen = map[any]bool{}
 }
 
 func stamped(it item, rv uint64) *entry {
@@ -99,7 +108,7 @@ func (v *storeVersions) list(_ context.Context, ws memdb.WatchSet) ([]*entry, ui
 	for i, r := range rows {
 		out[i] = v.entry(r)
 	}
-	v.sweep(len(rows))
+	v.keep(rows)
 	return out, snap.Index(), nil
 }
 
@@ -132,6 +141,7 @@ func (v *storeVersions) since(_ context.Context, ws memdb.WatchSet, rv uint64) (
 	out := make([]change, 0, len(cs))
 	for _, c := range cs {
 		if c.Deleted != nil {
+			v.forget(c.Deleted.Last)
 			if v.kind.hides != nil && v.kind.hides(c.Deleted, writes) {
 				continue
 			}
@@ -153,6 +163,21 @@ func writeKey(table, key string, index uint64) string {
 	return table + "\x00" + key + "\x00" + strconv.FormatUint(index, 10)
 }
 
+// rowKey is the cache key of a row: its type and key.
+func rowKey(row any) string {
+	switch r := row.(type) {
+	case *model.Pod:
+		return "p\x00" + r.Key
+	case *model.Object:
+		return "o\x00" + r.Key
+	case *store.Terminating:
+		return "t\x00" + r.Key
+	case *store.EventRow:
+		return "e\x00" + r.Key
+	}
+	return fmt.Sprintf("%T", row)
+}
+
 func rowIndex(row any) uint64 {
 	switch r := row.(type) {
 	case *model.Pod:
@@ -160,6 +185,8 @@ func rowIndex(row any) uint64 {
 	case *model.Object:
 		return r.ModifyIndex
 	case *store.Terminating:
+		return r.ModifyIndex
+	case *store.EventRow:
 		return r.ModifyIndex
 	}
 	return 0
@@ -173,6 +200,8 @@ func rowCreated(row any) uint64 {
 		return r.CreateIndex
 	case *store.Terminating:
 		return r.Pod.CreateIndex // the same pod, now terminating
+	case *store.EventRow:
+		return r.CreateIndex
 	}
 	return 0
 }

@@ -39,21 +39,21 @@ type writeFixture struct {
 	cs   *kubernetes.Clientset
 }
 
-func newWriteFixture(t *testing.T) *writeFixture {
+func newWriteFixture(t testing.TB) *writeFixture {
 	t.Helper()
 	return newWriteFixtureWith(t, manifest.Options{})
 }
 
 // newWriteFixtureWith is newWriteFixture with the push source's options;
 // each of apiOpts changes the API's Options.
-func newWriteFixtureWith(t *testing.T, opts manifest.Options, apiOpts ...func(*Options)) *writeFixture {
+func newWriteFixtureWith(t testing.TB, opts manifest.Options, apiOpts ...func(*Options)) *writeFixture {
 	t.Helper()
 	return newWriteFixtureSource(t, sources.Options{Options: opts}, apiOpts...)
 }
 
 // newWriteFixtureSource is newWriteFixture with the push source's
 // sources.Options (its quota); each of apiOpts changes the API's Options.
-func newWriteFixtureSource(t *testing.T, opts sources.Options, apiOpts ...func(*Options)) *writeFixture {
+func newWriteFixtureSource(t testing.TB, opts sources.Options, apiOpts ...func(*Options)) *writeFixture {
 	t.Helper()
 	st, err := store.New(nil)
 	if err != nil {
@@ -105,7 +105,7 @@ func (f *writeFixture) filePod(t *testing.T, name string) {
 }
 
 // do sends a raw request and returns the status, headers and body.
-func (f *writeFixture) do(t *testing.T, method, path, ctype, body string, hdr ...string) (int, http.Header, string) {
+func (f *writeFixture) do(t testing.TB, method, path, ctype, body string, hdr ...string) (int, http.Header, string) {
 	t.Helper()
 	req, err := http.NewRequest(method, f.srv.URL+path, strings.NewReader(body))
 	if err != nil {

@@ -19,7 +19,7 @@ type PodIPs struct {
 
 // fieldRefValue resolves an env fieldRef as the kubelet's
 // podFieldSelectorRuntimeValue does; validation admits only these paths.
-func (b *Builder) fieldRefValue(pod *v1.Pod, path string, ips PodIPs) (string, error) {
+func (er *envResolver) fieldRefValue(pod *v1.Pod, path string, ips PodIPs) (string, error) {
 	switch path {
 	case "metadata.name":
 		return pod.Name, nil
@@ -28,7 +28,7 @@ func (b *Builder) fieldRefValue(pod *v1.Pod, path string, ips PodIPs) (string, e
 	case "metadata.uid":
 		return string(pod.UID), nil
 	case "spec.nodeName":
-		return b.cfg.Node, nil
+		return er.cfg.Node, nil
 	case "spec.serviceAccountName":
 		return pod.Spec.ServiceAccountName, nil
 	case "status.podIP", "status.podIPs":
@@ -58,7 +58,7 @@ func metadataValue(pod *v1.Pod, path string) string {
 // ExtractResourceValueByContainerAndNodeAllocatable: the named container's
 // value divided by divisor (default 1) and rounded up, requests defaulting
 // to limits and limits to the node's capacity.
-func (b *Builder) resourceFieldValue(pod *v1.Pod, self *v1.Container, ref *v1.ResourceFieldSelector) (string, error) {
+func (er *envResolver) resourceFieldValue(pod *v1.Pod, self *v1.Container, ref *v1.ResourceFieldSelector) (string, error) {
 	ctr := self
 	if ref.ContainerName != "" && ref.ContainerName != self.Name {
 		ctr = nil
@@ -85,7 +85,7 @@ func (b *Builder) resourceFieldValue(pod *v1.Pod, self *v1.Container, ref *v1.Re
 		}
 	}
 	if !ok {
-		q = b.nodeCapacity(res)
+		q = er.nodeCapacity(res)
 	}
 	divisor := ref.Divisor
 	if divisor.IsZero() {
@@ -102,14 +102,14 @@ func (b *Builder) resourceFieldValue(pod *v1.Pod, self *v1.Container, ref *v1.Re
 
 // nodeCapacity is the node's allocatable amount of res: berth reserves
 // nothing, so its capacity (ephemeral storage: root_dir's filesystem).
-func (b *Builder) nodeCapacity(res v1.ResourceName) resource.Quantity {
+func (er *envResolver) nodeCapacity(res v1.ResourceName) resource.Quantity {
 	switch res {
 	case v1.ResourceCPU:
-		return *resource.NewMilliQuantity(b.cfg.NodeInfo.CPUMilli, resource.DecimalSI)
+		return *resource.NewMilliQuantity(er.cfg.NodeInfo.CPUMilli, resource.DecimalSI)
 	case v1.ResourceMemory:
-		return *resource.NewQuantity(b.cfg.NodeInfo.Memory, resource.BinarySI)
+		return *resource.NewQuantity(er.cfg.NodeInfo.Memory, resource.BinarySI)
 	case v1.ResourceEphemeralStorage:
-		if n, err := b.paths.Capacity(); err == nil {
+		if n, err := er.paths.Capacity(); err == nil {
 			return *resource.NewQuantity(n, resource.BinarySI)
 		}
 	}

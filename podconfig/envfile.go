@@ -14,9 +14,9 @@ import (
 // false when an optional file or key is missing; a missing non-optional
 // one is an error, and the container waits (CreateContainerConfigError)
 // until a later try finds it.
-func (b *Builder) fileKeyValue(pod *v1.Pod, r *v1.FileKeySelector) (val string, ok bool, err error) {
+func (er *envResolver) fileKeyValue(pod *v1.Pod, r *v1.FileKeySelector) (val string, ok bool, err error) {
 	optional := r.Optional != nil && *r.Optional
-	data, err := b.paths.ReadVolumeFile(string(pod.UID), r.VolumeName, r.Path)
+	data, err := er.paths.ReadVolumeFile(string(pod.UID), r.VolumeName, r.Path)
 	if errors.Is(err, fs.ErrNotExist) && optional {
 		return "", false, nil
 	}

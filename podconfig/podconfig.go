@@ -83,10 +83,11 @@ type Builder struct {
 	cfg   Config
 	paths Paths
 	host  Host
+	env   envResolver
 }
 
 // New returns a Builder making its files through paths (under root_dir)
 // and host (outside it).
 func New(cfg Config, paths Paths, host Host) *Builder {
-	return &Builder{cfg: cfg, paths: paths, host: host}
+	return &Builder{cfg: cfg, paths: paths, host: host, env: envResolver{cfg: cfg, paths: paths}}
 }

@@ -187,14 +187,14 @@ func (b *Builder) projectDownward(pl *payload, pod *v1.Pod, items []v1.DownwardA
 			case "metadata.annotations":
 				val = formatMap(pod.Annotations)
 			default:
-				v, err := b.fieldRefValue(pod, fp, PodIPs{})
+				v, err := b.env.fieldRefValue(pod, fp, PodIPs{})
 				if err != nil {
 					return fmt.Errorf("downwardAPI %s: %w", it.Path, err)
 				}
 				val = v
 			}
 		case it.ResourceFieldRef != nil:
-			v, err := b.resourceFieldValue(pod, &v1.Container{}, it.ResourceFieldRef)
+			v, err := b.env.resourceFieldValue(pod, &v1.Container{}, it.ResourceFieldRef)
 			if err != nil {
 				return fmt.Errorf("downwardAPI %s: %w", it.Path, err)
 			}

@@ -48,7 +48,7 @@ var rotates = map[string]bool{"json-file": true, "local": true}
 // calls, and every container created, keep the first answer (a daemon
 // reconfigured since is seen when berth restarts). An error (the engine
 // unreachable) is not kept: the next call reads again.
-func (d *Docker) ContainerLogDriver(ctx context.Context) (LogDriver, error) {
+func (d *dockerContainers) ContainerLogDriver(ctx context.Context) (LogDriver, error) {
 	d.logDriverMu.Lock()
 	defer d.logDriverMu.Unlock()
 	if d.logDriver.Engine != "" {

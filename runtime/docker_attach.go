@@ -15,7 +15,7 @@ import (
 // the container keeps stdin open (a pod's stdin: true); its EOF closes the
 // process's stdin with stdinOnce. The container's own Tty decides whether
 // output is one stream, whatever o.TTY says; resizes apply to it.
-func (d *Docker) Attach(ctx context.Context, id string, o ExecOptions) error {
+func (d *dockerStreams) Attach(ctx context.Context, id string, o ExecOptions) error {
 	insp, err := d.cli.ContainerInspect(ctx, id)
 	if err != nil {
 		if cerrdefs.IsNotFound(err) {

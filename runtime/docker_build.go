@@ -36,7 +36,7 @@ func FileDigest(path string) (string, error) {
 // host path) at path inside the image, with the given entrypoint. It uses the
 // classic builder: Debian's engine 20.10 has no BuildKit session support for
 // API clients.
-func (d *Docker) BuildImage(ctx context.Context, tag, binary, path string, entrypoint []string) error {
+func (d *dockerBuilder) BuildImage(ctx context.Context, tag, binary, path string, entrypoint []string) error {
 	f, err := os.Open(binary)
 	if err != nil {
 		return fmt.Errorf("build image %s: %w", tag, err)
@@ -53,12 +53,12 @@ func (d *Docker) BuildImage(ctx context.Context, tag, binary, path string, entry
 }
 
 // BuildImageData is BuildImage with the executable given as its bytes.
-func (d *Docker) BuildImageData(ctx context.Context, tag string, exe []byte, path string, entrypoint []string) error {
+func (d *dockerBuilder) BuildImageData(ctx context.Context, tag string, exe []byte, path string, entrypoint []string) error {
 	return d.build(ctx, tag, bytes.NewReader(exe), int64(len(exe)), path, entrypoint)
 }
 
 // build builds tag from the size bytes of exe.
-func (d *Docker) build(ctx context.Context, tag string, exe io.Reader, size int64, path string, entrypoint []string) error {
+func (d *dockerBuilder) build(ctx context.Context, tag string, exe io.Reader, size int64, path string, entrypoint []string) error {
 	buildCtx, err := buildContext(exe, size, path, entrypoint)
 	if err != nil {
 		return fmt.Errorf("build image %s: %w", tag, err)

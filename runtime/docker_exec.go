@@ -31,7 +31,7 @@ func (c *capped) Write(p []byte) (int, error) {
 }
 
 // Exec implements Runtime.
-func (d *Docker) Exec(ctx context.Context, id string, cmd []string) (int, []byte, error) {
+func (d *dockerStreams) Exec(ctx context.Context, id string, cmd []string) (int, []byte, error) {
 	created, err := d.cli.ContainerExecCreate(ctx, id, container.ExecOptions{Cmd: cmd, AttachStdout: true, AttachStderr: true})
 	if err != nil {
 		if cerrdefs.IsNotFound(err) {
@@ -68,7 +68,7 @@ func (d *Docker) Exec(ctx context.Context, id string, cmd []string) (int, []byte
 }
 
 // ExecStream implements Runtime.
-func (d *Docker) ExecStream(ctx context.Context, id string, o ExecOptions) (int, error) {
+func (d *dockerStreams) ExecStream(ctx context.Context, id string, o ExecOptions) (int, error) {
 	created, err := d.cli.ContainerExecCreate(ctx, id, container.ExecOptions{
 		Cmd: o.Cmd, Tty: o.TTY, AttachStdin: o.Stdin != nil, AttachStdout: true, AttachStderr: true,
 	})
@@ -113,7 +113,7 @@ func (d *Docker) ExecStream(ctx context.Context, id string, o ExecOptions) (int,
 // execExitCode waits (polling, bounded by ctx and 10 s) until the engine
 // no longer reports the exec as running, and returns its exit code. The
 // output stream can end a moment before the engine records the exit.
-func (d *Docker) execExitCode(ctx context.Context, execID string) (int, error) {
+func (d *dockerStreams) execExitCode(ctx context.Context, execID string) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	tick := time.NewTicker(20 * time.Millisecond)

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -10,9 +11,35 @@ import (
 	"github.com/docker/docker/api/types/image"
 )
 
+// ImagePresent reports whether image exists locally.
+func (d *dockerImages) ImagePresent(ctx context.Context, img string) (bool, error) {
+	_, err := d.InspectImage(ctx, img)
+	if errors.Is(err, ErrImageNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// InspectImage describes the local image img; ErrImageNotFound when absent.
+func (d *dockerImages) InspectImage(ctx context.Context, img string) (ImageInfo, error) {
+	resp, err := d.cli.ImageInspect(ctx, img)
+	if err != nil {
+		if cerrdefs.IsNotFound(err) {
+			return ImageInfo{}, fmt.Errorf("image %s: %w", img, ErrImageNotFound)
+		}
+		return ImageInfo{}, fmt.Errorf("inspect image %s: %w", img, err)
+	}
+	info := ImageInfo{ID: resp.ID, RepoDigests: resp.RepoDigests}
+	if resp.Config != nil {
+		info.User = resp.Config.User
+		info.Labels = resp.Config.Labels
+	}
+	return info, nil
+}
+
 // ListImages lists the engine's top-level images (not the intermediate ones
 // of a build), sorted by ID, in one request.
-func (d *Docker) ListImages(ctx context.Context) ([]Image, error) {
+func (d *dockerImages) ListImages(ctx context.Context) ([]Image, error) {
 	list, err := d.cli.ImageList(ctx, image.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("list images: %w", err)
@@ -45,7 +72,7 @@ func realRefs(refs []string) []string {
 // nothing is forced. The references beyond one are untagged first (the
 // engine removes an ID with several only by force), so a refusal leaves the
 // image with one of them.
-func (d *Docker) RemoveImage(ctx context.Context, id string) error {
+func (d *dockerImages) RemoveImage(ctx context.Context, id string) error {
 	info, err := d.cli.ImageInspect(ctx, id)
 	if cerrdefs.IsNotFound(err) {
 		return nil
@@ -66,7 +93,7 @@ func (d *Docker) RemoveImage(ctx context.Context, id string) error {
 }
 
 // removeImageRef deletes ref (a name or an ID) without force.
-func (d *Docker) removeImageRef(ctx context.Context, ref string) error {
+func (d *dockerImages) removeImageRef(ctx context.Context, ref string) error {
 	_, err := d.cli.ImageRemove(ctx, ref, image.RemoveOptions{PruneChildren: true})
 	switch {
 	case err == nil, cerrdefs.IsNotFound(err):
@@ -75,17 +102,4 @@ func (d *Docker) removeImageRef(ctx context.Context, ref string) error {
 		return fmt.Errorf("%w: %v", ErrImageInUse, err)
 	}
 	return err
-}
-
-// RootDir is the engine's DockerRootDir (GET /info): the directory on the
-// engine's host under which it keeps images, containers and volumes.
-func (d *Docker) RootDir(ctx context.Context) (string, error) {
-	info, err := d.cli.Info(ctx)
-	if err != nil {
-		return "", fmt.Errorf("docker info: %w", err)
-	}
-	if info.DockerRootDir == "" {
-		return "", fmt.Errorf("docker info: no DockerRootDir")
-	}
-	return info.DockerRootDir, nil
 }

@@ -13,7 +13,7 @@ import (
 
 // Logs implements Runtime. The engine's multiplexed stream is split back
 // into plain bytes (stdout and stderr interleaved as written).
-func (d *Docker) Logs(ctx context.Context, id string, opts LogOptions) (io.ReadCloser, error) {
+func (d *dockerStreams) Logs(ctx context.Context, id string, opts LogOptions) (io.ReadCloser, error) {
 	tail := "all"
 	if opts.TailLines >= 0 {
 		tail = strconv.Itoa(opts.TailLines)

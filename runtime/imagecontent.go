@@ -72,7 +72,7 @@ var ErrImageTooLarge = errors.New("image larger than the limit")
 // before its export is read, an export longer than limit plus a little
 // metadata as it is read, both as ErrImageTooLarge; an absent image is
 // ErrImageNotFound.
-func (d *Docker) ImageContent(ctx context.Context, img string, limit int64) (ImageContent, error) {
+func (d *dockerImages) ImageContent(ctx context.Context, img string, limit int64) (ImageContent, error) {
 	info, err := d.cli.ImageInspect(ctx, img)
 	if err != nil {
 		if cerrdefs.IsNotFound(err) {

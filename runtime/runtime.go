@@ -1,6 +1,6 @@
 // Package runtime is berth's narrow view of a container engine: create, start,
 // stop and remove containers, make sure images exist, and follow events.
-// docker.go implements it on the Docker Engine API; fake.go in memory.
+// Docker implements it on the Docker Engine API; runtime/fake in memory.
 package runtime
 
 import (
@@ -179,11 +179,23 @@ type Event struct {
 	Attributes map[string]string
 }
 
-// Runtime is the engine interface the controller and informers use.
+// Runtime is the engine interface the controller and informers use, the
+// sum of the small interfaces below (as the kubelet's CRI is its
+// RuntimeService and ImageService); a user needing one part takes that one.
 // Implementations must be safe for concurrent use.
 type Runtime interface {
 	// Ping reports whether the engine answers.
 	Ping(ctx context.Context) error
+	ContainerManager
+	ImageManager
+	ImageBuilder
+	VolumeManager
+	Streamer
+	EventSource
+}
+
+// ContainerManager is the containers' lifecycle.
+type ContainerManager interface {
 	// ListContainers lists every container carrying all labels in match
 	// (all states) in one cheap call: a summary in store form with ID, name,
 	// image, state, labels, IP and creation time, but no exit code, start or
@@ -200,6 +212,11 @@ type Runtime interface {
 	// RemoveContainer force-removes a container with its anonymous volumes;
 	// removing a missing container is not an error.
 	RemoveContainer(ctx context.Context, id string) error
+}
+
+// ImageManager is the local images: what they are and hold, pulling and
+// removing them.
+type ImageManager interface {
 	// InspectImage describes a local image; ErrImageNotFound when absent.
 	InspectImage(ctx context.Context, image string) (ImageInfo, error)
 	// ImageContent exports image (a reference or an ID) and returns what it
@@ -211,6 +228,25 @@ type Runtime interface {
 	// missing one is no error, one a container or child image uses is
 	// ErrImageInUse.
 	RemoveImage(ctx context.Context, id string) error
+	// PullImage pulls image from its registry, logging in with creds (a
+	// pod's imagePullSecrets; nil: only docker.config's), calling progress (nil:
+	// none) from the pulling goroutine whenever the bytes or layers done
+	// change; progress must not block.
+	PullImage(ctx context.Context, image string, creds *Credentials, progress func(PullProgress)) error
+}
+
+// ImageBuilder builds the single-executable images berth makes itself (its
+// pause image).
+type ImageBuilder interface {
+	// BuildImage builds tag FROM scratch holding the static executable binary
+	// (a host path) at path inside the image, with the given entrypoint.
+	BuildImage(ctx context.Context, tag, binary, path string, entrypoint []string) error
+	// BuildImageData is BuildImage with the executable given as its bytes.
+	BuildImageData(ctx context.Context, tag string, exe []byte, path string, entrypoint []string) error
+}
+
+// VolumeManager is the engine's named volumes (Memory emptyDirs, claims).
+type VolumeManager interface {
 	// CreateVolume creates volume v; an existing volume of that name is
 	// kept as it is.
 	CreateVolume(ctx context.Context, v VolumeConfig) error
@@ -220,16 +256,11 @@ type Runtime interface {
 	// ListVolumes describes the volumes carrying all labels in match,
 	// ordered by name.
 	ListVolumes(ctx context.Context, match map[string]string) ([]VolumeInfo, error)
-	// PullImage pulls image from its registry, logging in with creds (a
-	// pod's imagePullSecrets; nil: only docker.config's), calling progress (nil:
-	// none) from the pulling goroutine whenever the bytes or layers done
-	// change; progress must not block.
-	PullImage(ctx context.Context, image string, creds *Credentials, progress func(PullProgress)) error
-	// BuildImage builds tag FROM scratch holding the static executable binary
-	// (a host path) at path inside the image, with the given entrypoint.
-	BuildImage(ctx context.Context, tag, binary, path string, entrypoint []string) error
-	// BuildImageData is BuildImage with the executable given as its bytes.
-	BuildImageData(ctx context.Context, tag string, exe []byte, path string, entrypoint []string) error
+}
+
+// Streamer is the streams into running containers: commands run in them
+// and their logs.
+type Streamer interface {
 	// Exec runs cmd inside a running container and returns its exit code
 	// and up to 10 KiB of combined output. ctx bounds the run; on expiry the
 	// error wraps context.DeadlineExceeded (the process may linger).
@@ -243,6 +274,10 @@ type Runtime interface {
 	// the engine's timestamps when asked; Follow streams until ctx ends or
 	// the container stops.
 	Logs(ctx context.Context, id string, opts LogOptions) (io.ReadCloser, error)
+}
+
+// EventSource is the engine's stream of container events.
+type EventSource interface {
 	// Events streams events of containers carrying all labels in match until
 	// ctx ends or the stream breaks; the error channel then yields one error.
 	Events(ctx context.Context, match map[string]string) (<-chan Event, <-chan error)

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/berth-dev/berth/kubeapi"
+	"github.com/berth-dev/berth/kubeapi/stream"
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/store"
@@ -98,7 +98,7 @@ func execTarget(st *store.Store, ns, pod, name string) (string, int, string) {
 	}
 	var instances []*model.Container
 	if name != model.SandboxName {
-		instances = kubeapi.Instances(ctrs, name)
+		instances = stream.Instances(ctrs, name)
 	}
 	if len(instances) == 0 {
 		if p == nil && len(ctrs) == 0 {
@@ -106,7 +106,7 @@ func execTarget(st *store.Store, ns, pod, name string) (string, int, string) {
 		}
 		return "", http.StatusNotFound, fmt.Sprintf("container %q in pod %s not found", name, key)
 	}
-	if c := kubeapi.RunningInstance(instances); c != nil {
+	if c := stream.RunningInstance(instances); c != nil {
 		return c.ID, 0, ""
 	}
 	return "", http.StatusConflict, fmt.Sprintf("container %q in pod %s is not running (%s)", name, key, instances[0].State)

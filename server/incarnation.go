@@ -1,7 +1,7 @@
 package server
 
 import (
-	"github.com/berth-dev/berth/kubeapi"
+	"github.com/berth-dev/berth/kubeapi/stream"
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/store"
 )
@@ -20,7 +20,7 @@ func podIncarnation(st *store.Store, key string) (ctrs []*model.Container, pod *
 		return nil, nil, err
 	}
 	if pod != nil && pod.Spec != nil {
-		return kubeapi.IncarnationOf(all, pod), pod, nil
+		return stream.IncarnationOf(all, pod), pod, nil
 	}
 	var newest *model.Container
 	for _, c := range all {

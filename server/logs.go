@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/berth-dev/berth/kubeapi"
+	"github.com/berth-dev/berth/kubeapi/stream"
 	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/store"
 )
@@ -66,7 +66,7 @@ func serveLogs(w http.ResponseWriter, r *http.Request, st *store.Store, src LogS
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	instances := kubeapi.Instances(ctrs, name)
+	instances := stream.Instances(ctrs, name)
 	idx := 0
 	if previous {
 		idx = 1

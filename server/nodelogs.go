@@ -7,7 +7,7 @@ import "net/http"
 const ErrAnonymousNodeLogs = "node logs need server.token_file: berth serves server.node_logs_dir " +
 	"(/logs/, nodes/<node>/proxy/logs) to its admin tokens only, never without a token"
 
-// RegisterNodeLogs serves h, the node's log directory (kubeapi.NodeLogs
+// RegisterNodeLogs serves h, the node's log directory (nodelogs.Handler
 // of server.node_logs_dir), at GET /logs/ as the kubelet does, to admin
 // tokens only: push tokens are refused, and so are requests without a
 // token, even on a server without admin tokens (root-only files of the

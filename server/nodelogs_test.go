@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/berth-dev/berth/kubeapi"
+	"github.com/berth-dev/berth/kubeapi/nodelogs"
 	"github.com/berth-dev/berth/store"
 )
 
@@ -21,7 +22,7 @@ func TestNodeLogsAdminOnly(t *testing.T) {
 	}
 	st, _ := store.New(nil)
 	s := New(Options{Store: st, Tokens: []string{"admin"}, PushTokens: []string{"push"}})
-	RegisterNodeLogs(s, kubeapi.NodeLogs(dir))
+	RegisterNodeLogs(s, nodelogs.Handler(dir))
 	kube := kubeapi.New(kubeapi.Options{Store: st, Node: "node1", Visible: s.Visible})
 	kube.AddNodeLogs(dir)
 	RegisterKube(s, kube.Routes())
@@ -58,7 +59,7 @@ func TestNodeLogsNeverAnonymous(t *testing.T) {
 	}
 	st, _ := store.New(nil)
 	s := New(Options{Store: st, PushTokens: []string{"push"}})
-	RegisterNodeLogs(s, kubeapi.NodeLogs(dir))
+	RegisterNodeLogs(s, nodelogs.Handler(dir))
 	kube := kubeapi.New(kubeapi.Options{Store: st, Node: "node1", Visible: s.Visible})
 	kube.AddNodeLogs(dir)
 	RegisterKube(s, kube.Routes())

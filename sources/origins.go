@@ -122,8 +122,13 @@ func (s *origins) claim(e *originEntry, d int) {
 // first.
 func (s *origins) snapshot(source string) Update {
 	u := Update{Source: source}
+	// Sized once: growing them by appends would copy the whole set over
+	// again, a cost that grows with the set on every write.
 	if s.used.pods > 0 {
 		u.Pods = make([]manifest.Desired, 0, s.used.pods)
+	}
+	if s.used.objects > 0 {
+		u.Objects = make([]manifest.Object, 0, s.used.objects)
 	}
 	for _, e := range s.ordered {
 		u.Pods = append(u.Pods, e.decoded.Pods...)

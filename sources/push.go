@@ -128,7 +128,7 @@ func (s *PushSource) scan() Update {
 	// out would wait for another write once they are gone.
 	q := s.opts.Quota
 	q.Held = nil
-	return s.gate.admit(s.name, q, u, s.files.sizeOf)
+	return s.gate.admitBounded(s.name, q, u, s.files.sizeOf, s.files.used)
 }
 
 // load reads and decodes every file of dir unless that was done; s.mu is

@@ -104,13 +104,63 @@ func quotaErr(msg string) error { return &PushError{Code: http.StatusForbidden, 
 // thing admitted from it. A gate belongs to one source's goroutine.
 type quotaGate struct {
 	admitted map[string]bool // "pod ns/name", "<Kind> ns/name"
+	// whole, when set, is the last update, admitted whole: admitted is
+	// made from it when needed.
+	whole *Update
+}
+
+// admitBounded is admit for an update whose usage (each origin's bytes
+// charged once) is at most bound. When the last update was admitted whole
+// and bound fits q, with the pods the node holds that u does not declare
+// when u's pods are not the last ones, u is admitted whole as admit would,
+// at the cost of a pass over its pods: a write costs no pass over the
+// source's objects.
+func (g *quotaGate) admitBounded(source string, q Quota, u Update, size func(origin string) int64, bound usage) Update {
+	if q.limited() && u.Err == nil && g.whole != nil {
+		if q.Pods > 0 && !sameDesired(g.whole.Pods, u.Pods) {
+			bound.pods += heldElsewhere(source, q, u)
+		}
+		if q.over(source, usage{}, bound) == "" {
+			g.admitted, g.whole = nil, &u
+			return u
+		}
+	}
+	return g.admit(source, q, u, size)
+}
+
+// sameDesired reports whether a and b are the same pod objects in order.
+func sameDesired(a, b []manifest.Desired) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Pod != b[i].Pod {
+			return false
+		}
+	}
+	return true
+}
+
+// wasAdmitted reports whether ref was admitted last time.
+func (g *quotaGate) wasAdmitted(ref string) bool {
+	if g.whole != nil {
+		g.admitted = make(map[string]bool, len(g.whole.Pods)+len(g.whole.Objects))
+		for _, p := range g.whole.Pods {
+			g.admitted["pod "+manifest.PodKey(p.Pod.Namespace, p.Pod.Name)] = true
+		}
+		for _, o := range g.whole.Objects {
+			g.admitted[o.Kind+" "+o.Key()] = true
+		}
+		g.whole = nil
+	}
+	return g.admitted[ref]
 }
 
 // admit returns u within q; size gives the bytes of an origin. u is not
 // changed: a refusal builds new slices.
 func (g *quotaGate) admit(source string, q Quota, u Update, size func(origin string) int64) Update {
 	if !q.limited() || u.Err != nil {
-		g.admitted = nil
+		g.admitted, g.whole = nil, nil
 		return u
 	}
 	type item struct {
@@ -134,7 +184,7 @@ func (g *quotaGate) admit(source string, q Quota, u Update, size func(origin str
 			used.pods += g.terminating(source, q, u, next)
 		}
 		for i, it := range items {
-			if g.admitted[it.ref] != before {
+			if g.wasAdmitted(it.ref) != before {
 				continue
 			}
 			req := it.use
@@ -150,8 +200,9 @@ func (g *quotaGate) admit(source string, q Quota, u Update, size func(origin str
 			next[it.ref] = true
 		}
 	}
-	g.admitted = next
+	g.admitted, g.whole = next, nil
 	if len(refused) == 0 {
+		g.admitted, g.whole = nil, &u
 		return u
 	}
 	out := Update{Source: u.Source, Warnings: u.Warnings, Errors: append([]manifest.ManifestError(nil), u.Errors...)}
@@ -189,6 +240,12 @@ func (g *quotaGate) terminating(source string, q Quota, u Update, next map[strin
 	if !fresh {
 		return 0
 	}
+	return heldElsewhere(source, q, u)
+}
+
+// heldElsewhere counts the pods of source the node holds (q.Held) that u
+// does not declare.
+func heldElsewhere(source string, q Quota, u Update) int64 {
 	held := q.held(source)
 	if len(held) == 0 {
 		return 0

@@ -198,3 +198,60 @@ func TestQuotaGateChargesEachOriginOnce(t *testing.T) {
 		t.Fatalf("the gate changed its input: %s", describeFull(u))
 	}
 }
+
+// TestQuotaGateBoundedEqualsAdmit: the push source's gate, which admits an
+// update that fits whole without a pass over its objects, leaves out and
+// keeps exactly what the full pass would, through writes, deletes, and a
+// quota lowered below what is held and raised again.
+func TestQuotaGateBoundedEqualsAdmit(t *testing.T) {
+	s := NewPushSource("push", filepath.Join(t.TempDir(), "push"), Options{Quota: Quota{Objects: 3, Pods: 2, Bytes: 1 << 20}})
+	var ref quotaGate
+	bounded := 0
+	check := func(step string) {
+		t.Helper()
+		got := s.scan()
+		if s.gate.whole != nil && s.gate.admitted == nil {
+			bounded++
+		}
+		s.mu.Lock()
+		want := ref.admit("push", s.opts.Quota, s.files.snapshot("push"), s.files.sizeOf)
+		s.mu.Unlock()
+		if g, w := describeFull(got)+fmt.Sprint(objectKeys(got)), describeFull(want)+fmt.Sprint(objectKeys(want)); g != w {
+			t.Fatalf("after %s:\nbounded %s\nfull    %s", step, g, w)
+		}
+	}
+	put := func(kind, name string, data []byte) {
+		t.Helper()
+		if _, _, err := s.Put(kind, "default", name, data, nil, true, false); err != nil {
+			t.Fatalf("put %s %s: %v", kind, name, err)
+		}
+		check("put " + name)
+	}
+	del := func(kind, name string) {
+		t.Helper()
+		if err := s.Delete(kind, "default", name, false); err != nil {
+			t.Fatal(err)
+		}
+		check("delete " + name)
+	}
+	put("ConfigMap", "a", namedCM("a", 10))
+	put("ConfigMap", "b", namedCM("b", 10))
+	put("Pod", "p", []byte(nsPod("default", "p", "img")))
+	put("ConfigMap", "c", namedCM("c", 10))
+	put("ConfigMap", "a", namedCM("a", 10)) // rewritten, equal
+	del("ConfigMap", "b")
+	put("ConfigMap", "d", namedCM("d", 10))
+	s.opts.Quota.Objects = 2 // lowered below what is held
+	check("quota lowered")
+	put("ConfigMap", "a", namedCM("a", 10))
+	del("ConfigMap", "c")
+	put("Pod", "q", []byte(nsPod("default", "q", "img")))
+	s.opts.Quota.Objects = 5
+	check("quota raised")
+	put("ConfigMap", "e", namedCM("e", 10))
+	del("Pod", "p")
+	put("ConfigMap", "f", namedCM("f", 10))
+	if bounded == 0 {
+		t.Fatal("no update was admitted whole without a pass")
+	}
+}

@@ -51,7 +51,9 @@ func (r Snapshot) Objects(ws memdb.WatchSet, kind string) ([]*model.Object, erro
 func (r Snapshot) Pod(key string) (*model.Pod, error) { return View(r).Pod(key) }
 
 // Object returns the object of kind with key, or nil.
-func (r Snapshot) Object(kind, key string) (*model.Object, error) { return objectIn(r.txn, nil, kind, key) }
+func (r Snapshot) Object(kind, key string) (*model.Object, error) {
+	return objectIn(r.txn, nil, kind, key)
+}
 
 // TerminatingPod returns the terminating row at key, or nil.
 func (r Snapshot) TerminatingPod(key string) (*Terminating, error) {
@@ -92,11 +94,11 @@ func (r Snapshot) Watch(ws memdb.WatchSet, tables ...string) {
 // before the write that replaced it. The work is that of the changes, not
 // of the tables. ErrCompacted: the reader must relist.
 func (r Snapshot) Changes(since uint64, tables ...string) ([]Change, error) {
-	if since < latestIndex(r.txn, tableCompacted) || since > r.Index() {
-		return nil, ErrCompacted
-	}
 	var out []Change
 	for _, t := range tables {
+		if since < compacted(r.txn, t) || since > r.Index() {
+			return nil, ErrCompacted
+		}
 		it, err := r.txn.LowerBound(t, IndexModify, since+1, "")
 		if err != nil {
 			return nil, fmt.Errorf("%s changes: %w", t, err)
@@ -133,6 +135,8 @@ func rowKey(raw any) (string, uint64) {
 	case *model.Container:
 		return r.ID, r.ModifyIndex
 	case *Terminating:
+		return r.Key, r.ModifyIndex
+	case *EventRow:
 		return r.Key, r.ModifyIndex
 	}
 	return "", 0

@@ -127,3 +127,32 @@ func metaUID(name, uid string) (m metav1.ObjectMeta) {
 	m.Name, m.Namespace, m.UID = name, "default", types.UID(uid)
 	return m
 }
+
+// Deletions are kept up to a bound per table; a reader from before the
+// oldest kept must relist, one after it still sees every removal, and
+// another table's history is untouched.
+func TestDeletionsPrunedPerTable(t *testing.T) {
+	s, _ := New(nil)
+	start := s.Index()
+	_ = s.ReplaceSourcePods("file", nil)
+	for i := 0; i <= maxDeletions; i++ {
+		p := uidPod("file", "a", "1")
+		if err := s.UpsertPod(p); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeletePod(p.Key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Snapshot().Changes(start, TablePods); !errors.Is(err, ErrCompacted) {
+		t.Fatalf("changes from before the kept deletions: %v, want ErrCompacted", err)
+	}
+	recent := s.Index() - 10
+	cs, err := s.Snapshot().Changes(recent, TablePods)
+	if err != nil || len(cs) != 5 {
+		t.Fatalf("changes of the last 10 writes (5 writes and 5 removals of one key, now gone): %d, %v", len(cs), err)
+	}
+	if _, err := s.Snapshot().Changes(start, TableConfigMaps); err != nil {
+		t.Fatalf("another table's history: %v", err)
+	}
+}

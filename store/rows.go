@@ -35,6 +35,11 @@ func (w *writeTxn) putPod(cur, p *model.Pod) error {
 	if err := w.insert(TablePods, &cp, created); err != nil {
 		return fmt.Errorf("pod insert: %w", err)
 	}
+	if cur != nil && created {
+		if err := w.orphanEvents(cur); err != nil {
+			return err
+		}
+	}
 	raw, err := w.First(TableTerminating, IndexID, p.Key)
 	if err != nil {
 		return fmt.Errorf("terminating lookup: %w", err)
@@ -52,6 +57,9 @@ func (w *writeTxn) putPod(cur, p *model.Pod) error {
 func (w *writeTxn) dropPod(cur *model.Pod) error {
 	if err := w.remove(TablePods, cur.Key, cur); err != nil {
 		return fmt.Errorf("pod delete: %w", err)
+	}
+	if err := w.orphanEvents(cur); err != nil {
+		return err
 	}
 	running, err := w.runs(cur.Key, podUID(cur))
 	if err != nil || !running {
@@ -104,7 +112,7 @@ func (w *writeTxn) keepDeletion(table, key string, row any) error {
 		return fmt.Errorf("deletion insert: %w", err)
 	}
 	w.touched[TableDeletions] = true
-	w.deleted++
+	w.deleted[table]++
 	return nil
 }
 
@@ -161,4 +169,28 @@ func objectUID(o *model.Object) string {
 		return string(o.PVC.UID)
 	}
 	return ""
+}
+
+// orphanEvents rewrites the events recorded for p, which leaves the store,
+// as recorded for no stored pod: only the requests that see every source
+// see them from now on.
+func (w *writeTxn) orphanEvents(p *model.Pod) error {
+	it, err := w.Get(TableEvents, IndexID+"_prefix", p.Key+".")
+	if err != nil {
+		return fmt.Errorf("event list: %w", err)
+	}
+	var mine []*EventRow
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		if e := raw.(*EventRow); e.Pod != nil && e.Pod.Key == p.Key && podUID(e.Pod) == podUID(p) && e.Pod.Source == p.Source {
+			mine = append(mine, e)
+		}
+	}
+	for _, e := range mine {
+		cp := *e
+		cp.Pod = nil
+		if err := w.insert(TableEvents, &cp, false); err != nil {
+			return fmt.Errorf("event insert: %w", err)
+		}
+	}
+	return nil
 }

@@ -18,6 +18,8 @@ const (
 	// TableTerminating holds the pods removed while their containers
 	// still run (Terminating).
 	TableTerminating = "terminating"
+	// TableEvents holds the recorded events (EventRow).
+	TableEvents = "events"
 )
 
 // Index names.
@@ -50,6 +52,10 @@ func schema() *memdb.DBSchema {
 		}},
 		TableDeletions:   deletionsTableSchema(),
 		TableTerminating: terminatingTableSchema(),
+		TableEvents: {Name: TableEvents, Indexes: map[string]*memdb.IndexSchema{
+			IndexID:     {Name: IndexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Key"}},
+			IndexModify: modifyIndex("Key"),
+		}},
 	}}
 }
 

@@ -45,13 +45,13 @@ type writeTxn struct {
 	s       *Store
 	index   uint64
 	touched map[string]bool
-	deleted int // deletions this transaction keeps
+	deleted map[string]int // deletions this transaction keeps, by table
 }
 
 // write opens the store's write transaction at the next index.
 func (s *Store) write() *writeTxn {
 	txn := s.db.Txn(true)
-	return &writeTxn{Txn: txn, s: s, index: latestIndex(txn, tableAll) + 1, touched: map[string]bool{}}
+	return &writeTxn{Txn: txn, s: s, index: latestIndex(txn, tableAll) + 1, touched: map[string]bool{}, deleted: map[string]int{}}
 }
 
 func latestIndex(txn *memdb.Txn, table string) uint64 {
@@ -75,6 +75,8 @@ func (w *writeTxn) stamp(row any, created bool) {
 	case *model.Container:
 		r.Version = r.Version.Stamp(w.index, created)
 	case *Terminating:
+		r.Version = r.Version.Stamp(w.index, created)
+	case *EventRow:
 		r.Version = r.Version.Stamp(w.index, created)
 	}
 }
@@ -132,48 +134,60 @@ func (w *writeTxn) commit() error {
 	return nil
 }
 
-// pruneDeletions drops the oldest half of the deletions once more than
-// maxDeletions are kept, raising the compaction floor to the newest
+// pruneDeletions drops, for each table with more than maxDeletions kept,
+// its oldest half, raising that table's compaction floor to the newest
 // dropped.
 func (w *writeTxn) pruneDeletions() error {
-	n := int(latestIndex(w.Txn, tableDeletionCount)) + w.deleted
-	if n <= maxDeletions {
-		return w.Insert(TableIndexes, &indexRow{Table: tableDeletionCount, Index: uint64(n)})
-	}
-	it, err := w.Get(TableDeletions, IndexModify)
-	if err != nil {
-		return fmt.Errorf("deletion list: %w", err)
-	}
-	var drop []*Deletion
-	for raw := it.Next(); raw != nil && len(drop) < n-maxDeletions/2; raw = it.Next() {
-		drop = append(drop, raw.(*Deletion))
-	}
-	floor := latestIndex(w.Txn, tableCompacted)
-	for _, d := range drop {
-		if err := w.Delete(TableDeletions, d); err != nil {
-			return fmt.Errorf("deletion prune: %w", err)
+	for table, n := range w.deleted {
+		n += int(latestIndex(w.Txn, tableDeletionCount+table))
+		if n > maxDeletions {
+			floor := latestIndex(w.Txn, tableCompacted+table)
+			it, err := w.LowerBound(TableDeletions, IndexTable, table, uint64(0), "")
+			if err != nil {
+				return fmt.Errorf("deletion list: %w", err)
+			}
+			var drop []*Deletion
+			for raw := it.Next(); raw != nil && len(drop) < n-maxDeletions/2; raw = it.Next() {
+				d := raw.(*Deletion)
+				if d.Table != table {
+					break
+				}
+				drop = append(drop, d)
+			}
+			for _, d := range drop {
+				if err := w.Delete(TableDeletions, d); err != nil {
+					return fmt.Errorf("deletion prune: %w", err)
+				}
+				floor = max(floor, d.Index)
+			}
+			n -= len(drop)
+			if err := w.Insert(TableIndexes, &indexRow{Table: tableCompacted + table, Index: floor}); err != nil {
+				return err
+			}
 		}
-		floor = max(floor, d.Index)
+		if err := w.Insert(TableIndexes, &indexRow{Table: tableDeletionCount + table, Index: uint64(n)}); err != nil {
+			return err
+		}
 	}
-	if err := w.Insert(TableIndexes, &indexRow{Table: tableDeletionCount, Index: uint64(n - len(drop))}); err != nil {
-		return err
-	}
-	return w.Insert(TableIndexes, &indexRow{Table: tableCompacted, Index: floor})
+	return nil
 }
 
-// tableDeletionCount is the index row counting the deletions kept.
-const tableDeletionCount = "!deletions"
+// Index rows of the deletions: the count kept and the compaction floor
+// (the newest index whose deletions are no longer all kept), per table;
+// tableCompacted alone is the floor of every table, the store's first
+// index.
+const (
+	tableDeletionCount = "!deletions/"
+	tableCompacted     = "!compacted/"
+)
 
-// tableCompacted is the index row holding the compaction floor: the
-// newest index whose deletions are no longer all kept.
-const tableCompacted = "!compacted"
+// compacted is the compaction floor of table in txn.
+func compacted(txn *memdb.Txn, table string) uint64 {
+	return max(latestIndex(txn, tableCompacted), latestIndex(txn, tableCompacted+table))
+}
 
 // Index returns the index the store is at: that of its last write.
 func (s *Store) Index() uint64 { return latestIndex(s.db.Txn(false), tableAll) }
-
-// Compacted returns the compaction floor: a watch may resume only after
-// it (a later index); one at or before it must relist.
-func (s *Store) Compacted() uint64 { return latestIndex(s.db.Txn(false), tableCompacted) }
 
 // Bump takes the next index without writing a row, for a version a reader
 // derives outside the store (a polled kind) on the store's one counter.

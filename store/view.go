@@ -77,12 +77,14 @@ func (v View) Object(kind, key string) (*model.Object, error) { return objectIn(
 type SourceWrite struct {
 	Pods []*model.Pod
 	// Partial makes Pods the source's new and changed pods only and
-	// Removed the keys of its pods to delete; its other pods, and its
-	// objects, stay as they are (Objects is not read).
-	Partial bool
-	Removed []string
-	Objects []*model.Object
-	Source  *model.Source
+	// Removed the keys of its pods to delete, Objects its new and changed
+	// objects only and RemovedObjects its objects to delete; its other
+	// pods and objects stay as they are.
+	Partial        bool
+	Removed        []string
+	Objects        []*model.Object
+	RemovedObjects []*model.Object
+	Source         *model.Source
 }
 
 // ApplySource decides and writes one update of source in one transaction:
@@ -103,6 +105,9 @@ func (s *Store) ApplySource(source string, decide func(View) (SourceWrite, error
 	}
 	pods, src := w.Pods, w.Source
 	if w.Partial {
+		if err := s.changeSourceObjects(txn, source, w.Objects, w.RemovedObjects); err != nil {
+			return err
+		}
 		if err := s.changeSourcePods(txn, source, pods, w.Removed); err != nil {
 			return err
 		}

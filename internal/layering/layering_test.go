@@ -32,6 +32,8 @@ func TestCheckCatchesBrokenImports(t *testing.T) {
 		{"store", "store", "store (layer 1) imports store (layer 1)"},
 		{"validation", "manifest", "validation (layer 1) imports manifest (layer 1)"},
 		{"store", "validation", "store (layer 1) imports validation (layer 1)"},
+		{"kubeapi/stream", "kubeapi", "kubeapi/stream (layer 2) imports kubeapi (layer 2)"},
+		{"sources", "kubeapi/stream", "sources (layer 2) imports kubeapi/stream (layer 2)"},
 		{"newpkg", "model", "newpkg: not placed in a layer"},
 	} {
 		bad := Check(map[string][]string{tc.pkg: {tc.imp}})

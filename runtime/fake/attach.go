@@ -12,7 +12,7 @@ import (
 // Attach stands for a main process that echoes: it copies Stdin to Stdout
 // until Stdin's EOF (then returns nil) or ctx's end (ctx's error). A
 // missing container is ErrNotFound, a stopped one ErrNotRunning.
-func (f *Runtime) Attach(ctx context.Context, id string, o runtime.ExecOptions) error {
+func (f *streamFake) Attach(ctx context.Context, id string, o runtime.ExecOptions) error {
 	f.mu.Lock()
 	f.call("Attach")
 	fc, ok := f.containers[id]

@@ -12,6 +12,24 @@ import (
 	"github.com/berth-dev/berth/runtime"
 )
 
+// Exec answers with ExecFunc (default: exit 0, no output) in a running
+// container.
+func (f *streamFake) Exec(ctx context.Context, id string, cmd []string) (int, []byte, error) {
+	f.mu.Lock()
+	f.call("Exec")
+	fc, ok := f.containers[id]
+	fn := f.ExecFunc
+	running := ok && fc.c.State == model.StateRunning
+	f.mu.Unlock()
+	if !running {
+		return 0, nil, fmt.Errorf("container %s not running: %w", id, runtime.ErrNotFound)
+	}
+	if fn == nil {
+		return 0, nil, nil
+	}
+	return fn(id, cmd)
+}
+
 // ExecStream runs a built-in command in memory, in any running container:
 //
 //	cat        copies stdin to stdout, then writes "cat: N bytes\n" to stderr
@@ -24,7 +42,7 @@ import (
 //
 // Anything else writes "CMD: command not found" to stderr and exits 127.
 // With TTY, stderr goes to stdout as on a terminal.
-func (f *Runtime) ExecStream(ctx context.Context, id string, o runtime.ExecOptions) (int, error) {
+func (f *streamFake) ExecStream(ctx context.Context, id string, o runtime.ExecOptions) (int, error) {
 	f.mu.Lock()
 	f.call("ExecStream")
 	fc, ok := f.containers[id]

@@ -1,22 +1,25 @@
 package fake
 
 import (
-	"archive/tar"
 	"context"
 	"fmt"
 	"maps"
-	"reflect"
-	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/berth-dev/berth/runtime"
 )
 
+// AddImage makes image present.
+func (f *imageFake) AddImage(image string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.images[image] = true
+}
+
 // SetImage makes image present with its creation time, size and labels, as
 // ListImages reports them.
-func (f *Runtime) SetImage(image string, created time.Time, size int64, labels map[string]string) {
+func (f *imageFake) SetImage(image string, created time.Time, size int64, labels map[string]string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.images[image] = true
@@ -27,9 +30,20 @@ func (f *Runtime) SetImage(image string, created time.Time, size int64, labels m
 	f.imageMeta[image] = runtime.Image{Created: created, Size: size}
 }
 
+func (f *imageFake) InspectImage(ctx context.Context, image string) (runtime.ImageInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.call("InspectImage")
+	id, ok := f.lookupImage(image)
+	if !ok {
+		return runtime.ImageInfo{}, fmt.Errorf("image %s: %w", image, runtime.ErrImageNotFound)
+	}
+	return runtime.ImageInfo{ID: id, Labels: f.imageLabels[image]}, nil
+}
+
 // ListImages lists every present image, one per reference (the fake gives
 // each reference its own ID).
-func (f *Runtime) ListImages(ctx context.Context) ([]runtime.Image, error) {
+func (f *imageFake) ListImages(ctx context.Context) ([]runtime.Image, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.call("ListImages")
@@ -45,7 +59,7 @@ func (f *Runtime) ListImages(ctx context.Context) ([]runtime.Image, error) {
 
 // RemoveImage removes the image of ID id unless a container, in any state,
 // uses it (runtime.ErrImageInUse); a missing image is no error.
-func (f *Runtime) RemoveImage(ctx context.Context, id string) error {
+func (f *imageFake) RemoveImage(ctx context.Context, id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.call("RemoveImage")
@@ -67,78 +81,36 @@ func (f *Runtime) RemoveImage(ctx context.Context, id string) error {
 	return nil
 }
 
-// lookupImage is the ID of image, a present reference or the ID of a
-// present or replaced image. Callers hold f.mu.
-func (f *Runtime) lookupImage(image string) (string, bool) {
-	if f.images[image] {
-		return f.idOfLocked(image), true
-	}
-	if f.dangling[image] {
-		return image, true
-	}
-	for ref := range f.images {
-		if f.idOfLocked(ref) == image {
-			return image, true
+func (f *imageFake) PullImage(ctx context.Context, image string, creds *runtime.Credentials, progress func(runtime.PullProgress)) error {
+	f.mu.Lock()
+	block, steps := f.PullBlock, f.PullSteps
+	f.mu.Unlock()
+	for _, p := range steps {
+		if progress != nil {
+			progress(p)
 		}
 	}
-	return "", false
-}
-
-func (f *Runtime) idOfLocked(ref string) string {
-	if id, ok := f.imageIDs[ref]; ok {
-		return id
-	}
-	return fakeImageID(ref)
-}
-
-// replaceLocked gives ref a new image of ID id, the old one kept by ID
-// (dangling) as the engine keeps an untagged image.
-func (f *Runtime) replaceLocked(ref, id string) {
-	if f.images[ref] {
-		if old := f.idOfLocked(ref); old != id {
-			f.dangling[old] = true
+	if block != nil {
+		select {
+		case <-block:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
-	f.images[ref] = true
-	f.imageIDs[ref] = id
-	delete(f.dangling, id)
-}
-
-// builtLocked records a build of tag holding one executable file: content
-// the engine has keeps its image ID (the builder's cache), other content
-// gets a new one.
-func (f *Runtime) builtLocked(tag, digest string, size int64, path string, entrypoint []string) {
-	content := runtime.ImageContent{
-		Config: runtime.ImageConfig{Entrypoint: slices.Clone(entrypoint), Env: []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}},
-		Layers: []runtime.Layer{{Entries: []runtime.LayerEntry{{Name: strings.TrimPrefix(path, "/"), Type: tar.TypeReg, Mode: 0o755, Size: size, Digest: digest}}}},
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.call("PullImage")
+	if f.PullErr != nil {
+		return f.PullErr
 	}
-	id := ""
-	for have, c := range f.content {
-		if reflect.DeepEqual(c, withID(content, have)) {
-			id = have
-		}
-	}
-	switch {
-	case id != "":
-	case !f.images[tag]:
-		id = fakeImageID(tag)
-	default:
-		id = fakeImageID(tag + "@" + digest + fmt.Sprint(entrypoint))
-	}
-	f.replaceLocked(tag, id)
-	f.content[id] = withID(content, id)
-	f.imageLabels[tag] = map[string]string{runtime.LabelImageBinary: digest}
-}
-
-func withID(c runtime.ImageContent, id string) runtime.ImageContent {
-	c.ID = id
-	return c
+	f.images[image] = true
+	return nil
 }
 
 // ReplaceImage puts under ref a new image with labels, of unknown content
 // (ImageContent reports no layer): an impostor re-tagged as ref. The image
 // ref held before stays usable by its ID.
-func (f *Runtime) ReplaceImage(ref string, labels map[string]string) {
+func (f *imageFake) ReplaceImage(ref string, labels map[string]string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.seq++
@@ -148,7 +120,7 @@ func (f *Runtime) ReplaceImage(ref string, labels map[string]string) {
 
 // ImageContent is what a built image holds; another present image holds
 // no layer and an empty config.
-func (f *Runtime) ImageContent(ctx context.Context, image string, limit int64) (runtime.ImageContent, error) {
+func (f *imageFake) ImageContent(ctx context.Context, image string, limit int64) (runtime.ImageContent, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.call("ImageContent")
@@ -170,4 +142,41 @@ func (f *Runtime) ImageContent(ctx context.Context, image string, limit int64) (
 		return runtime.ImageContent{}, fmt.Errorf("image %s: %w", image, runtime.ErrImageTooLarge)
 	}
 	return c, nil
+}
+
+// lookupImage is the ID of image, a present reference or the ID of a
+// present or replaced image. Callers hold f.mu.
+func (f *state) lookupImage(image string) (string, bool) {
+	if f.images[image] {
+		return f.idOfLocked(image), true
+	}
+	if f.dangling[image] {
+		return image, true
+	}
+	for ref := range f.images {
+		if f.idOfLocked(ref) == image {
+			return image, true
+		}
+	}
+	return "", false
+}
+
+func (f *state) idOfLocked(ref string) string {
+	if id, ok := f.imageIDs[ref]; ok {
+		return id
+	}
+	return fakeImageID(ref)
+}
+
+// replaceLocked gives ref a new image of ID id, the old one kept by ID
+// (dangling) as the engine keeps an untagged image.
+func (f *state) replaceLocked(ref, id string) {
+	if f.images[ref] {
+		if old := f.idOfLocked(ref); old != id {
+			f.dangling[old] = true
+		}
+	}
+	f.images[ref] = true
+	f.imageIDs[ref] = id
+	delete(f.dangling, id)
 }

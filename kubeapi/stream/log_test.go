@@ -1,4 +1,4 @@
-package kubeapi
+package stream
 
 import (
 	"context"
@@ -70,7 +70,7 @@ func ptr[T any](v T) *T { return &v }
 
 // stampedLogs serves fixed timestamped lines and records the options.
 type stampedLogs struct {
-	Streams
+	Runtime
 	opts  runtime.LogOptions
 	lines string
 }

@@ -1,4 +1,4 @@
-package kubeapi
+package stream
 
 import (
 	"bytes"
@@ -202,14 +202,14 @@ func TestExecRefusals(t *testing.T) {
 
 // watchedExec reports each ExecStream's end.
 type watchedExec struct {
-	Streams
+	Runtime
 	started  chan struct{}
 	returned chan error
 }
 
 func (w *watchedExec) ExecStream(ctx context.Context, id string, o runtime.ExecOptions) (int, error) {
 	w.started <- struct{}{}
-	code, err := w.Streams.ExecStream(ctx, id, o)
+	code, err := w.Runtime.ExecStream(ctx, id, o)
 	w.returned <- err
 	return code, err
 }
@@ -218,7 +218,7 @@ func (w *watchedExec) ExecStream(ctx context.Context, id string, o runtime.ExecO
 func TestExecClientGone(t *testing.T) {
 	w := &watchedExec{started: make(chan struct{}, 1), returned: make(chan error, 1)}
 	f := newStreamFixture(t, w)
-	w.Streams = f.rt
+	w.Runtime = f.rt
 	f.runningApp(t)
 	for _, tty := range []bool{false, true} {
 		for name, ex := range f.executors(t, f.execURL("web", []string{"block"}, true, tty)) {

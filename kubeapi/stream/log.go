@@ -1,4 +1,4 @@
-package kubeapi
+package stream
 
 import (
 	"bufio"
@@ -12,6 +12,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/berth-dev/berth/kubeapi/apierr"
 	"github.com/berth-dev/berth/runtime"
 )
 
@@ -77,22 +78,22 @@ func parseLogQuery(r *http.Request, now time.Time) (logQuery, error) {
 func (s *streams) serveLog(w http.ResponseWriter, r *http.Request) {
 	p, err := s.pod(r)
 	if err != nil {
-		WriteError(w, err)
+		apierr.WriteError(w, err)
 		return
 	}
 	q, err := parseLogQuery(r, s.o.Clock.Now())
 	if err != nil {
-		WriteError(w, err)
+		apierr.WriteError(w, err)
 		return
 	}
 	name, err := containerOf(p.Spec, q.container)
 	if err != nil {
-		WriteError(w, err)
+		apierr.WriteError(w, err)
 		return
 	}
 	ctrs, err := s.podContainers(p)
 	if err != nil {
-		WriteError(w, err)
+		apierr.WriteError(w, err)
 		return
 	}
 	inst := Instances(ctrs, name)
@@ -102,9 +103,9 @@ func (s *streams) serveLog(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(inst) <= idx {
 		if q.previous {
-			WriteError(w, apierrors.NewBadRequest(fmt.Sprintf("previous terminated container %q in pod %q not found", name, p.Spec.Name)))
+			apierr.WriteError(w, apierrors.NewBadRequest(fmt.Sprintf("previous terminated container %q in pod %q not found", name, p.Spec.Name)))
 		} else {
-			WriteError(w, waitingError(p, name))
+			apierr.WriteError(w, waitingError(p, name))
 		}
 		return
 	}
@@ -114,7 +115,7 @@ func (s *streams) serveLog(w http.ResponseWriter, r *http.Request) {
 		if errors.Is(err, runtime.ErrNotFound) {
 			err = apierrors.NewBadRequest(fmt.Sprintf("container %q in pod %q: %v", name, p.Spec.Name, err))
 		}
-		WriteError(w, err)
+		apierr.WriteError(w, err)
 		return
 	}
 	defer rc.Close()

@@ -1,4 +1,4 @@
-package kubeapi
+package openapi
 
 import (
 	"reflect"
@@ -13,8 +13,7 @@ import (
 // strategy and merge key from the patchStrategy and patchMergeKey tags.
 type schemaGen struct {
 	schemas map[string]map[string]any
-	// names overrides the schema name of a type (metrics.k8s.io's types,
-	// which live in this package).
+	// names overrides the schema name of a type (Spec.Names).
 	names map[reflect.Type]string
 }
 

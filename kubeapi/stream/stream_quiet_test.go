@@ -1,4 +1,4 @@
-package kubeapi
+package stream
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 const quietLabel = "kubeapi-quiet-test"
 
 // newQuietFixture is newStreamFixture on rt whose handlers run labelled.
-func newQuietFixture(t *testing.T, rt Streams) *streamFixture {
+func newQuietFixture(t *testing.T, rt Runtime) *streamFixture {
 	t.Helper()
 	return streamFixtureWith(t, rt, func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -67,7 +67,7 @@ func TestStreamsCloseQuietly(t *testing.T) {
 	defer klog.ClearLogger()
 	w := &watchedExec{started: make(chan struct{}, 1), returned: make(chan error, 1)}
 	f := newQuietFixture(t, w)
-	w.Streams = f.rt
+	w.Runtime = f.rt
 	f.runningApp(t)
 	for name, ex := range f.executors(t, f.execURL("web", []string{"echo", "hi"}, false, false)) {
 		if err := ex.StreamWithContext(context.Background(), remotecommand.StreamOptions{Stdout: io.Discard, Stderr: io.Discard}); err != nil {

@@ -1,4 +1,4 @@
-package kubeapi
+package stream
 
 import (
 	"context"
@@ -11,10 +11,11 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/httpstream"
-	"k8s.io/apimachinery/pkg/util/httpstream/wsstream"
 	remotecommandconsts "k8s.io/apimachinery/pkg/util/remotecommand"
+	"k8s.io/streaming/pkg/httpstream"
+	"k8s.io/streaming/pkg/httpstream/wsstream"
 
+	"github.com/berth-dev/berth/kubeapi/apierr"
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/runtime"
 )
@@ -79,22 +80,22 @@ func (s *streams) serveExec(w http.ResponseWriter, r *http.Request) {
 func (s *streams) serveSession(w http.ResponseWriter, r *http.Request, command bool, run func(context.Context, string, execQuery, *execSession)) {
 	p, err := s.pod(r)
 	if err != nil {
-		WriteError(w, err)
+		apierr.WriteError(w, err)
 		return
 	}
 	q, err := parseExecQuery(r, command)
 	if err != nil {
-		WriteError(w, err)
+		apierr.WriteError(w, err)
 		return
 	}
 	name, err := containerOf(p.Spec, q.container)
 	if err != nil {
-		WriteError(w, err)
+		apierr.WriteError(w, err)
 		return
 	}
 	id, err := s.runningInstance(p, name)
 	if err != nil {
-		WriteError(w, err)
+		apierr.WriteError(w, err)
 		return
 	}
 	var sess *execSession
@@ -104,7 +105,7 @@ func (s *streams) serveSession(w http.ResponseWriter, r *http.Request, command b
 	case httpstream.IsUpgradeRequest(r):
 		sess = openSPDYExec(w, r, q)
 	default:
-		WriteError(w, apierrors.NewBadRequest("Upgrade request required"))
+		apierr.WriteError(w, apierrors.NewBadRequest("Upgrade request required"))
 		return
 	}
 	if sess == nil {

@@ -1,4 +1,4 @@
-package kubeapi
+package stream
 
 import (
 	"context"
@@ -13,12 +13,13 @@ import (
 	gwebsocket "github.com/gorilla/websocket"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/util/httpstream"
-	"k8s.io/apimachinery/pkg/util/httpstream/spdy"
-	"k8s.io/apimachinery/pkg/util/httpstream/wsstream"
 	pfconsts "k8s.io/apimachinery/pkg/util/portforward"
 	"k8s.io/client-go/tools/portforward"
+	"k8s.io/streaming/pkg/httpstream"
+	"k8s.io/streaming/pkg/httpstream/spdy"
+	"k8s.io/streaming/pkg/httpstream/wsstream"
 
+	"github.com/berth-dev/berth/kubeapi/apierr"
 	"github.com/berth-dev/berth/model"
 )
 
@@ -31,11 +32,11 @@ import (
 func (s *streams) servePortForward(w http.ResponseWriter, r *http.Request) {
 	p, err := s.pod(r)
 	if err != nil {
-		WriteError(w, err)
+		apierr.WriteError(w, err)
 		return
 	}
 	if _, err := s.podHost(p); err != nil {
-		WriteError(w, err)
+		apierr.WriteError(w, err)
 		return
 	}
 	f := &forwarder{s: s, key: p.Key, pod: p.Spec.Name, uid: string(p.Spec.UID), source: p.Source}
@@ -67,7 +68,7 @@ func (s *streams) servePortForward(w http.ResponseWriter, r *http.Request) {
 		}
 		f.run(conn)
 	default:
-		WriteError(w, apierrors.NewBadRequest("Upgrade request required"))
+		apierr.WriteError(w, apierrors.NewBadRequest("Upgrade request required"))
 	}
 }
 

@@ -1,4 +1,4 @@
-package kubeapi
+package stream
 
 import (
 	"context"
@@ -23,7 +23,7 @@ import (
 	"github.com/berth-dev/berth/store"
 )
 
-// streamFixture serves New plus AddStreams on a fake runtime, mounted as
+// streamFixture serves Routes on a fake runtime, mounted as
 // the server does minus the token checks: "Authorization: Bearer push"
 // sees only the push source's pods.
 type streamFixture struct {
@@ -35,14 +35,14 @@ type streamFixture struct {
 	cs  *kubernetes.Clientset
 }
 
-func newStreamFixture(t *testing.T, rt Streams) *streamFixture {
+func newStreamFixture(t *testing.T, rt Runtime) *streamFixture {
 	t.Helper()
 	return streamFixtureWith(t, rt, nil)
 }
 
 // streamFixtureWith is newStreamFixture with the server's handler passed
 // through wrap (nil: served as is).
-func streamFixtureWith(t *testing.T, rt Streams, wrap func(http.Handler) http.Handler) *streamFixture {
+func streamFixtureWith(t *testing.T, rt Runtime, wrap func(http.Handler) http.Handler) *streamFixture {
 	t.Helper()
 	st, err := store.New(nil)
 	if err != nil {
@@ -53,12 +53,11 @@ func streamFixtureWith(t *testing.T, rt Streams, wrap func(http.Handler) http.Ha
 	if rt == nil {
 		rt = f.rt
 	}
-	api := New(Options{Store: st, Node: "node1", Clock: f.clk, Visible: func(r *http.Request, p *model.Pod) bool {
+	routes := Routes(Options{Store: st, Clock: f.clk, Visible: func(r *http.Request, p *model.Pod) bool {
 		return r.Header.Get("Authorization") != "Bearer push" || p.Source == "push"
-	}})
-	api.AddStreams(rt)
+	}}, rt)
 	mux := http.NewServeMux()
-	for _, r := range api.Routes() {
+	for _, r := range routes {
 		mux.Handle(r.Pattern, r.Handler)
 	}
 	var h http.Handler = mux

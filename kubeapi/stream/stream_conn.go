@@ -1,4 +1,4 @@
-package kubeapi
+package stream
 
 import (
 	"bufio"

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package kubeapi
+package nodelogs
 
 import "os"
 

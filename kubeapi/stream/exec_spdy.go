@@ -1,4 +1,4 @@
-package kubeapi
+package stream
 
 import (
 	"fmt"
@@ -6,9 +6,9 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/httpstream"
-	"k8s.io/apimachinery/pkg/util/httpstream/spdy"
 	remotecommandconsts "k8s.io/apimachinery/pkg/util/remotecommand"
+	"k8s.io/streaming/pkg/httpstream"
+	"k8s.io/streaming/pkg/httpstream/spdy"
 )
 
 // spdyExecProtocols are the remotecommand versions served over SPDY, best

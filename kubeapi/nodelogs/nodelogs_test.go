@@ -1,4 +1,4 @@
-package kubeapi
+package nodelogs
 
 import (
 	"bufio"
@@ -115,7 +115,7 @@ func TestNodeLogsConfined(t *testing.T) {
 	if leaks < 7 {
 		t.Fatalf("the naive file server leaked only %d paths: the attacks test nothing", leaks)
 	}
-	srv := serveLogs(t, NodeLogs(dir))
+	srv := serveLogs(t, Handler(dir))
 	for _, p := range hostileLogPaths {
 		code, _, body := rawGet(t, srv, p)
 		if leaked(body, secret) || code == http.StatusOK {
@@ -127,7 +127,7 @@ func TestNodeLogsConfined(t *testing.T) {
 // TestNodeLogsServes: listings, files, a symlink inside, Range requests.
 func TestNodeLogsServes(t *testing.T) {
 	dir, _ := nodeLogsTree(t)
-	srv := serveLogs(t, NodeLogs(dir))
+	srv := serveLogs(t, Handler(dir))
 	code, hdr, body := rawGet(t, srv, "/logs/")
 	if code != http.StatusOK || !strings.HasPrefix(hdr.Get("Content-Type"), "text/html") ||
 		!strings.Contains(body, `<a href="syslog">syslog</a>`) || !strings.Contains(body, `<a href="apt/">apt/</a>`) {
@@ -149,7 +149,7 @@ func TestNodeLogsServes(t *testing.T) {
 	if code, _, _ = rawGet(t, srv, "/logs/missing"); code != http.StatusNotFound {
 		t.Fatalf("missing: %d", code)
 	}
-	off := serveLogs(t, NodeLogs(""))
+	off := serveLogs(t, Handler(""))
 	if code, _, _ = rawGet(t, off, "/logs/"); code != http.StatusNotFound {
 		t.Fatalf("disabled: %d", code)
 	}
@@ -160,7 +160,7 @@ func TestNodeLogsServes(t *testing.T) {
 // directory's descriptor, beneath it, in one call).
 func TestNodeLogsSwappedSymlink(t *testing.T) {
 	dir, secret := nodeLogsTree(t)
-	srv := serveLogs(t, NodeLogs(dir))
+	srv := serveLogs(t, Handler(dir))
 	if code, _, _ := rawGet(t, srv, "/logs/apt/history.log"); code != http.StatusOK {
 		t.Fatalf("before the swap: %d", code)
 	}

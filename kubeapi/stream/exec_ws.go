@@ -1,12 +1,12 @@
-package kubeapi
+package stream
 
 import (
 	"io"
 	"net/http"
 
-	"k8s.io/apimachinery/pkg/util/httpstream/wsstream"
 	remotecommandconsts "k8s.io/apimachinery/pkg/util/remotecommand"
 	"k8s.io/klog/v2"
+	"k8s.io/streaming/pkg/httpstream/wsstream"
 )
 
 // The WebSocket channels of an exec, by channel number.
