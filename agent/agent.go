@@ -39,6 +39,7 @@ import (
 	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/server"
 	"github.com/berth-dev/berth/sources"
+	"github.com/berth-dev/berth/sources/filesource"
 	"github.com/berth-dev/berth/stats"
 	"github.com/berth-dev/berth/store"
 )
@@ -285,7 +286,7 @@ func buildSources(cfg *config.Config, nodeIP string, etcd *clientv3.Client, st *
 				DeriveUIDs: src != "file", NodeIP: nodeIP, Node: cfg.NodeName, SandboxRepositories: pause.Reserved(cfg.PodInfraImage)}}
 	}
 	if cfg.FilePath != "" {
-		fs := sources.NewFileSource("file", cfg.FilePath, cfg.FileRescan, opts("file"))
+		fs := filesource.New("file", cfg.FilePath, cfg.FileRescan, opts("file"))
 		fs.OwnersFile = filepath.Join(cfg.RootDir, "sources", "file-owners.json")
 		srcs = append(srcs, fs)
 	}

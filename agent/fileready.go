@@ -6,6 +6,7 @@ import (
 
 	"github.com/berth-dev/berth/server"
 	"github.com/berth-dev/berth/sources"
+	"github.com/berth-dev/berth/sources/filesource"
 )
 
 // fileSourceReady are the readiness checks of the file sources among srcs:
@@ -15,7 +16,7 @@ import (
 func fileSourceReady(srcs []sources.Source) []server.Checker {
 	var checks []server.Checker
 	for _, s := range srcs {
-		if fs, ok := s.(*sources.FileSource); ok {
+		if fs, ok := s.(*filesource.Source); ok {
 			checks = append(checks, func(context.Context) error {
 				if err := fs.Missing(); err != nil {
 					return fmt.Errorf("sources.file.path %w", err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/berth-dev/berth/internal/testutil"
 	"github.com/berth-dev/berth/sources"
+	"github.com/berth-dev/berth/sources/filesource"
 	"github.com/berth-dev/berth/store"
 )
 
@@ -29,7 +30,7 @@ func TestRejectedManifestIsLoggedOnce(t *testing.T) {
 	if err := inf.Register("file"); err != nil {
 		t.Fatal(err)
 	}
-	src := sources.NewFileSource("file", dir, time.Hour, sources.Options{Log: log})
+	src := filesource.New("file", dir, time.Hour, sources.Options{Log: log})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	updates := make(chan sources.Update)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,25 +32,30 @@ func skipReason(name string) string {
 
 const reasonHidden = "hidden"
 
-// ignoredName reports whether a directory entry is not a manifest by its
+// IgnoredName reports whether a directory entry is not a manifest by its
 // name alone.
-func ignoredName(name string) bool { return skipReason(name) != "" }
+func IgnoredName(name string) bool { return skipReason(name) != "" }
 
-// skippedEntry is a directory entry the file source does not read.
-type skippedEntry struct {
-	path, reason string
+// SkippedEntry is a directory entry the file source does not read, and
+// why (skipReason).
+type SkippedEntry struct {
+	Path, Reason string
 }
 
-func (e skippedEntry) String() string { return e.path + ": skipped: " + e.reason }
+func (e SkippedEntry) String() string { return e.Path + ": skipped: " + e.Reason }
 
-// listDir returns the manifest files at path, following symlinks: path
+// Hidden reports whether the entry was skipped for a name starting with
+// ".", which the kubelet skips silently.
+func (e SkippedEntry) Hidden() bool { return e.Reason == reasonHidden }
+
+// ListDir returns the manifest files at path, following symlinks: path
 // itself when it is a file (whatever its name), else the directory's
 // entries in name order, except the entries skipped (by name, or as
 // subdirectories, dangling symlinks, symlinks that cannot be followed (a
 // loop, a directory that may not be searched) and other non-regular
 // files), which it
 // returns with the reason. Entries that vanish while listing are left out.
-func listDir(path string) (files []string, skipped []skippedEntry, err error) {
+func ListDir(path string) (files []string, skipped []SkippedEntry, err error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, nil, err
@@ -69,7 +73,7 @@ func listDir(path string) (files []string, skipped []skippedEntry, err error) {
 	for _, e := range entries {
 		full := filepath.Join(path, e.Name())
 		if why := skipReason(e.Name()); why != "" {
-			skipped = append(skipped, skippedEntry{full, why})
+			skipped = append(skipped, SkippedEntry{full, why})
 			continue
 		}
 		mode := e.Type()
@@ -79,10 +83,10 @@ func listDir(path string) (files []string, skipped []skippedEntry, err error) {
 			case err == nil:
 				mode = fi.Mode()
 			case !errors.Is(err, fs.ErrNotExist):
-				skipped = append(skipped, skippedEntry{full, "a symlink that cannot be followed: " + unwrapPathError(err).Error()})
+				skipped = append(skipped, SkippedEntry{full, "a symlink that cannot be followed: " + unwrapPathError(err).Error()})
 				continue
 			case linkExists(full):
-				skipped = append(skipped, skippedEntry{full, "a dangling symlink"})
+				skipped = append(skipped, SkippedEntry{full, "a dangling symlink"})
 				continue
 			default:
 				continue // gone while listing
@@ -92,40 +96,21 @@ func listDir(path string) (files []string, skipped []skippedEntry, err error) {
 		case mode.IsRegular():
 			files = append(files, full)
 		case mode.IsDir():
-			skipped = append(skipped, skippedEntry{full, "a directory (the source does not recurse)"})
+			skipped = append(skipped, SkippedEntry{full, "a directory (the source does not recurse)"})
 		default:
-			skipped = append(skipped, skippedEntry{full, "not a regular file"})
+			skipped = append(skipped, SkippedEntry{full, "not a regular file"})
 		}
 	}
 	return files, skipped, nil
 }
 
-// listManifests is listDir without the skipped entries.
+// listManifests is ListDir without the skipped entries.
 func listManifests(path string) ([]string, error) {
-	files, _, err := listDir(path)
+	files, _, err := ListDir(path)
 	return files, err
 }
 
 func linkExists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
-}
-
-// skipLog logs each skipped directory entry once, with its reason, while it
-// stays skipped; hidden entries, which the kubelet skips silently, are not
-// logged.
-type skipLog map[string]string
-
-func (l *skipLog) log(log *slog.Logger, skipped []skippedEntry) {
-	next := make(skipLog, len(skipped))
-	for _, e := range skipped {
-		if e.reason == reasonHidden {
-			continue
-		}
-		if (*l)[e.path] != e.reason {
-			log.Info("not reading a directory entry", "path", e.path, "reason", e.reason)
-		}
-		next[e.path] = e.reason
-	}
-	*l = next
 }

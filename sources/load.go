@@ -47,7 +47,7 @@ func LoadAll(paths []string, source string, opts manifest.Options) (Loaded, erro
 	opts.FileOrigin = true
 	var pathErrs []error
 	for _, p := range paths {
-		files, skipped, lerr := listDir(p)
+		files, skipped, lerr := ListDir(p)
 		if errors.Is(lerr, fs.ErrNotExist) {
 			pathErrs = append(pathErrs, fmt.Errorf("%s: path does not exist", p))
 			continue
@@ -63,16 +63,16 @@ func LoadAll(paths []string, source string, opts manifest.Options) (Loaded, erro
 			l.Warnings = append(l.Warnings, fmt.Sprintf("%s: no file to read (%d entries skipped)", p, len(skipped)))
 		}
 		for _, f := range files {
-			dec, _ := decodeFile(source, f, opts)
+			dec, _ := DecodeFile(source, f, opts)
 			l.Pods = append(l.Pods, dec.Pods...)
 			l.Objects = append(l.Objects, dec.Objects...)
 			l.Errors = append(l.Errors, dec.Errors...)
 			l.Warnings = append(l.Warnings, dec.Warnings...)
-			if dec.warning != "" {
-				l.Warnings = append(l.Warnings, dec.warning)
+			if dec.Warning != "" {
+				l.Warnings = append(l.Warnings, dec.Warning)
 			}
-			if declaresNothing(dec.Decoded) {
-				l.Warnings = append(l.Warnings, nothingWarning(f))
+			if DeclaresNothing(dec.Decoded) {
+				l.Warnings = append(l.Warnings, NothingWarning(f))
 			}
 		}
 	}

@@ -1,12 +1,12 @@
 package sources
 
 import (
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/berth-dev/berth/internal/testutil"
 	"github.com/berth-dev/berth/manifest"
 )
 
@@ -51,9 +51,5 @@ func TestValidateFiles(t *testing.T) {
 
 func write(t *testing.T, dir, name, data string) string {
 	t.Helper()
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return testutil.WriteFile(t, dir, name, data)
 }

@@ -1,53 +1,25 @@
 package sources
 
 import (
-	"context"
 	"fmt"
-	goruntime "runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/berth-dev/berth/internal/testutil"
 )
 
 // startSource runs s until the test ends and returns its updates.
 func startSource(t *testing.T, s Source) <-chan Update {
 	t.Helper()
-	out, stop := runStoppable(t, s)
-	t.Cleanup(stop)
-	return out
+	return testutil.StartRun(t, s.Run)
 }
 
-// runStoppable runs s until stop, which waits for Run to return (as a
-// restart of berth ends its sources); stop may be called more than once.
-func runStoppable(t *testing.T, s Source) (<-chan Update, func()) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	out := make(chan Update)
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx, out) }()
-	var once sync.Once
-	return out, func() {
-		once.Do(func() {
-			cancel()
-			runReturned(t, done, "Run did not return after cancel")
-		})
-	}
-}
-
-// runReturned waits up to 5 s for a Run's result on done, failing the test
-// with late when it does not come, or with the error it returns.
+// runReturned is testutil.RunReturned.
 func runReturned(t *testing.T, done <-chan error, late string) {
 	t.Helper()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Error(late)
-	}
+	testutil.RunReturned(t, done, late)
 }
 
 // await returns the first update that satisfies ok, failing after timeout.
@@ -112,25 +84,9 @@ var hostAccessCases = []struct{ name, manifest, field, pod string }{
 		"spec.hostPID", "hpid"},
 }
 
-// waitBlockedIn waits until a goroutine is blocked in a select in fn (as
-// "(*FileSource).scanAndSend"), offering an update nobody takes: the state
-// "stops while sending" starts from. It reads the goroutines' stacks,
-// polling.
+// waitBlockedIn waits until a goroutine is blocked in a select in fn, a
+// function of this package (as "(*HTTPSource).fetch").
 func waitBlockedIn(t *testing.T, fn string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	buf := make([]byte, 1<<20)
-	for {
-		n := goruntime.Stack(buf, true)
-		for _, g := range strings.Split(string(buf[:n]), "\n\n") {
-			header, _, _ := strings.Cut(g, "\n")
-			if strings.Contains(g, "berth/sources."+fn+"(") && strings.Contains(header, "[select") {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no goroutine blocked in %s within 5 s", fn)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testutil.WaitBlockedIn(t, "berth/sources."+fn)
 }

@@ -25,16 +25,22 @@ type Options struct {
 	Clock clock.WithTicker
 }
 
-func (o Options) clock() clock.WithTicker {
+// Ticker is the source's clock: Clock, or the real clock when nil.
+func (o Options) Ticker() clock.WithTicker {
 	if o.Clock == nil {
 		return clock.RealClock{}
 	}
 	return o.Clock
 }
 
-func (o Options) logger() *slog.Logger {
+// Logger is where the source logs: Log, or a discarding logger when nil.
+func (o Options) Logger() *slog.Logger {
 	if o.Log == nil {
 		return slog.New(slog.DiscardHandler)
 	}
 	return o.Log
 }
+
+// clock and logger are Ticker and Logger, for the sources of this package.
+func (o Options) clock() clock.WithTicker { return o.Ticker() }
+func (o Options) logger() *slog.Logger    { return o.Logger() }

@@ -20,7 +20,8 @@ func skippedService(origin string) string {
 
 // Every source runs the Pod of a file that also declares a Service, and
 // reports the Service as a warning, not a manifest error (which would fail
-// the whole origin and keep pods removed from it running).
+// the whole origin and keep pods removed from it running); the file
+// source's part is filesource's TestFileSourceOtherKindsAreWarnings.
 func TestOtherKindsAreWarnings(t *testing.T) {
 	dir := t.TempDir()
 	file := write(t, dir, "app.yaml", appWithService)
@@ -29,14 +30,8 @@ func TestOtherKindsAreWarnings(t *testing.T) {
 		t.Errorf("validate: %d pods, warnings %q, errors %v, err %v; want 1 pod and the Service's warning", n, warns, errs, err)
 	}
 
-	fileSrc := runSource(t, NewFileSource("file", dir, time.Hour, Options{}))
-	u := waitFor(t, fileSrc, "the pod", hasPods("web"))
-	if len(u.Errors) != 0 || !slices.Contains(u.Warnings, skippedService(file)) {
-		t.Errorf("file source: errors %v, warnings %q", u.Errors, u.Warnings)
-	}
-
 	srv := newManifestServer(t, appWithService)
-	u = await(t, startSource(t, newTestHTTPSource(srv.URL, nil, Options{})), 5*time.Second, "web", exactly("web"))
+	u := await(t, startSource(t, newTestHTTPSource(srv.URL, nil, Options{})), 5*time.Second, "web", exactly("web"))
 	if len(u.Errors) != 0 || !slices.Contains(u.Warnings, skippedService(srv.URL)) {
 		t.Errorf("http source: errors %v, warnings %q", u.Errors, u.Warnings)
 	}

@@ -3,7 +3,6 @@ package sources
 import (
 	"fmt"
 	"io/fs"
-	"log/slog"
 
 	"github.com/berth-dev/berth/manifest"
 	"github.com/berth-dev/berth/model"
@@ -32,27 +31,4 @@ func secretFileWarning(file string, mode fs.FileMode, d manifest.Decoded) string
 		return ""
 	}
 	return fmt.Sprintf("%s: holds secret %s and group or others may read it (mode %04o); chmod go-rwx it", file, key, mode.Perm())
-}
-
-// fileWarning is a file's own warning, with the file's identity.
-type fileWarning struct {
-	file string
-	id   fileID
-	msg  string
-}
-
-// fileWarnLog logs each file's warning once per version of the file: again
-// only when the file changed (its identity did) or after a scan without
-// the warning.
-type fileWarnLog map[string]fileID
-
-func (l *fileWarnLog) log(log *slog.Logger, warns []fileWarning) {
-	next := make(fileWarnLog, len(warns))
-	for _, w := range warns {
-		if old, ok := (*l)[w.file]; !ok || old != w.id {
-			log.Warn(w.msg)
-		}
-		next[w.file] = w.id
-	}
-	*l = next
 }

@@ -1,6 +1,9 @@
-// Package sources reads manifests from files, HTTP, etcd and pushes, and
-// reports the pods they declare (decoded and validated by package manifest)
-// as updates tagged with the source. It holds the transports only.
+// Package sources reads manifests from HTTP, etcd and pushes, and reports
+// the pods they declare (decoded and validated by package manifest) as
+// updates tagged with the source. It holds the transports only, and what
+// every transport shares: the Update, the options and quota, reading and
+// listing manifest files (LoadAll, for berth validate and apply). The file
+// source, a watched path, is package sources/filesource.
 package sources
 
 import (
@@ -39,4 +42,13 @@ type Update struct {
 type Source interface {
 	Name() string
 	Run(ctx context.Context, out chan<- Update) error
+}
+
+// add appends what one origin declared, and the warnings of the documents
+// it skipped.
+func (u *Update) add(d manifest.Decoded) {
+	u.Pods = append(u.Pods, d.Pods...)
+	u.Objects = append(u.Objects, d.Objects...)
+	u.Errors = append(u.Errors, d.Errors...)
+	u.Warnings = append(u.Warnings, d.Warnings...)
 }

@@ -22,6 +22,15 @@ type warnLog struct {
 	line func(manifest.Desired) string
 }
 
+// WarnLog is the warning log of a source outside this package (the file
+// source): Log logs the warning lines of the pods of one complete update,
+// each once per spec, as the sources here log theirs. The zero value is
+// ready; not safe for concurrent use.
+type WarnLog struct{ w warnLog }
+
+// Log logs the warning lines of pods, the pods of one complete update.
+func (l *WarnLog) Log(log *slog.Logger, pods []manifest.Desired) { l.w.log(log, pods) }
+
 // podName is a pod's key without building the "ns/name" string.
 type podName struct{ namespace, name string }
 

@@ -30,7 +30,7 @@ var Layers = map[string]int{
 	// 1: one mechanism each, over the model.
 	"manifest": 1, "validation": 1, "podfs": 1, "runtime": 1, "store": 1, "cluster": 1, "podview": 1, "podstatus": 1,
 	// 2: translation, admission, transports, probes, pulls, configuration.
-	"config": 2, "podconfig": 2, "images": 2, "admission": 2, "sources": 2,
+	"config": 2, "podconfig": 2, "images": 2, "admission": 2, "sources": 2, "sources/filesource": 2,
 	"prober": 2, "stats": 2, "claims": 2, "imagegc": 2, "sweep": 2, "eviction": 2, "projected": 2, "pauseimage": 2, "termmsg": 2,
 	"kubeapi": 2, "kubeapi/stream": 2, "kubeapi/registry": 2,
 	// 3: the loops and the API: informers, the controller, metrics, server.
@@ -43,8 +43,9 @@ var Layers = map[string]int{
 // packages of its own layer listed for it here. manifest decodes and
 // defaults a pod, then hands it to validation. kubeapi mounts the handlers
 // of its streams (kubeapi/stream), which read the store and run on the
-// runtime as kubeapi does. The order has no cycle (its test checks).
-var Beneath = map[string][]string{"manifest": {"validation"}, "kubeapi": {"kubeapi/stream", "kubeapi/registry"}}
+// runtime as kubeapi does. The file source sends the Updates of sources and
+// reads files through its helpers. The order has no cycle (its test checks).
+var Beneath = map[string][]string{"manifest": {"validation"}, "kubeapi": {"kubeapi/stream", "kubeapi/registry"}, "sources/filesource": {"sources"}}
 
 // TestOnly are packages only tests, benchmarks and tools may import.
 var TestOnly = map[string]bool{"runtime/fake": true, "internal/testutil": true, "internal/testutil/imagescope": true,

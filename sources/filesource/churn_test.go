@@ -1,4 +1,4 @@
-package sources
+package filesource
 
 import (
 	"os"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/berth-dev/berth/internal/testutil"
 	"github.com/berth-dev/berth/manifest"
+	"github.com/berth-dev/berth/sources"
 )
 
 // atomicWrite writes name in dir as config tools do: a dotfile renamed in.
@@ -32,10 +33,10 @@ func atomicWrite(t *testing.T, dir, name, data string) {
 
 // fakeClockSource runs a file source on a fake clock (its debounce and
 // holds then pass only when the test steps the clock) with a long debounce.
-func fakeClockSource(t *testing.T, dir string) (*FileSource, *clocktesting.FakeClock, <-chan Update) {
+func fakeClockSource(t *testing.T, dir string) (*Source, *clocktesting.FakeClock, <-chan sources.Update) {
 	t.Helper()
 	clk := clocktesting.NewFakeClock(time.Now())
-	s := NewFileSource("file", dir, 0, Options{Clock: clk})
+	s := New("file", dir, 0, sources.Options{Clock: clk})
 	s.Debounce = time.Second
 	return s, clk, startSource(t, s)
 }
@@ -43,7 +44,7 @@ func fakeClockSource(t *testing.T, dir string) (*FileSource, *clocktesting.FakeC
 // webOnFakeClock runs a file source on a fake clock over a directory
 // holding web.yaml (pod web, busybox:1), its first scan taken. Linux only:
 // these tests need inotify's close events.
-func webOnFakeClock(t *testing.T) (string, *clocktesting.FakeClock, <-chan Update) {
+func webOnFakeClock(t *testing.T) (string, *clocktesting.FakeClock, <-chan sources.Update) {
 	t.Helper()
 	if runtime.GOOS != "linux" {
 		t.Skip("a close after writing is known from inotify only")
@@ -55,7 +56,7 @@ func webOnFakeClock(t *testing.T) (string, *clocktesting.FakeClock, <-chan Updat
 	return dir, clk, updates
 }
 
-func podOrigin(u Update, name string) string {
+func podOrigin(u sources.Update, name string) string {
 	for _, d := range u.Pods {
 		if d.Pod.Name == name {
 			return d.Origin
@@ -73,12 +74,12 @@ func TestEmptiedFileKeepsItsPodsPastTheDebounce(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "web.yaml"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	u := waitFor(t, updates, "the scan of the emptied file", func(Update) bool { return true })
+	u := waitFor(t, updates, "the scan of the emptied file", func(sources.Update) bool { return true })
 	if !hasPods("web")(u) {
 		t.Fatalf("an emptied file dropped its pod at once: %s", describe(u))
 	}
 	write(t, dir, "web.yaml", podManifest("web", "busybox:2"))
-	u = waitFor(t, updates, "the rewritten file", func(u Update) bool { return podImage(u, "web") == "busybox:2" })
+	u = waitFor(t, updates, "the rewritten file", func(u sources.Update) bool { return podImage(u, "web") == "busybox:2" })
 	if !hasPods("web")(u) {
 		t.Fatalf("rewrite: %s", describe(u))
 	}
@@ -92,7 +93,7 @@ func TestEmptiedFileKeepsItsPodsPastTheDebounce(t *testing.T) {
 	clk.Step(time.Second - time.Millisecond)
 	noUpdate(t, updates, 100*time.Millisecond, "before the debounce passed")
 	clk.Step(time.Millisecond)
-	u = waitFor(t, updates, "the scan after the debounce", func(Update) bool { return true })
+	u = waitFor(t, updates, "the scan after the debounce", func(sources.Update) bool { return true })
 	if !hasPods()(u) {
 		t.Fatalf("a file empty past the debounce kept its pod: %s", describe(u))
 	}
@@ -127,7 +128,7 @@ func TestScanKeepsTheLastDecodeOfAFileBeingWritten(t *testing.T) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, updates, "the closed file", func(u Update) bool { return podImage(u, "web") == "busybox:2" })
+	waitFor(t, updates, "the closed file", func(u sources.Update) bool { return podImage(u, "web") == "busybox:2" })
 }
 
 // A rename within the directory never leaves a pod out of an update, even
@@ -136,7 +137,7 @@ func TestScanKeepsTheLastDecodeOfAFileBeingWritten(t *testing.T) {
 func TestRenamesNeverDropThePod(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "web-0.yaml", podManifest("web", "busybox:1"))
-	s := NewFileSource("file", dir, 0, Options{})
+	s := New("file", dir, 0, sources.Options{})
 	s.Debounce = 50 * time.Millisecond
 	updates := startSource(t, s)
 	waitFor(t, updates, "first scan", hasPods("web"))
@@ -198,8 +199,8 @@ func TestFirstDeclarerKeepsThePodWhateverTheNamesSortTo(t *testing.T) {
 	dir, state := t.TempDir(), t.TempDir()
 	owners := filepath.Join(state, "owners.json")
 	write(t, dir, "stable-02.yaml", podManifest("stable-02", "busybox:1"))
-	start := func() (<-chan Update, func()) {
-		s := NewFileSource("file", dir, 0, Options{})
+	start := func() (<-chan sources.Update, func()) {
+		s := New("file", dir, 0, sources.Options{})
 		s.Debounce = 10 * time.Millisecond
 		s.OwnersFile = owners
 		out, stop := runStoppable(t, s)
@@ -209,7 +210,7 @@ func TestFirstDeclarerKeepsThePodWhateverTheNamesSortTo(t *testing.T) {
 	updates, stop := start()
 	waitFor(t, updates, "first scan", hasPods("stable-02"))
 	write(t, dir, "00-dup-stable-02.yaml", podManifest("stable-02", "busybox:intruder"))
-	check := func(what string, u Update) {
+	check := func(what string, u sources.Update) {
 		t.Helper()
 		if img := podImage(u, "stable-02"); img != "busybox:1" {
 			t.Fatalf("%s: the intruder took the pod (image %q): %s", what, img, describe(u))
@@ -219,17 +220,17 @@ func TestFirstDeclarerKeepsThePodWhateverTheNamesSortTo(t *testing.T) {
 			t.Fatalf("%s: errors %v, want the intruder refused naming stable-02.yaml", what, u.Errors)
 		}
 	}
-	check("while running", waitFor(t, updates, "the intruder's scan", func(u Update) bool { return len(u.Errors) > 0 }))
+	check("while running", waitFor(t, updates, "the intruder's scan", func(u sources.Update) bool { return len(u.Errors) > 0 }))
 
 	stop()
 	restarted, _ := start()
-	check("after a restart", waitFor(t, restarted, "first scan after the restart", func(Update) bool { return true }))
+	check("after a restart", waitFor(t, restarted, "first scan after the restart", func(sources.Update) bool { return true }))
 
 	// The owner gone, the key is the next file's.
 	if err := os.Remove(filepath.Join(dir, "stable-02.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, restarted, "the owner's removal", func(u Update) bool {
+	waitFor(t, restarted, "the owner's removal", func(u sources.Update) bool {
 		return podImage(u, "stable-02") == "busybox:intruder" && len(u.Errors) == 0
 	})
 }
@@ -239,14 +240,14 @@ func TestFirstDeclarerKeepsThePodWhateverTheNamesSortTo(t *testing.T) {
 func TestRenamedOwnerKeepsItsKeys(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "m-web.yaml", podManifest("web", "busybox:1"))
-	updates := runSource(t, NewFileSource("file", dir, 0, Options{}))
+	updates := runSource(t, New("file", dir, 0, sources.Options{}))
 	waitFor(t, updates, "first scan", hasPods("web"))
 	write(t, dir, "a-intruder.yaml", podManifest("web", "busybox:intruder"))
-	waitFor(t, updates, "the intruder refused", func(u Update) bool { return len(u.Errors) == 1 })
+	waitFor(t, updates, "the intruder refused", func(u sources.Update) bool { return len(u.Errors) == 1 })
 	if err := os.Rename(filepath.Join(dir, "m-web.yaml"), filepath.Join(dir, "z-web.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	u := waitFor(t, updates, "the renamed owner", func(u Update) bool { return podOrigin(u, "web") == filepath.Join(dir, "z-web.yaml") })
+	u := waitFor(t, updates, "the renamed owner", func(u sources.Update) bool { return podOrigin(u, "web") == filepath.Join(dir, "z-web.yaml") })
 	if img := podImage(u, "web"); img != "busybox:1" || len(u.Errors) != 1 {
 		t.Fatalf("after the rename: image %q, errors %v", img, u.Errors)
 	}
@@ -259,7 +260,7 @@ func TestSymlinkLoopIsNamed(t *testing.T) {
 	if err := os.Symlink("loop.yaml", filepath.Join(dir, "loop.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	files, skipped, err := listDir(dir)
+	files, skipped, err := sources.ListDir(dir)
 	if err != nil || len(files) != 0 {
 		t.Fatalf("files %v, err %v", files, err)
 	}
@@ -274,11 +275,11 @@ func TestSymlinkLoopIsNamed(t *testing.T) {
 func TestBrokenOwnerKeepsItsKeys(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "web.yaml", podManifest("web", "busybox:1"))
-	updates := runSource(t, NewFileSource("file", dir, 0, Options{}))
+	updates := runSource(t, New("file", dir, 0, sources.Options{}))
 	waitFor(t, updates, "first scan", hasPods("web"))
 	atomicWrite(t, dir, "web.yaml", "kind: Pod\nmetadata: [\n")
 	atomicWrite(t, dir, "a-intruder.yaml", podManifest("web", "busybox:intruder"))
-	u := waitFor(t, updates, "both files read", func(u Update) bool { return len(u.Errors) == 2 })
+	u := waitFor(t, updates, "both files read", func(u sources.Update) bool { return len(u.Errors) == 2 })
 	if len(u.Pods) != 0 {
 		t.Fatalf("the intruder runs while the owner's file is broken: %s", describe(u))
 	}
@@ -298,8 +299,8 @@ func TestSwappedDirectoryHoldsItsPods(t *testing.T) {
 	}
 	write(t, dir, "a.yaml", podManifest("a", "busybox"))
 	clk := clocktesting.NewFakeClock(time.Now())
-	s := NewFileSource("file", dir, 0, Options{Clock: clk})
-	log := s.opts.logger()
+	s := New("file", dir, 0, sources.Options{Clock: clk})
+	log := s.opts.Logger()
 	scan := func(what string, want ...string) {
 		t.Helper()
 		u, _, ok := s.scan(log)
@@ -348,7 +349,7 @@ func TestHoldLastsWhileTheFileKeepsChanging(t *testing.T) {
 		empty() // changed again, still empty: seen at the clock's time
 		waitFor(t, updates, "the scan of the file emptied again", hasPods("web"))
 		clk.Step(100 * time.Millisecond) // the first timer: 1 s since it was armed
-		u := waitFor(t, updates, "the debounced scan", func(Update) bool { return true })
+		u := waitFor(t, updates, "the debounced scan", func(sources.Update) bool { return true })
 		if !hasPods("web")(u) {
 			t.Fatalf("a file changed within the debounce lost its pod: %s", describe(u))
 		}
@@ -370,7 +371,7 @@ func TestPairedRenameCarriesTheKey(t *testing.T) {
 		o := newDeclOwners("", time.Second)
 		churn := newFileChurn(time.Second)
 		present := map[string]bool{"/d/m-web.yaml": true}
-		r := decoding{Update: Update{Pods: []manifest.Desired{desired("/d/m-web.yaml", "busybox:1")}}, present: present}
+		r := decoding{Update: sources.Update{Pods: []manifest.Desired{desired("/d/m-web.yaml", "busybox:1")}}, present: present}
 		o.settle(&r.Update, r.facts(churn), now)
 
 		cookie := uint32(0)
@@ -379,7 +380,7 @@ func TestPairedRenameCarriesTheKey(t *testing.T) {
 		}
 		churn.see(fileEvent{name: "/d/m-web.yaml", op: opMovedOut, cookie: cookie}, now)
 		churn.see(fileEvent{name: "/d/z-web.yaml", op: opMovedIn, cookie: cookie}, now)
-		r = decoding{Update: Update{Pods: []manifest.Desired{desired("/d/a-intruder.yaml", "busybox:x"), desired("/d/z-web.yaml", "busybox:2")}},
+		r = decoding{Update: sources.Update{Pods: []manifest.Desired{desired("/d/a-intruder.yaml", "busybox:x"), desired("/d/z-web.yaml", "busybox:2")}},
 			present: map[string]bool{"/d/a-intruder.yaml": true, "/d/z-web.yaml": true}}
 		held := o.settle(&r.Update, r.facts(churn), now).held
 		switch {
@@ -405,14 +406,14 @@ func TestCopyNeverTakesARenamedPod(t *testing.T) {
 	}
 	dir := t.TempDir()
 	write(t, dir, "web.yaml", podManifest("web", "busybox:1"))
-	s := NewFileSource("file", dir, 0, Options{})
+	s := New("file", dir, 0, sources.Options{})
 	s.Debounce = time.Second // the save's write comes well within it
 	updates := startSource(t, s)
 	waitFor(t, updates, "first scan", hasPods("web"))
 	write(t, dir, "00-copy.yaml", podManifest("web", "busybox:1"))
-	waitFor(t, updates, "the copy refused", func(u Update) bool { return len(u.Errors) == 1 })
-	owns := func(what, file string) func(Update) bool {
-		return func(u Update) bool {
+	waitFor(t, updates, "the copy refused", func(u sources.Update) bool { return len(u.Errors) == 1 })
+	owns := func(what, file string) func(sources.Update) bool {
+		return func(u sources.Update) bool {
 			if o := podOrigin(u, "web"); o != filepath.Join(dir, file) {
 				t.Fatalf("%s: the pod went to %s: %s", what, o, describe(u))
 			}
@@ -471,17 +472,17 @@ func TestRestartWaitsForAnOwnerBeingRewritten(t *testing.T) {
 			}
 			owners := filepath.Join(state, "owners.json")
 			write(t, dir, "web.yaml", podManifest("web", "busybox:1"))
-			s := NewFileSource("file", dir, 0, Options{})
+			s := New("file", dir, 0, sources.Options{})
 			s.Debounce, s.OwnersFile = 10*time.Millisecond, owners
 			updates, stop := runStoppable(t, s)
 			waitFor(t, updates, "first run", hasPods("web"))
 			write(t, dir, "a-copy.yaml", podManifest("web", "busybox:copy"))
-			waitFor(t, updates, "the copy refused", func(u Update) bool { return len(u.Errors) == 1 })
+			waitFor(t, updates, "the copy refused", func(u sources.Update) bool { return len(u.Errors) == 1 })
 			stop()
 
 			tc.spoil(t, dir)
 			clk := clocktesting.NewFakeClock(time.Now())
-			s = NewFileSource("file", dir, 0, Options{Clock: clk})
+			s = New("file", dir, 0, sources.Options{Clock: clk})
 			s.Debounce, s.OwnersFile = time.Second, owners
 			updates = startSource(t, s)
 			testutil.WaitFor(t, 5*time.Second, "the first scan's retry timer", clk.HasWaiters)
@@ -491,7 +492,7 @@ func TestRestartWaitsForAnOwnerBeingRewritten(t *testing.T) {
 			} else {
 				write(t, dir, "web.yaml", podManifest("web", "busybox:1"))
 			}
-			u := waitFor(t, updates, "the owner back", func(Update) bool { return true })
+			u := waitFor(t, updates, "the owner back", func(sources.Update) bool { return true })
 			if img := podImage(u, "web"); img != "busybox:1" || len(u.Errors) != 1 {
 				t.Fatalf("after the restart: image %q, errors %v", img, u.Errors)
 			}
@@ -506,7 +507,7 @@ func TestOwnersFileForgetsKeysNobodyDeclares(t *testing.T) {
 	owners := filepath.Join(state, "owners.json")
 	for _, name := range []string{"pa", "pb", "pc"} {
 		write(t, dir, "p.yaml", podManifest(name, "busybox:1"))
-		s := NewFileSource("file", dir, 0, Options{})
+		s := New("file", dir, 0, sources.Options{})
 		s.Debounce, s.OwnersFile = 10*time.Millisecond, owners
 		updates, stop := runStoppable(t, s)
 		waitFor(t, updates, "pod "+name, hasPods(name))
@@ -524,7 +525,7 @@ func TestOwnersFileForgetsKeysNobodyDeclares(t *testing.T) {
 	}
 	ownersAre(`{"Pod/default/pc":"` + filepath.Join(dir, "p.yaml") + `"}`)
 
-	s := NewFileSource("file", dir, 0, Options{})
+	s := New("file", dir, 0, sources.Options{})
 	s.Debounce, s.OwnersFile = 10*time.Millisecond, owners
 	updates := startSource(t, s)
 	waitFor(t, updates, "pod pc", hasPods("pc"))

@@ -1,4 +1,4 @@
-package sources
+package filesource
 
 import (
 	"encoding/json"
@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/berth-dev/berth/manifest"
+	"github.com/berth-dev/berth/sources"
 )
 
 // ownersTemp is the pattern of the owners file's temporary files.
@@ -36,7 +36,7 @@ const maxOwnersBytes = 64 << 20
 // rewritten, emptied for an instant, unlinked to be created again, or
 // renamed, whose new name a scan has not listed yet), then let go; a file
 // renamed keeps its keys under its new name. The owners are kept in the file at path (none when ""), so a restart keeps
-// them too. Not safe for concurrent use: the FileSource's Run loop owns it.
+// them too. Not safe for concurrent use: the Source's Run loop owns it.
 type declOwners struct {
 	path  string
 	hold  time.Duration
@@ -159,7 +159,7 @@ func (s settled) again() bool { return len(s.held) > 0 || s.waiting }
 // settle replaces u's pods and objects, every declaration of every file
 // in name order, by the one kept per key, and adds an error for each
 // other. Owners of keys no file claims any more are forgotten.
-func (o *declOwners) settle(u *Update, facts fileFacts, now time.Time) settled {
+func (o *declOwners) settle(u *sources.Update, facts fileFacts, now time.Time) settled {
 	if o.started.IsZero() {
 		o.started = now
 	}
@@ -167,10 +167,10 @@ func (o *declOwners) settle(u *Update, facts fileFacts, now time.Time) settled {
 	seen := map[string]bool{}
 	var errs []manifest.ManifestError
 	u.Pods, errs = settleKind(o, u.Pods, o.pods, podRef, func(d manifest.Desired) string { return d.Origin },
-		func(a, b manifest.Desired) bool { return equality.Semantic.DeepEqual(a.Pod, b.Pod) }, podDuplicate, facts, now, &st, seen, isPodRef)
+		func(a, b manifest.Desired) bool { return equality.Semantic.DeepEqual(a.Pod, b.Pod) }, sources.PodDuplicate, facts, now, &st, seen, isPodRef)
 	u.Errors = append(u.Errors, errs...)
 	u.Objects, errs = settleKind(o, u.Objects, o.objs, objRef, func(x manifest.Object) string { return x.Origin },
-		sameObjectDecl, objectDuplicate, facts, now, &st, seen, func(r string) bool { return !isPodRef(r) })
+		sameObjectDecl, sources.ObjectDuplicate, facts, now, &st, seen, func(r string) bool { return !isPodRef(r) })
 	u.Errors = append(u.Errors, errs...)
 	for r := range o.owner {
 		if !seen[r] {
@@ -342,16 +342,4 @@ func (o *declOwners) forget(r string) {
 		delete(o.owner, r)
 		o.dirty = true
 	}
-}
-
-func podDuplicate(d manifest.Desired, owner string) manifest.ManifestError {
-	key := manifest.PodKey(d.Pod.Namespace, d.Pod.Name)
-	e := field.Duplicate(field.NewPath("metadata", "name"), d.Pod.Name)
-	e.Detail = "pod " + key + " is already declared in " + owner
-	return manifest.ManifestError{Origin: d.Origin, PodKey: key, Field: e.Field, Err: e.ErrorBody()}
-}
-
-func objectDuplicate(x manifest.Object, owner string) manifest.ManifestError {
-	return manifest.ManifestError{Origin: x.Origin, Kind: x.Kind, PodKey: x.Key(), Field: "metadata.name",
-		Err: "Duplicate value: " + strings.ToLower(x.Kind) + " " + x.Key() + " is already declared in " + owner}
 }

@@ -1,4 +1,4 @@
-package sources
+package filesource
 
 import (
 	"os"
@@ -10,10 +10,11 @@ import (
 
 	"github.com/berth-dev/berth/internal/testutil"
 	"github.com/berth-dev/berth/manifest"
+	"github.com/berth-dev/berth/sources"
 )
 
 // noUpdate fails when an update arrives within d.
-func noUpdate(t *testing.T, updates <-chan Update, d time.Duration, why string) {
+func noUpdate(t *testing.T, updates <-chan sources.Update, d time.Duration, why string) {
 	t.Helper()
 	select {
 	case u := <-updates:
@@ -29,7 +30,7 @@ func TestRenameIntoDirectoryIsReadAtOnce(t *testing.T) {
 		t.Skip("completeness of a file is known from inotify only")
 	}
 	dir, tmp := t.TempDir(), t.TempDir()
-	s := NewFileSource("file", dir, 0, Options{})
+	s := New("file", dir, 0, sources.Options{})
 	s.Debounce = time.Hour
 	updates := startSource(t, s)
 	waitFor(t, updates, "first scan", hasPods())
@@ -47,7 +48,7 @@ func TestHalfWrittenFileIsNotRead(t *testing.T) {
 		t.Skip("completeness of a file is known from inotify only")
 	}
 	dir := t.TempDir()
-	s := NewFileSource("file", dir, 0, Options{})
+	s := New("file", dir, 0, sources.Options{})
 	s.Debounce = time.Hour
 	updates := startSource(t, s)
 	waitFor(t, updates, "first scan", hasPods())
@@ -78,14 +79,14 @@ func TestHalfWrittenFileIsNotRead(t *testing.T) {
 // keeps the size (file times are coarse).
 func TestSameSizeEditIsSeen(t *testing.T) {
 	dir := t.TempDir()
-	updates := runSource(t, NewFileSource("file", dir, 0, Options{}))
+	updates := runSource(t, New("file", dir, 0, sources.Options{}))
 	waitFor(t, updates, "first scan", hasPods())
 	for i := 0; i < 20; i++ {
 		img := "busybox:" + string(rune('a'+i%2))
 		if err := os.WriteFile(filepath.Join(dir, "web.yaml"), []byte(podManifest("web", img)), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, updates, "edit "+img, func(u Update) bool {
+		waitFor(t, updates, "edit "+img, func(u sources.Update) bool {
 			return len(u.Pods) == 1 && u.Pods[0].Pod.Spec.Containers[0].Image == img
 		})
 	}
@@ -96,7 +97,7 @@ func TestDecodeCacheDecodesOnlyChangedFiles(t *testing.T) {
 	write(t, dir, "a.yaml", podManifest("a", "busybox"))
 	write(t, dir, "b.yaml", podManifest("b", "busybox"))
 	time.Sleep(racyWindow + 10*time.Millisecond) // older than the coarse file times
-	files, _ := listManifests(dir)
+	files, _, _ := sources.ListDir(dir)
 	var c decodeCache
 	u1 := c.decodeFiles("file", files, manifest.Options{}, nil)
 	write(t, dir, "b.yaml", podManifest("b", "busybox:2"))
@@ -128,7 +129,7 @@ func TestRemovedFileStopsAfterTheDebounce(t *testing.T) {
 	dir, clk, updates := webOnFakeClock(t)
 	write(t, dir, "db.yaml", podManifest("db", "busybox:1"))
 	waitFor(t, updates, "db.yaml", hasPods("db", "web"))
-	next := func(what string) Update {
+	next := func(what string) sources.Update {
 		t.Helper()
 		select {
 		case u := <-updates:
@@ -136,7 +137,7 @@ func TestRemovedFileStopsAfterTheDebounce(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatalf("no update: %s", what)
 		}
-		return Update{}
+		return sources.Update{}
 	}
 
 	// Unlinked, a scan (another file written), created again: every
@@ -175,7 +176,7 @@ func TestRemovedFileStopsAfterTheDebounce(t *testing.T) {
 func TestEditorSaveNeverDropsThePod(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "web.yaml", podManifest("web", "busybox:1"))
-	s := NewFileSource("file", dir, 0, Options{})
+	s := New("file", dir, 0, sources.Options{})
 	s.Debounce = DefaultDebounce
 	updates := startSource(t, s)
 	waitFor(t, updates, "first scan", hasPods("web"))
@@ -209,7 +210,7 @@ func TestReplacedDirectoryIsWatched(t *testing.T) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	updates := runSource(t, NewFileSource("file", dir, 0, Options{}))
+	updates := runSource(t, New("file", dir, 0, sources.Options{}))
 	waitFor(t, updates, "first scan", hasPods())
 	next := filepath.Join(parent, "pods.new")
 	if err := os.Mkdir(next, 0o755); err != nil {

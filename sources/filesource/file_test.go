@@ -1,4 +1,4 @@
-package sources
+package filesource
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/berth-dev/berth/internal/testutil"
 	"github.com/berth-dev/berth/manifest"
+	"github.com/berth-dev/berth/sources"
 )
 
 func podManifest(name, image string) string {
@@ -22,17 +23,17 @@ func podManifest(name, image string) string {
 
 // runSource runs s with a short debounce until the test ends and returns
 // its updates.
-func runSource(t *testing.T, s *FileSource) <-chan Update {
+func runSource(t *testing.T, s *Source) <-chan sources.Update {
 	t.Helper()
 	s.Debounce = 10 * time.Millisecond
 	return startSource(t, s)
 }
 
 // waitFor returns the first update that satisfies ok, failing after 5 s.
-func waitFor(t *testing.T, updates <-chan Update, what string, ok func(Update) bool) Update {
+func waitFor(t *testing.T, updates <-chan sources.Update, what string, ok func(sources.Update) bool) sources.Update {
 	t.Helper()
 	deadline := time.After(5 * time.Second)
-	var last Update
+	var last sources.Update
 	for {
 		select {
 		case u := <-updates:
@@ -46,7 +47,7 @@ func waitFor(t *testing.T, updates <-chan Update, what string, ok func(Update) b
 	}
 }
 
-func podNames(u Update) []string {
+func podNames(u sources.Update) []string {
 	var names []string
 	for _, d := range u.Pods {
 		names = append(names, d.Pod.Name)
@@ -55,12 +56,12 @@ func podNames(u Update) []string {
 	return names
 }
 
-func describe(u Update) string {
+func describe(u sources.Update) string {
 	return fmt.Sprintf("pods %v errors %v", podNames(u), u.Errors)
 }
 
-func hasPods(names ...string) func(Update) bool {
-	return func(u Update) bool {
+func hasPods(names ...string) func(sources.Update) bool {
+	return func(u sources.Update) bool {
 		got := podNames(u)
 		return slices.Equal(got, names) || (len(got) == 0 && len(names) == 0)
 	}
@@ -87,7 +88,7 @@ func TestFileSourceIgnoreRules(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	u := <-runSource(t, NewFileSource("file", dir, time.Hour, Options{}))
+	u := <-runSource(t, New("file", dir, time.Hour, sources.Options{}))
 	if u.Source != "file" || len(u.Errors) != 0 {
 		t.Errorf("update %s", describe(u))
 	}
@@ -103,10 +104,10 @@ func TestFileSourceIgnoreRules(t *testing.T) {
 
 func TestFileSourceSizeLimit(t *testing.T) {
 	dir := t.TempDir()
-	big := podManifest("big", "busybox") + "# " + strings.Repeat("x", MaxManifestBytes) + "\n"
+	big := podManifest("big", "busybox") + "# " + strings.Repeat("x", sources.MaxManifestBytes) + "\n"
 	write(t, dir, "big.yaml", big)
 	write(t, dir, "small.yaml", podManifest("small", "busybox"))
-	u := <-runSource(t, NewFileSource("file", dir, time.Hour, Options{}))
+	u := <-runSource(t, New("file", dir, time.Hour, sources.Options{}))
 	if !hasPods("small")(u) {
 		t.Errorf("pods %v", podNames(u))
 	}
@@ -118,14 +119,14 @@ func TestFileSourceSizeLimit(t *testing.T) {
 
 func TestFileSourceAddModifyDelete(t *testing.T) {
 	dir := t.TempDir()
-	updates := runSource(t, NewFileSource("file", dir, time.Hour, Options{}))
+	updates := runSource(t, New("file", dir, time.Hour, sources.Options{}))
 	waitFor(t, updates, "empty first scan", hasPods())
 
 	p := write(t, dir, "web.yaml", podManifest("web", "busybox:1"))
 	waitFor(t, updates, "added pod", hasPods("web"))
 
 	write(t, dir, "web.yaml", podManifest("web", "busybox:2"))
-	u := waitFor(t, updates, "modified pod", func(u Update) bool {
+	u := waitFor(t, updates, "modified pod", func(u sources.Update) bool {
 		return hasPods("web")(u) && u.Pods[0].Pod.Spec.Containers[0].Image == "busybox:2"
 	})
 	if len(u.Errors) != 0 {
@@ -136,7 +137,7 @@ func TestFileSourceAddModifyDelete(t *testing.T) {
 	if err := os.Rename(tmp, p); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, updates, "atomically replaced pod", func(u Update) bool {
+	waitFor(t, updates, "atomically replaced pod", func(u sources.Update) bool {
 		return hasPods("web")(u) && u.Pods[0].Pod.Spec.Containers[0].Image == "busybox:3"
 	})
 
@@ -148,7 +149,7 @@ func TestFileSourceAddModifyDelete(t *testing.T) {
 
 func TestFileSourceRescan(t *testing.T) {
 	dir := t.TempDir()
-	s := NewFileSource("file", dir, 20*time.Millisecond, Options{})
+	s := New("file", dir, 20*time.Millisecond, sources.Options{})
 	updates := runSource(t, s)
 	waitFor(t, updates, "first scan", hasPods())
 	waitFor(t, updates, "periodic rescan", hasPods())
@@ -172,9 +173,9 @@ func TestFileSourceConfigMapSwap(t *testing.T) {
 	if err := os.Symlink("..data/pod.yaml", filepath.Join(dir, "pod.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	updates := runSource(t, NewFileSource("file", dir, time.Hour, Options{}))
-	image := func(want string) func(Update) bool {
-		return func(u Update) bool {
+	updates := runSource(t, New("file", dir, time.Hour, sources.Options{}))
+	image := func(want string) func(sources.Update) bool {
+		return func(u sources.Update) bool {
 			return hasPods("cm")(u) && u.Pods[0].Pod.Spec.Containers[0].Image == want
 		}
 	}
@@ -198,7 +199,7 @@ func TestFileSourceInvalidFileKeepsOthers(t *testing.T) {
 	write(t, dir, "good.yaml", podManifest("good", "busybox"))
 	bad := write(t, dir, "bad.yaml", "apiVersion: v1\nkind: Pod\nmetadata: [oops\n")
 	invalid := write(t, dir, "invalid.yaml", podManifest("invalid", ""))
-	u := <-runSource(t, NewFileSource("file", dir, time.Hour, Options{}))
+	u := <-runSource(t, New("file", dir, time.Hour, sources.Options{}))
 	if !hasPods("good")(u) {
 		t.Errorf("pods %v", podNames(u))
 	}
@@ -217,7 +218,7 @@ func TestFileSourceDuplicateAcrossFiles(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "a.yaml", podManifest("web", "busybox:a"))
 	b := write(t, dir, "b.yaml", podManifest("web", "busybox:b"))
-	u := <-runSource(t, NewFileSource("file", dir, time.Hour, Options{}))
+	u := <-runSource(t, New("file", dir, time.Hour, sources.Options{}))
 	if !hasPods("web")(u) || u.Pods[0].Pod.Spec.Containers[0].Image != "busybox:a" {
 		t.Errorf("pods %s", describe(u))
 	}
@@ -228,7 +229,7 @@ func TestFileSourceDuplicateAcrossFiles(t *testing.T) {
 
 func TestFileSourceMissingPath(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "pods")
-	updates := runSource(t, NewFileSource("file", dir, 30*time.Millisecond, Options{}))
+	updates := runSource(t, New("file", dir, 30*time.Millisecond, sources.Options{}))
 	u := <-updates
 	want := []string{dir + " does not exist; its pods start when it is created"}
 	if len(u.Pods) != 0 || len(u.Errors) != 0 || !reflect.DeepEqual(u.Warnings, want) {
@@ -237,7 +238,7 @@ func TestFileSourceMissingPath(t *testing.T) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, updates, "created directory", func(u Update) bool { return len(u.Warnings) == 0 })
+	waitFor(t, updates, "created directory", func(u sources.Update) bool { return len(u.Warnings) == 0 })
 	write(t, dir, "late.yaml", podManifest("late", "busybox"))
 	waitFor(t, updates, "pod in created directory", hasPods("late"))
 }
@@ -249,7 +250,7 @@ func TestFileSourceWatchesForAMissingPath(t *testing.T) {
 	top := t.TempDir()
 	dir := filepath.Join(top, "etc", "berth", "pods")
 	var logs testutil.SyncBuffer
-	s := NewFileSource("file", dir, -1, Options{Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	s := New("file", dir, -1, sources.Options{Log: slog.New(slog.NewTextHandler(&logs, nil))})
 	updates := runSource(t, s)
 	u := <-updates
 	if len(u.Pods) != 0 || len(u.Warnings) != 1 || !strings.Contains(u.Warnings[0], dir+" does not exist") {
@@ -282,43 +283,30 @@ func TestFileSourceSingleFile(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "other.yaml", podManifest("other", "busybox"))
 	p := write(t, dir, "pod.conf", podManifest("single", "busybox:1"))
-	updates := runSource(t, NewFileSource("file", p, time.Hour, Options{}))
+	updates := runSource(t, New("file", p, time.Hour, sources.Options{}))
 	u := waitFor(t, updates, "single file", hasPods("single"))
 	if u.Pods[0].Origin != p {
 		t.Errorf("origin %q", u.Pods[0].Origin)
 	}
 	write(t, dir, "pod.conf", podManifest("single", "busybox:2"))
-	waitFor(t, updates, "modified single file", func(u Update) bool {
+	waitFor(t, updates, "modified single file", func(u sources.Update) bool {
 		return hasPods("single")(u) && u.Pods[0].Pod.Spec.Containers[0].Image == "busybox:2"
 	})
 	if err := os.Remove(p); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, updates, "removed single file", func(u Update) bool {
+	waitFor(t, updates, "removed single file", func(u sources.Update) bool {
 		// A deleted single file means no pods, as in a directory.
 		return len(u.Pods) == 0 && len(u.Errors) == 0 && len(u.Warnings) == 1
 	})
 }
 
 func TestFileSourceStopsWhileSending(t *testing.T) {
-	s := NewFileSource("file", t.TempDir(), time.Hour, Options{})
+	s := New("file", t.TempDir(), time.Hour, sources.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx, make(chan Update)) }()
-	waitBlockedIn(t, "(*FileSource).scanAndSend")
+	go func() { done <- s.Run(ctx, make(chan sources.Update)) }()
+	waitBlockedIn(t, "(*Source).scanAndSend")
 	cancel()
 	runReturned(t, done, "Run blocked on send after cancel")
-}
-
-func TestIgnoredName(t *testing.T) {
-	for name, want := range map[string]bool{
-		"pod.yaml": false, "pod.yml": false, "pod.json": false, "POD.YAML": false,
-		".pod.yaml": true, "pod.yaml~": true, "pod.swp": true, ".pod.yaml.swp": true, "pod.yaml.bak": true,
-		"pod.tmp": true, "pod.txt": false, "pod": false, "..data": true, "etcd.manifest": false, "#pod.yaml#": true,
-		"pod.yaml.swo": true,
-	} {
-		if got := ignoredName(name); got != want {
-			t.Errorf("ignoredName(%q) = %v, want %v", name, got, want)
-		}
-	}
 }

@@ -1,8 +1,8 @@
-package sources
+package filesource
 
 import "time"
 
-// fileChurn is what a FileSource's watch said lately of its files: which
+// fileChurn is what a Source's watch said lately of its files: which
 // are being written (created or written to, not yet closed), when each last
 // changed, and which were renamed to what (inotify pairs a rename's halves
 // by a cookie). A scan keeps the last decode of a file being written, and

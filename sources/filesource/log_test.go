@@ -1,4 +1,4 @@
-package sources
+package filesource
 
 import (
 	"log/slog"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/internal/testutil"
+
+	"github.com/berth-dev/berth/sources"
 )
 
 // A source logs through the logger it was given, with its name, and never
@@ -20,7 +22,7 @@ func TestSourceLogsThroughInjectedLogger(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "pod.yaml.swp", podManifest("swap", "busybox"))
 	log := slog.New(slog.NewTextHandler(&injected, nil))
-	u := <-runSource(t, NewFileSource("file", dir, time.Hour, Options{Log: log}))
+	u := <-runSource(t, New("file", dir, time.Hour, sources.Options{Log: log}))
 	if len(u.Pods) != 0 {
 		t.Fatalf("swap file read: %+v", u)
 	}

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package sources
+package filesource
 
 import (
 	"slices"

@@ -1,4 +1,4 @@
-package sources
+package filesource
 
 import (
 	"log/slog"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/berth-dev/berth/internal/testutil"
 	"github.com/berth-dev/berth/manifest"
+	"github.com/berth-dev/berth/sources"
 )
 
 const secretYAML = "apiVersion: v1\nkind: Secret\nmetadata: {name: db}\nstringData: {password: hunter2}\n"
@@ -27,8 +28,8 @@ func TestSecretFileReadableWarns(t *testing.T) {
 	}
 	write(t, dir, "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: b}\n")
 	want := f + ": holds secret default/db and group or others may read it (mode 0644); chmod go-rwx it"
-	s := NewFileSource("file", dir, 0, Options{Log: log})
-	scan := func() Update {
+	s := New("file", dir, 0, sources.Options{Log: log})
+	scan := func() sources.Update {
 		t.Helper()
 		u, _, ok := s.scan(log)
 		if !ok {
@@ -53,7 +54,7 @@ func TestSecretFileReadableWarns(t *testing.T) {
 		t.Error("the secret's value is in the log")
 	}
 
-	_, warns, _, err := ValidateFiles([]string{dir}, manifest.Options{})
+	_, warns, _, err := sources.ValidateFiles([]string{dir}, manifest.Options{})
 	if err != nil || !slices.Contains(warns, want) {
 		t.Errorf("validate: %q %v", warns, err)
 	}

@@ -1,4 +1,4 @@
-package sources
+package filesource
 
 // fileEvent is one change in a watched directory.
 type fileEvent struct {

@@ -1,4 +1,4 @@
-package sources
+package filesource
 
 // Hostile files next to a good one: the file source keeps the good pod and
 // is bounded (Decode itself is tested in package manifest).
@@ -13,6 +13,7 @@ import (
 
 	"github.com/berth-dev/berth/internal/testutil"
 	"github.com/berth-dev/berth/manifest"
+	"github.com/berth-dev/berth/sources"
 )
 
 func robustPod(name string) string {
@@ -30,18 +31,18 @@ func TestRobustFileSourceHostile(t *testing.T) {
 		"nested.yaml":    strings.Repeat("[", 100000),
 		"bomb.yaml":      testutil.BillionLaughs,
 		"docs.yaml":      strings.Repeat("---\na: 1\n", 1<<20), // 9 MiB, under the size limit
-		"big.yaml":       robustPod("big") + "# " + strings.Repeat("x", MaxManifestBytes) + "\n",
+		"big.yaml":       robustPod("big") + "# " + strings.Repeat("x", sources.MaxManifestBytes) + "\n",
 	}
 	for name, data := range files {
 		write(t, dir, name, data)
 	}
 	// Exactly at the size limit is accepted.
 	exact := robustPod("exact") + "#"
-	exact += strings.Repeat("x", MaxManifestBytes-len(exact)-1) + "\n"
+	exact += strings.Repeat("x", sources.MaxManifestBytes-len(exact)-1) + "\n"
 	write(t, dir, "exact.yaml", exact)
 
 	start := time.Now()
-	u := <-runSource(t, NewFileSource("file", dir, time.Hour, Options{}))
+	u := <-runSource(t, New("file", dir, time.Hour, sources.Options{}))
 	took := time.Since(start)
 	if got := podNames(u); strings.Join(got, ",") != "exact,good" {
 		t.Errorf("pods %v, want [exact good]", got)
@@ -72,7 +73,7 @@ func TestRobustFileSourceHostile(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "exact.yaml"), []byte(exact+"x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if dec, read := decodeFile("file", filepath.Join(dir, "exact.yaml"), manifest.Options{}); read != readFailed || len(dec.Errors) != 1 || dec.Errors[0].Err != "file is larger than 10 MiB" {
+	if dec, read := sources.DecodeFile("file", filepath.Join(dir, "exact.yaml"), manifest.Options{}); read != sources.ReadFailed || len(dec.Errors) != 1 || dec.Errors[0].Err != "file is larger than 10 MiB" {
 		t.Errorf("exact.yaml + 1 byte: read %v, errors %v", read, dec.Errors)
 	}
 }

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package sources
+package filesource
 
 // statID reports no identity off Linux: every scan decodes every file.
 func statID(string) (fileID, bool) { return fileID{}, false }

@@ -1,10 +1,12 @@
-package sources
+// Package filesource is the file source of package sources: the manifest
+// files at a path, watched and rescanned, each key kept with the file that
+// declared it first.
+package filesource
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -15,18 +17,16 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/manifest"
+	"github.com/berth-dev/berth/sources"
 )
 
-// MaxManifestBytes is the size limit of one manifest file.
-const MaxManifestBytes = 10 << 20
-
-// DefaultDebounce is how long a FileSource collects filesystem events of
+// DefaultDebounce is how long a file Source collects filesystem events of
 // in-place writes, renames away and removals before it scans. Events that
 // say a file is complete (a rename into the directory, a close after
 // writing) scan at once.
 const DefaultDebounce = 100 * time.Millisecond
 
-// FileSource declares the pods of the manifest files at a path: a single file
+// Source declares the pods of the manifest files at a path: a single file
 // (read whatever its name), or a directory whose regular files (or symlinks to
 // them) are read, non-recursively, whatever their names, as the kubelet reads
 // them, except names starting with "." and editor swap and backup files
@@ -60,7 +60,7 @@ const DefaultDebounce = 100 * time.Millisecond
 // first good scan. A key declared by two files stays with the file that
 // declared it first (declOwners); a file being written keeps its last decode
 // (fileChurn).
-type FileSource struct {
+type Source struct {
 	// Debounce is how long events are collected before a scan
 	// (DefaultDebounce when zero). Set it before Run.
 	Debounce time.Duration
@@ -68,7 +68,7 @@ type FileSource struct {
 	name   string
 	path   string
 	rescan time.Duration
-	opts   Options
+	opts   sources.Options
 
 	// OwnersFile is where the source keeps which file declared each key
 	// first, so that a restart keeps them ("" keeps them in memory only).
@@ -76,26 +76,26 @@ type FileSource struct {
 	OwnersFile string
 
 	missing   atomic.Bool
-	last      *Update
+	last      *sources.Update
 	churn     *fileChurn
 	owners    *declOwners
 	ownersErr string
 	cache     decodeCache
-	warned    warnLog
+	warned    sources.WarnLog
 	skipped   skipLog
 	fileWarn  fileWarnLog
 }
 
-// NewFileSource returns a file source named name for path, rescanning every
+// New returns a file source named name for path, rescanning every
 // rescan (never when rescan <= 0).
-func NewFileSource(name, path string, rescan time.Duration, opts Options) *FileSource {
+func New(name, path string, rescan time.Duration, opts sources.Options) *Source {
 	opts.FileOrigin = true
-	return &FileSource{name: name, path: filepath.Clean(path), rescan: rescan, opts: opts}
+	return &Source{name: name, path: filepath.Clean(path), rescan: rescan, opts: opts}
 }
 
 // Missing returns an error naming the path while the last scan found no
 // file or directory there, nil otherwise. Safe for concurrent use.
-func (s *FileSource) Missing() error {
+func (s *Source) Missing() error {
 	if s.missing.Load() {
 		return fmt.Errorf("%s does not exist", s.path)
 	}
@@ -103,12 +103,12 @@ func (s *FileSource) Missing() error {
 }
 
 // Name returns the source's name.
-func (s *FileSource) Name() string { return s.name }
+func (s *Source) Name() string { return s.name }
 
 // Run scans and reports until ctx ends, then returns nil. It must not be
 // called more than once at a time.
-func (s *FileSource) Run(ctx context.Context, out chan<- Update) error {
-	log := s.opts.logger().With("source", s.name, "path", s.path)
+func (s *Source) Run(ctx context.Context, out chan<- sources.Update) error {
+	log := s.opts.Logger().With("source", s.name, "path", s.path)
 	debounce := s.Debounce
 	if debounce <= 0 {
 		debounce = DefaultDebounce
@@ -122,7 +122,7 @@ func (s *FileSource) Run(ctx context.Context, out chan<- Update) error {
 		log.Warn("cannot read which files declared the pods first; the first file in name order takes each key", "err", err)
 	}
 
-	clk := s.opts.clock()
+	clk := s.opts.Ticker()
 	var tick <-chan time.Time
 	if s.rescan > 0 {
 		t := clk.NewTicker(s.rescan)
@@ -193,7 +193,7 @@ func (s *FileSource) Run(ctx context.Context, out chan<- Update) error {
 // see records one watch event and reports whether it asks for a scan now:
 // a relevant event that says a file is complete. A relevant incomplete
 // one calls wake, for a scan after the debounce.
-func (s *FileSource) see(w *dirWatch, ev fileEvent, now time.Time, wake func()) (scanNow bool) {
+func (s *Source) see(w *dirWatch, ev fileEvent, now time.Time, wake func()) (scanNow bool) {
 	if !w.relevant(ev) {
 		return false
 	}
@@ -206,7 +206,7 @@ func (s *FileSource) see(w *dirWatch, ev fileEvent, now time.Time, wake func()) 
 
 // scanAndSend reports false when ctx ended before the update was taken,
 // and again when a key was held or a file left for a later scan.
-func (s *FileSource) scanAndSend(ctx context.Context, out chan<- Update, log *slog.Logger) (sent, again bool) {
+func (s *Source) scanAndSend(ctx context.Context, out chan<- sources.Update, log *slog.Logger) (sent, again bool) {
 	u, again, ok := s.scan(log)
 	if !ok {
 		return ctx.Err() == nil, again
@@ -219,8 +219,8 @@ func (s *FileSource) scanAndSend(ctx context.Context, out chan<- Update, log *sl
 	}
 }
 
-func (s *FileSource) scan(log *slog.Logger) (u Update, again, ok bool) {
-	now := s.opts.clock().Now()
+func (s *Source) scan(log *slog.Logger) (u sources.Update, again, ok bool) {
+	now := s.opts.Ticker().Now()
 	if s.churn == nil {
 		s.churn = newFileChurn(DefaultDebounce)
 	}
@@ -228,7 +228,7 @@ func (s *FileSource) scan(log *slog.Logger) (u Update, again, ok bool) {
 		s.owners = newDeclOwners("", DefaultDebounce)
 	}
 	defer s.churn.scanned(now)
-	files, skipped, err := listDir(s.path)
+	files, skipped, err := sources.ListDir(s.path)
 	var fileWarns []fileWarning
 	missing := errors.Is(err, fs.ErrNotExist)
 	if was := s.missing.Swap(missing); was && !missing {
@@ -239,13 +239,13 @@ func (s *FileSource) scan(log *slog.Logger) (u Update, again, ok bool) {
 		// Like the kubelet: no path, no pods. A deleted single file thus
 		// deletes its pods, as a deleted file in a directory does; a
 		// directory swapped by two renames holds them in between.
-		r := decoding{Update: Update{Source: s.name}}
+		r := decoding{Update: sources.Update{Source: s.name}}
 		st := s.owners.settle(&r.Update, r.facts(s.churn), now)
 		s.saveOwners(log)
 		if st.waiting {
 			// An owner of the last run may be back with the path: no
 			// first update yet (see the same below).
-			return Update{}, true, false
+			return sources.Update{}, true, false
 		}
 		again = st.again()
 		u = r.Update
@@ -253,10 +253,10 @@ func (s *FileSource) scan(log *slog.Logger) (u Update, again, ok bool) {
 	case err != nil:
 		if s.last == nil {
 			log.Error("cannot list manifests; not reporting until a scan succeeds", "err", err)
-			return Update{}, false, false
+			return sources.Update{}, false, false
 		}
 		log.Error("cannot list manifests; keeping the last scan", "err", err)
-		u = Update{Source: s.name, Pods: s.last.Pods, Objects: s.last.Objects, Warnings: s.last.Warnings}
+		u = sources.Update{Source: s.name, Pods: s.last.Pods, Objects: s.last.Objects, Warnings: s.last.Warnings}
 		u.Errors = append(slices.Clip(s.last.Errors), manifest.ManifestError{Origin: s.path, Err: err.Error()})
 		return u, false, true
 	default:
@@ -267,20 +267,20 @@ func (s *FileSource) scan(log *slog.Logger) (u Update, again, ok bool) {
 			// An owner of the last run declares none of its keys yet (a
 			// rewrite as berth started): read again before the first
 			// update, which would stop its pods.
-			return Update{}, true, false
+			return sources.Update{}, true, false
 		}
 		for _, w := range r.warns {
 			r.Warnings = append(r.Warnings, w.msg)
 		}
 		for _, f := range r.empty {
 			if !st.held[f] { // emptied for a rewrite, it is not said until it stays so
-				r.Warnings = append(r.Warnings, nothingWarning(f))
+				r.Warnings = append(r.Warnings, sources.NothingWarning(f))
 			}
 		}
 		u, fileWarns, again = r.Update, r.warns, r.deferred || st.again()
 	}
 	s.last = &u
-	s.warned.log(log, u.Pods)
+	s.warned.Log(log, u.Pods)
 	s.skipped.log(log, skipped)
 	s.fileWarn.log(log, fileWarns)
 	log.Debug("scanned manifests", "files", len(files), "pods", len(u.Pods), "errors", len(u.Errors))
@@ -288,7 +288,7 @@ func (s *FileSource) scan(log *slog.Logger) (u Update, again, ok bool) {
 }
 
 // saveOwners keeps the owners for the next start, logging a failure once.
-func (s *FileSource) saveOwners(log *slog.Logger) {
+func (s *Source) saveOwners(log *slog.Logger) {
 	err := s.owners.save()
 	if err != nil && err.Error() != s.ownersErr {
 		log.Warn("cannot keep which files declared the pods first; a restart gives each key to the first file in name order", "err", err)
@@ -299,96 +299,7 @@ func (s *FileSource) saveOwners(log *slog.Logger) {
 	}
 }
 
-// readResult is how reading one manifest file went.
-type readResult int
-
-const (
-	readOK       readResult = iota
-	readFailed              // an error of the read itself (in errs)
-	readVanished            // gone before it could be opened
-)
-
-// fileDecode is what one manifest file declares, and the file's own
-// warning ("" for none, see secretFileWarning).
-type fileDecode struct {
-	manifest.Decoded
-	warning string
-}
-
-// decodeFile reads and decodes one manifest file.
-func decodeFile(source, file string, opts manifest.Options) (fileDecode, readResult) {
-	data, mode, err := readManifest(file)
-	if errors.Is(err, fs.ErrNotExist) {
-		return fileDecode{}, readVanished
-	}
-	if err != nil {
-		return fileDecode{Decoded: manifest.Decoded{Errors: []manifest.ManifestError{{Origin: file, Err: err.Error()}}}}, readFailed
-	}
-	dec := manifest.DecodeAll(source, file, data, opts)
-	return fileDecode{Decoded: dec, warning: secretFileWarning(file, mode, dec)}, readOK
-}
-
-// declaresNothing reports whether a file's decode has nothing to say: no
-// document (empty, or only comments) and no error.
-func declaresNothing(d manifest.Decoded) bool {
-	return len(d.Pods)+len(d.Objects)+len(d.Errors)+len(d.Warnings) == 0
-}
-
-// nothingWarning is the warning of a file that declares nothing.
-func nothingWarning(file string) string {
-	return file + ": declares nothing (the file is empty or holds only comments)"
-}
-
-// readManifest returns the content of file and the mode of the file read.
-func readManifest(file string) ([]byte, fs.FileMode, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, 0, unwrapPathError(err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, 0, unwrapPathError(err)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxManifestBytes+1))
-	if err != nil {
-		return nil, 0, unwrapPathError(err)
-	}
-	if len(data) > MaxManifestBytes {
-		return nil, 0, fmt.Errorf("file is larger than %d MiB", MaxManifestBytes>>20)
-	}
-	return data, fi.Mode(), nil
-}
-
-// unwrapPathError drops the path from err, which the ManifestError's origin
-// already names.
-func unwrapPathError(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
-	}
-	return err
-}
-
-// dedupe keeps the first pod of each key and reports the others as errors
-// of their origins.
-func dedupe(pods []manifest.Desired) ([]manifest.Desired, []manifest.ManifestError) {
-	first := map[string]string{}
-	var kept []manifest.Desired
-	var errs []manifest.ManifestError
-	for _, d := range pods {
-		key := manifest.PodKey(d.Pod.Namespace, d.Pod.Name)
-		if origin, ok := first[key]; ok {
-			errs = append(errs, podDuplicate(d, origin))
-			continue
-		}
-		first[key] = d.Origin
-		kept = append(kept, d)
-	}
-	return kept, errs
-}
-
-// dirWatch is the fsnotify watch of a FileSource: the directory at path, or
+// dirWatch is the fsnotify watch of a Source: the directory at path, or
 // the parent directory of a single (or missing) file, filtered to its name.
 type dirWatch struct {
 	log      *slog.Logger
@@ -473,7 +384,7 @@ func (w *dirWatch) relevant(ev fileEvent) bool {
 	if w.only != "" {
 		return base == w.only
 	}
-	return !ignoredName(base) || filepath.Clean(ev.name) == filepath.Clean(w.dir)
+	return !sources.IgnoredName(base) || filepath.Clean(ev.name) == filepath.Clean(w.dir)
 }
 
 // drain passes the events already queued to see; it reports true when the
@@ -518,7 +429,7 @@ type decoded struct {
 	// racy is set on a decode of a file changed within racyWindow of it:
 	// its identity may not tell a later write.
 	racy bool
-	fileDecode
+	sources.FileDecode
 }
 
 // racyWindow is more than the granularity of file times (a kernel tick).
@@ -535,7 +446,7 @@ type fileID struct {
 // warnings with their identities, the files listed and not vanished, and
 // whether a file being written was left to a later scan.
 type decoding struct {
-	Update
+	sources.Update
 	warns   []fileWarning
 	present map[string]bool
 	// read are the present files whose declarations are in Update (not
@@ -549,7 +460,7 @@ type decoding struct {
 // cache. A file inFlux (nil: none) is being written: its last decode is
 // used, or, new, it is left out, and the result says to scan again.
 func (c *decodeCache) decodeFiles(source string, files []string, opts manifest.Options, inFlux func(string) bool) decoding {
-	r := decoding{Update: Update{Source: source}, present: make(map[string]bool, len(files)), read: make(map[string]bool, len(files))}
+	r := decoding{Update: sources.Update{Source: source}, present: make(map[string]bool, len(files)), read: make(map[string]bool, len(files))}
 	next := decodeCache{}
 	for _, f := range files {
 		if inFlux != nil && inFlux(f) {
@@ -557,7 +468,7 @@ func (c *decodeCache) decodeFiles(source string, files []string, opts manifest.O
 			r.present[f] = true
 			if d, ok := c.get(f); ok {
 				next[f] = d
-				r.use(f, d.id, d.fileDecode)
+				r.use(f, d.id, d.FileDecode)
 			}
 			continue
 		}
@@ -565,15 +476,15 @@ func (c *decodeCache) decodeFiles(source string, files []string, opts manifest.O
 		if d, ok := c.get(f); ok && statOK && !d.racy && d.id == id {
 			next[f] = d
 			r.present[f] = true
-			r.use(f, id, d.fileDecode)
+			r.use(f, id, d.FileDecode)
 			continue
 		}
-		dec, read := decodeFile(source, f, opts)
-		if read == readVanished {
+		dec, read := sources.DecodeFile(source, f, opts)
+		if read == sources.ReadVanished {
 			continue
 		}
 		r.present[f] = true
-		if read == readOK {
+		if read == sources.ReadOK {
 			// The identity was read before the content: a write in between
 			// changes it again, so the next scan decodes anew. A file
 			// changed within racyWindow is racy: the kernel's coarse file
@@ -581,7 +492,7 @@ func (c *decodeCache) decodeFiles(source string, files []string, opts manifest.O
 			// identity, so only a file being written uses that decode.
 			// A failed read is tried again next scan.
 			racy := !statOK || time.Now().UnixNano()-id.ctime <= int64(racyWindow) // the kernel's clock, as file times are
-			next[f] = decoded{id: id, racy: racy, fileDecode: dec}
+			next[f] = decoded{id: id, racy: racy, FileDecode: dec}
 		}
 		r.use(f, id, dec)
 	}
@@ -592,13 +503,13 @@ func (c *decodeCache) decodeFiles(source string, files []string, opts manifest.O
 }
 
 // use adds what file declares.
-func (r *decoding) use(file string, id fileID, d fileDecode) {
+func (r *decoding) use(file string, id fileID, d sources.FileDecode) {
 	r.read[file] = true
 	r.add(d.Decoded)
-	if d.warning != "" {
-		r.warns = append(r.warns, fileWarning{file, id, d.warning})
+	if d.Warning != "" {
+		r.warns = append(r.warns, fileWarning{file, id, d.Warning})
 	}
-	if declaresNothing(d.Decoded) {
+	if sources.DeclaresNothing(d.Decoded) {
 		r.empty = append(r.empty, file)
 	}
 }
@@ -624,27 +535,9 @@ func (r *decoding) facts(churn *fileChurn) fileFacts {
 
 // add appends what one origin declared, and the warnings of the documents
 // it skipped.
-func (u *Update) add(d manifest.Decoded) {
-	u.Pods = append(u.Pods, d.Pods...)
-	u.Objects = append(u.Objects, d.Objects...)
-	u.Errors = append(u.Errors, d.Errors...)
-	u.Warnings = append(u.Warnings, d.Warnings...)
-}
-
-// dedupeObjects keeps the first object of each kind and key and reports
-// the others as errors of their origins.
-func dedupeObjects(objs []manifest.Object) ([]manifest.Object, []manifest.ManifestError) {
-	first := map[string]string{}
-	var kept []manifest.Object
-	var errs []manifest.ManifestError
-	for _, o := range objs {
-		ref := objRef(o)
-		if origin, ok := first[ref]; ok {
-			errs = append(errs, objectDuplicate(o, origin))
-			continue
-		}
-		first[ref] = o.Origin
-		kept = append(kept, o)
-	}
-	return kept, errs
+func (r *decoding) add(d manifest.Decoded) {
+	r.Pods = append(r.Pods, d.Pods...)
+	r.Objects = append(r.Objects, d.Objects...)
+	r.Errors = append(r.Errors, d.Errors...)
+	r.Warnings = append(r.Warnings, d.Warnings...)
 }
