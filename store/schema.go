@@ -56,20 +56,22 @@ func schema() *memdb.DBSchema {
 			IndexID:     {Name: IndexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Key"}},
 			IndexModify: modifyIndex("Key"),
 		}},
+		TableRequests: requestsTableSchema(),
 	}}
 }
 
 func podsTableSchema() *memdb.TableSchema {
-	return &memdb.TableSchema{
-		Name: TablePods,
-		Indexes: map[string]*memdb.IndexSchema{
-			IndexID:       {Name: IndexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Key"}},
-			IndexSource:   {Name: IndexSource, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "Source"}},
-			IndexRef:      {Name: IndexRef, AllowMissing: true, Indexer: &memdb.StringSliceFieldIndex{Field: "Refs"}},
-			IndexTerminal: {Name: IndexTerminal, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "Terminal"}},
-			IndexModify:   modifyIndex("Key"),
-		},
+	indexes := holdsIndexes()
+	for name, ix := range map[string]*memdb.IndexSchema{
+		IndexID:       {Name: IndexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Key"}},
+		IndexSource:   {Name: IndexSource, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "Source"}},
+		IndexRef:      {Name: IndexRef, AllowMissing: true, Indexer: &memdb.StringSliceFieldIndex{Field: "Refs"}},
+		IndexTerminal: {Name: IndexTerminal, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "Terminal"}},
+		IndexModify:   modifyIndex("Key"),
+	} {
+		indexes[name] = ix
 	}
+	return &memdb.TableSchema{Name: TablePods, Indexes: indexes}
 }
 
 func configMapsTableSchema() *memdb.TableSchema { return objectsTableSchema(TableConfigMaps) }
