@@ -35,45 +35,67 @@ const (
 
 // nodeFit decides whether pods fit the node, in the kubelet's order (OS
 // label, OS field, resources, node affinity) with its first failure's
-// reason, and holds the requests of the pods the node runs, by pod key.
+// reason. The pods the node runs hold their requests: the store's sum
+// (base), less the stored pods a decision replaces, plus the pods it
+// holds by key (held, summed in sum).
 type nodeFit struct {
 	node *Node
-	held map[string]resourcehelper.Requests
-	// base is what the pods not held by key hold (AdmitChanged's pods
-	// other than the changed ones), summed.
-	base resourcehelper.Requests
-	memo *Memo
+	base model.Requests
+	held map[string]model.Requests
+	sum  model.Requests
 }
 
-func newNodeFit(n *Node, m *Memo) *nodeFit {
-	return &nodeFit{node: n, held: map[string]resourcehelper.Requests{}, memo: m}
+func newNodeFit(v View, n *Node) *nodeFit {
+	f := &nodeFit{node: n, held: map[string]model.Requests{}}
+	if n != nil {
+		f.base = v.Requests()
+	}
+	return f
 }
 
-// hold counts p's requests against the node (replacing what p's key held).
+// counted is what p holds of the node: its requests, none once it ended
+// (it runs nothing), as the store counts it.
+func counted(p *model.Pod) model.Requests {
+	if p == nil || p.Terminal != "" {
+		return model.Requests{}
+	}
+	return p.Requests
+}
+
+// unhold takes the stored pod p, which the decision replaces or removes,
+// out of the store's sum.
+func (f *nodeFit) unhold(p *model.Pod) { f.base = f.base.Minus(counted(p)) }
+
+// hold counts p's requests against the node, replacing what p's key held.
 // A terminal pod, which runs nothing, holds none.
 func (f *nodeFit) hold(p *model.Pod) {
 	if f.node == nil || p == nil || p.Terminal != "" {
 		return
 	}
-	f.held[p.Key] = f.memo.podRequests(p.Spec)
+	f.set(p.Key, p.Requests)
 }
 
-// admit returns "" and holds pod's requests under key k when it fits
-// beside the other pods held, else the refusal "Reason: message". A pod
-// unchanged since it was admitted is not checked again, as the kubelet
-// admits a pod once.
-func (f *nodeFit) admit(k string, pod *v1.Pod, unchanged bool) string {
+func (f *nodeFit) set(k string, r model.Requests) {
+	f.sum = f.sum.Minus(f.held[k]).Plus(r)
+	f.held[k] = r
+}
+
+// admit returns "" and holds p's requests under key k when pod, p's spec,
+// fits beside the other pods held, else the refusal "Reason: message". A
+// pod unchanged since it was admitted is not checked again, as the
+// kubelet admits a pod once.
+func (f *nodeFit) admit(k string, pod *v1.Pod, p *model.Pod, unchanged bool) string {
 	if f.node == nil || unchanged {
 		return ""
 	}
-	if msg := f.refusal(k, pod); msg != "" {
+	if msg := f.refusal(k, pod, p.Requests); msg != "" {
 		return msg
 	}
-	f.held[k] = f.memo.podRequests(pod)
+	f.set(k, p.Requests)
 	return ""
 }
 
-func (f *nodeFit) refusal(k string, pod *v1.Pod) string {
+func (f *nodeFit) refusal(k string, pod *v1.Pod, want model.Requests) string {
 	n := f.node
 	if os, ok := pod.Labels[v1.LabelOSStable]; ok && os != n.OS {
 		return reasonOSLabel + ": " + msgOSLabel
@@ -81,13 +103,7 @@ func (f *nodeFit) refusal(k string, pod *v1.Pod) string {
 	if pod.Spec.OS != nil && string(pod.Spec.OS.Name) != n.OS {
 		return reasonOS + ": " + msgOS
 	}
-	want := f.memo.podRequests(pod)
-	used := f.base
-	for key, r := range f.held {
-		if key != k {
-			used = used.Plus(r)
-		}
-	}
+	used := f.base.Plus(f.sum).Minus(f.held[k])
 	for _, r := range []struct {
 		name                      v1.ResourceName
 		requested, used, capacity int64
@@ -104,6 +120,12 @@ func (f *nodeFit) refusal(k string, pod *v1.Pod) string {
 		return reasonNodeAffinity + ": " + msgNodeAffinity
 	}
 	return ""
+}
+
+// podRequests is resourcehelper.PodRequests of spec.
+func podRequests(spec *v1.PodSpec) model.Requests {
+	r := resourcehelper.PodRequests(spec)
+	return model.Requests{CPUMilli: r.CPUMilli, Memory: r.Memory}
 }
 
 // warnings are the lines of pods that name another node in

@@ -72,12 +72,14 @@ func TestApplySourcePartial(t *testing.T) {
 	}
 }
 
-func TestViewPodAndTerminalPods(t *testing.T) {
+func TestViewPodAndRequests(t *testing.T) {
 	s, err := New(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.ReplaceSourcePods("etcd", []*model.Pod{sourcePod("etcd", "a", "a"), sourcePod("etcd", "b", "b")}); err != nil {
+	a, b := sourcePod("etcd", "a", "a"), sourcePod("etcd", "b", "b")
+	a.Requests, b.Requests = model.Requests{CPUMilli: 1}, model.Requests{CPUMilli: 2}
+	if err := s.ReplaceSourcePods("etcd", []*model.Pod{a, b}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.UpdatePod("default/b", func(p *model.Pod) bool { p.Terminal = v1.PodSucceeded; return true }); err != nil {
@@ -90,9 +92,8 @@ func TestViewPodAndTerminalPods(t *testing.T) {
 		if p, err := v.Pod("default/zz"); err != nil || p != nil {
 			t.Errorf("Pod of a missing key = %v, %v", p, err)
 		}
-		ended, err := v.TerminalPods()
-		if err != nil || len(ended) != 1 || ended[0].Key != "default/b" {
-			t.Errorf("TerminalPods = %v, %v; want default/b", ended, err)
+		if r := v.Requests(); r != (model.Requests{CPUMilli: 1}) {
+			t.Errorf("Requests = %+v, want a's only: b ended", r)
 		}
 		return SourceWrite{Partial: true}, nil
 	})
