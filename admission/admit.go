@@ -18,6 +18,7 @@ import (
 
 	"github.com/berth-dev/berth/manifest"
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/resourcehelper"
 )
 
 // View is the store as admission reads it (store.View, inside the write
@@ -30,8 +31,9 @@ type View interface {
 	PodsByHostPort(hp model.HostPort) ([]*model.Pod, error)
 	PodsByUID(uid string) ([]*model.Pod, error)
 	PodsByClaim(key string) ([]*model.Pod, error)
-	// Requests are those of the pods that have not ended, summed.
-	Requests() model.Requests
+	// Requests are those of the pods that have not ended, summed
+	// (store.Counted).
+	Requests() resourcehelper.Requests
 	ContainersByPod(key string) ([]*model.Container, error)
 	Source(name string) (*model.Source, error)
 	ObjectsBySource(kind, source string) ([]*model.Object, error)
@@ -125,8 +127,7 @@ func merge(old *model.Pod, source string, d manifest.Desired, now time.Time) *mo
 	if old != nil && old.Origin == d.Origin && (old.Spec == d.Pod || equality.Semantic.DeepEqual(old.Spec, d.Pod)) {
 		return old
 	}
-	p := &model.Pod{Key: key(d), Source: source, Origin: d.Origin, Spec: d.Pod, SeenAt: now, Refs: manifest.RefKeys(d.Pod),
-		Requests: podRequests(&d.Pod.Spec)}
+	p := &model.Pod{Key: key(d), Source: source, Origin: d.Origin, Spec: d.Pod, SeenAt: now, Refs: manifest.RefKeys(d.Pod)}
 	if old != nil && old.Spec.UID == d.Pod.UID {
 		return p.WithObserved(old)
 	}

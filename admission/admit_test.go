@@ -11,6 +11,8 @@ import (
 
 	"github.com/berth-dev/berth/manifest"
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/resourcehelper"
+	"github.com/berth-dev/berth/store"
 )
 
 // view is an in-memory View.
@@ -85,12 +87,10 @@ func (v view) PodsByClaim(key string) ([]*model.Pod, error) {
 	return v.podsWhere(func(p *model.Pod) bool { return slices.Contains(model.ClaimKeys(p.Spec), key) })
 }
 
-func (v view) Requests() model.Requests {
-	var sum model.Requests
+func (v view) Requests() resourcehelper.Requests {
+	var sum resourcehelper.Requests
 	for _, p := range v.pods {
-		if p.Terminal == "" {
-			sum = sum.Plus(p.Requests)
-		}
+		sum = sum.Plus(store.Counted(p))
 	}
 	return sum
 }

@@ -126,7 +126,7 @@ func (h *holds) check(d manifest.Desired, k string, old, merged *model.Pod) (*mo
 	if msg, err := h.once.admit(k, d.Pod); err != nil || msg != "" {
 		return nil, msg, err
 	}
-	if msg := h.fits.admit(k, d.Pod, p, unchanged); msg != "" {
+	if msg := h.fits.admit(k, d.Pod, unchanged); msg != "" {
 		return nil, msg, nil
 	}
 	h.uids[d.Pod.UID] = k

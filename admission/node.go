@@ -8,6 +8,7 @@ import (
 	"github.com/berth-dev/berth/manifest"
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/resourcehelper"
+	"github.com/berth-dev/berth/store"
 )
 
 // Node is what admission knows of the node: the name, labels and OS that
@@ -40,31 +41,30 @@ const (
 // holds by key (held, summed in sum).
 type nodeFit struct {
 	node *Node
-	base model.Requests
-	held map[string]model.Requests
-	sum  model.Requests
+	base resourcehelper.Requests
+	held map[string]resourcehelper.Requests
+	sum  resourcehelper.Requests
 }
 
 func newNodeFit(v View, n *Node) *nodeFit {
-	f := &nodeFit{node: n, held: map[string]model.Requests{}}
+	f := &nodeFit{node: n, held: map[string]resourcehelper.Requests{}}
 	if n != nil {
 		f.base = v.Requests()
 	}
 	return f
 }
 
-// counted is what p holds of the node: its requests, none once it ended
-// (it runs nothing), as the store counts it.
-func counted(p *model.Pod) model.Requests {
-	if p == nil || p.Terminal != "" {
-		return model.Requests{}
-	}
-	return p.Requests
+func minus(r, o resourcehelper.Requests) resourcehelper.Requests {
+	return resourcehelper.Requests{CPUMilli: r.CPUMilli - o.CPUMilli, Memory: r.Memory - o.Memory}
 }
 
 // unhold takes the stored pod p, which the decision replaces or removes,
 // out of the store's sum.
-func (f *nodeFit) unhold(p *model.Pod) { f.base = f.base.Minus(counted(p)) }
+func (f *nodeFit) unhold(p *model.Pod) {
+	if f.node != nil {
+		f.base = minus(f.base, store.Counted(p))
+	}
+}
 
 // hold counts p's requests against the node, replacing what p's key held.
 // A terminal pod, which runs nothing, holds none.
@@ -72,30 +72,31 @@ func (f *nodeFit) hold(p *model.Pod) {
 	if f.node == nil || p == nil || p.Terminal != "" {
 		return
 	}
-	f.set(p.Key, p.Requests)
+	f.set(p.Key, store.Counted(p))
 }
 
-func (f *nodeFit) set(k string, r model.Requests) {
-	f.sum = f.sum.Minus(f.held[k]).Plus(r)
+func (f *nodeFit) set(k string, r resourcehelper.Requests) {
+	f.sum = minus(f.sum, f.held[k]).Plus(r)
 	f.held[k] = r
 }
 
-// admit returns "" and holds p's requests under key k when pod, p's spec,
-// fits beside the other pods held, else the refusal "Reason: message". A
-// pod unchanged since it was admitted is not checked again, as the
-// kubelet admits a pod once.
-func (f *nodeFit) admit(k string, pod *v1.Pod, p *model.Pod, unchanged bool) string {
+// admit returns "" and holds pod's requests under key k when it fits
+// beside the other pods held, else the refusal "Reason: message". A pod
+// unchanged since it was admitted is not checked again, as the kubelet
+// admits a pod once.
+func (f *nodeFit) admit(k string, pod *v1.Pod, unchanged bool) string {
 	if f.node == nil || unchanged {
 		return ""
 	}
-	if msg := f.refusal(k, pod, p.Requests); msg != "" {
+	want := resourcehelper.PodRequests(&pod.Spec)
+	if msg := f.refusal(k, pod, want); msg != "" {
 		return msg
 	}
-	f.set(k, p.Requests)
+	f.set(k, want)
 	return ""
 }
 
-func (f *nodeFit) refusal(k string, pod *v1.Pod, want model.Requests) string {
+func (f *nodeFit) refusal(k string, pod *v1.Pod, want resourcehelper.Requests) string {
 	n := f.node
 	if os, ok := pod.Labels[v1.LabelOSStable]; ok && os != n.OS {
 		return reasonOSLabel + ": " + msgOSLabel
@@ -103,7 +104,7 @@ func (f *nodeFit) refusal(k string, pod *v1.Pod, want model.Requests) string {
 	if pod.Spec.OS != nil && string(pod.Spec.OS.Name) != n.OS {
 		return reasonOS + ": " + msgOS
 	}
-	used := f.base.Plus(f.sum).Minus(f.held[k])
+	used := minus(f.base.Plus(f.sum), f.held[k])
 	for _, r := range []struct {
 		name                      v1.ResourceName
 		requested, used, capacity int64
@@ -120,12 +121,6 @@ func (f *nodeFit) refusal(k string, pod *v1.Pod, want model.Requests) string {
 		return reasonNodeAffinity + ": " + msgNodeAffinity
 	}
 	return ""
-}
-
-// podRequests is resourcehelper.PodRequests of spec.
-func podRequests(spec *v1.PodSpec) model.Requests {
-	r := resourcehelper.PodRequests(spec)
-	return model.Requests{CPUMilli: r.CPUMilli, Memory: r.Memory}
 }
 
 // warnings are the lines of pods that name another node in

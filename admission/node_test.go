@@ -100,8 +100,8 @@ func TestNodeRequestsAddUp(t *testing.T) {
 	other := asking("other", "1", "")
 	done := asking("done", "1", "")
 	v := view{pods: []*model.Pod{
-		{Key: "default/other", Source: "http", Spec: other.Pod, Requests: podRequests(&other.Pod.Spec)},
-		{Key: "default/done", Source: "http", Spec: done.Pod, Terminal: v1.PodSucceeded, Requests: podRequests(&done.Pod.Spec)},
+		{Key: "default/other", Source: "http", Spec: other.Pod},
+		{Key: "default/done", Source: "http", Spec: done.Pod, Terminal: v1.PodSucceeded},
 	}}
 	first := asking("a", "600m", "")
 	second := asking("b", "500m", "")

@@ -33,15 +33,13 @@ func TestApplyByDifferenceSeesOtherWriters(t *testing.T) {
 	mustApply(t, inf, sources.Update{Source: "etcd", Pods: []manifest.Desired{a, b}, Objects: objs})
 
 	// Another writer stores a pod on port 7, with UID uid-w, the claim,
-	// and most of the node's CPU (its Requests, set as admission sets
-	// them).
+	// and most of the node's CPU.
 	w := pod("w", "img", 7)
 	data := []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{
 		PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "once"}}}}
 	w.Pod.Spec.Volumes = data
 	w.Pod.Spec.Containers[0].Resources.Requests = v1.ResourceList{v1.ResourceCPU: resource.MustParse("800m")}
-	if err := st.UpsertPod(&model.Pod{Key: "default/w", Source: "other", Origin: "w.yaml", Spec: w.Pod,
-		Requests: model.Requests{CPUMilli: 800}}); err != nil {
+	if err := st.UpsertPod(&model.Pod{Key: "default/w", Source: "other", Origin: "w.yaml", Spec: w.Pod}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -81,19 +81,3 @@ func ClaimKeys(pod *v1.Pod) []string {
 	}
 	return out
 }
-
-// Requests are the CPU (millicores) and memory (bytes) a pod asks of the
-// node.
-type Requests struct {
-	CPUMilli, Memory int64
-}
-
-// Plus is r and o added.
-func (r Requests) Plus(o Requests) Requests {
-	return Requests{r.CPUMilli + o.CPUMilli, r.Memory + o.Memory}
-}
-
-// Minus is o taken from r.
-func (r Requests) Minus(o Requests) Requests {
-	return Requests{r.CPUMilli - o.CPUMilli, r.Memory - o.Memory}
-}

@@ -43,10 +43,6 @@ type Pod struct {
 	// (volumes, env, envFrom, imagePullSecrets), set at admission: a
 	// change of one of them notifies the pod.
 	Refs []string
-	// Requests are what the spec asks of the node, set at admission as
-	// Refs are; the store sums them over the pods that have not ended
-	// (store.View.Requests).
-	Requests Requests
 }
 
 // WithObserved returns a copy of p carrying from's observed state (status,

@@ -8,6 +8,7 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/resourcehelper"
 )
 
 // Indexes of what desired pods hold on the node, derived from each pod's
@@ -29,7 +30,7 @@ const TableRequests = "requests"
 
 type requestsRow struct {
 	ID string
-	model.Requests
+	resourcehelper.Requests
 }
 
 const requestsID = "pods"
@@ -113,18 +114,28 @@ func requestsTableSchema() *memdb.TableSchema {
 	}
 }
 
-// counted is what p holds of the node's resources: its requests, none once
-// it ended (it runs nothing) or when absent.
-func counted(p *model.Pod) model.Requests {
-	if p == nil || p.Terminal != "" {
-		return model.Requests{}
+// Counted is what p holds of the node's resources: its spec's requests
+// (resourcehelper.PodRequests), none once it ended (it runs nothing) or
+// when absent.
+func Counted(p *model.Pod) resourcehelper.Requests {
+	if p == nil || p.Terminal != "" || p.Spec == nil {
+		return resourcehelper.Requests{}
 	}
-	return p.Requests
+	return resourcehelper.PodRequests(&p.Spec.Spec)
 }
 
-// addRequests adds d to the requests of w's pods, written at commit.
-func (w *writeTxn) addRequests(d model.Requests) {
-	if d != (model.Requests{}) {
+// countPod adds to the sum of the pods' requests what writing p over cur
+// (either nil when absent) changes; a write of the same spec object that
+// neither ends nor revives the pod (a status write) changes nothing.
+func (w *writeTxn) countPod(cur, p *model.Pod) {
+	if cur != nil && p != nil && cur.Spec == p.Spec && (cur.Terminal == "") == (p.Terminal == "") {
+		return
+	}
+	d := Counted(p)
+	if c := Counted(cur); c != (resourcehelper.Requests{}) {
+		d = d.Plus(resourcehelper.Requests{CPUMilli: -c.CPUMilli, Memory: -c.Memory})
+	}
+	if d != (resourcehelper.Requests{}) {
 		w.requests = w.requests.Plus(d)
 		w.requestsSet = true
 	}
@@ -142,10 +153,10 @@ func (w *writeTxn) commitRequests() error {
 	return nil
 }
 
-func requestsIn(txn *memdb.Txn) model.Requests {
+func requestsIn(txn *memdb.Txn) resourcehelper.Requests {
 	raw, err := txn.First(TableRequests, IndexID, requestsID)
 	if err != nil || raw == nil {
-		return model.Requests{}
+		return resourcehelper.Requests{}
 	}
 	return raw.(*requestsRow).Requests
 }
@@ -192,5 +203,5 @@ func (v View) PodsByClaim(key string) ([]*model.Pod, error) {
 }
 
 // Requests returns the requests of the desired pods that have not ended
-// (model.Pod.Requests summed).
-func (v View) Requests() model.Requests { return requestsIn(v.txn) }
+// (Counted, summed).
+func (v View) Requests() resourcehelper.Requests { return requestsIn(v.txn) }

@@ -6,10 +6,12 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/resourcehelper"
 )
 
 var errRead = errors.New("read only")
@@ -22,9 +24,10 @@ func read(t *testing.T, s *Store, fn func(View)) {
 	}
 }
 
-func holdingPod(name, uid, claim string, ports ...v1.ContainerPort) *v1.Pod {
+func holdingPod(name, uid, claim string, cpuMilli int64, ports ...v1.ContainerPort) *v1.Pod {
 	p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID(uid)},
-		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Ports: ports}}}}
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Ports: ports, Resources: v1.ResourceRequirements{
+			Requests: v1.ResourceList{v1.ResourceCPU: *resource.NewMilliQuantity(cpuMilli, resource.DecimalSI)}}}}}}
 	if claim != "" {
 		p.Spec.Volumes = []v1.Volume{{Name: "v", VolumeSource: v1.VolumeSource{
 			PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}}
@@ -49,16 +52,16 @@ func TestHoldsIndexes(t *testing.T) {
 		t.Fatal(err)
 	}
 	tcp := v1.ProtocolTCP
-	put := func(key string, spec *v1.Pod, r model.Requests) {
+	put := func(key string, spec *v1.Pod) {
 		t.Helper()
-		if err := s.UpsertPod(&model.Pod{Key: key, Source: "file", Spec: spec, Requests: r}); err != nil {
+		if err := s.UpsertPod(&model.Pod{Key: key, Source: "file", Spec: spec}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	put("default/a", holdingPod("a", "uid-a", "data", v1.ContainerPort{HostPort: 80, HostIP: "10.0.0.1", Protocol: tcp}), model.Requests{CPUMilli: 100, Memory: 1})
-	put("default/b", holdingPod("b", "uid-b", "", v1.ContainerPort{HostPort: 80, Protocol: tcp}), model.Requests{CPUMilli: 200})
-	put("default/c", holdingPod("c", "uid-a", "data", v1.ContainerPort{HostPort: 80, HostIP: "10.0.0.2", Protocol: tcp}), model.Requests{CPUMilli: 400})
-	check := func(step string, want map[model.HostPort][]string, uidA, claim []string, r model.Requests) {
+	put("default/a", holdingPod("a", "uid-a", "data", 100, v1.ContainerPort{HostPort: 80, HostIP: "10.0.0.1", Protocol: tcp}))
+	put("default/b", holdingPod("b", "uid-b", "", 200, v1.ContainerPort{HostPort: 80, Protocol: tcp}))
+	put("default/c", holdingPod("c", "uid-a", "data", 400, v1.ContainerPort{HostPort: 80, HostIP: "10.0.0.2", Protocol: tcp}))
+	check := func(step string, want map[model.HostPort][]string, uidA, claim []string, r resourcehelper.Requests) {
 		t.Helper()
 		read(t, s, func(v View) {
 			for hp, keys := range want {
@@ -87,10 +90,11 @@ func TestHoldsIndexes(t *testing.T) {
 		on("10.0.0.3", 80, tcp):  {"default/b"},
 		on("0.0.0.0", 8080, tcp): nil,
 		on("0.0.0.0", 80, "UDP"): nil,
-	}, []string{"default/a", "default/c"}, []string{"default/a", "default/c"}, model.Requests{CPUMilli: 700, Memory: 1})
+	}, []string{"default/a", "default/c"}, []string{"default/a", "default/c"}, resourcehelper.Requests{CPUMilli: 700})
 
-	// An edit moves a's port and claim; c ends; b's status is written.
-	put("default/a", holdingPod("a", "uid-a", "other", v1.ContainerPort{HostPort: 81, Protocol: tcp}), model.Requests{CPUMilli: 100, Memory: 1})
+	// An edit moves a's port and claim and grows it; c ends; b's status is
+	// written.
+	put("default/a", holdingPod("a", "uid-a", "other", 150, v1.ContainerPort{HostPort: 81, Protocol: tcp}))
 	if _, err := s.UpdatePod("default/c", func(p *model.Pod) bool { p.Terminal = v1.PodSucceeded; return true }); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +104,7 @@ func TestHoldsIndexes(t *testing.T) {
 	check("edited", map[model.HostPort][]string{
 		on("0.0.0.0", 80, tcp):  {"default/b", "default/c"},
 		on("10.0.0.1", 81, tcp): {"default/a"},
-	}, []string{"default/a", "default/c"}, []string{"default/c"}, model.Requests{CPUMilli: 300, Memory: 1})
+	}, []string{"default/a", "default/c"}, []string{"default/c"}, resourcehelper.Requests{CPUMilli: 350})
 
 	if err := s.DeletePod("default/a"); err != nil {
 		t.Fatal(err)
@@ -111,5 +115,5 @@ func TestHoldsIndexes(t *testing.T) {
 	check("deleted", map[model.HostPort][]string{
 		on("0.0.0.0", 80, tcp): {"default/b"},
 		on("0.0.0.0", 81, tcp): nil,
-	}, nil, nil, model.Requests{CPUMilli: 200})
+	}, nil, nil, resourcehelper.Requests{CPUMilli: 200})
 }

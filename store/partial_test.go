@@ -6,10 +6,12 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/resourcehelper"
 )
 
 func sourcePod(source, name, uid string) *model.Pod {
@@ -78,7 +80,10 @@ func TestViewPodAndRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, b := sourcePod("etcd", "a", "a"), sourcePod("etcd", "b", "b")
-	a.Requests, b.Requests = model.Requests{CPUMilli: 1}, model.Requests{CPUMilli: 2}
+	for p, mem := range map[*model.Pod]string{a: "1Mi", b: "2Mi"} {
+		p.Spec.Spec.Containers = []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{
+			Requests: v1.ResourceList{v1.ResourceMemory: resource.MustParse(mem)}}}}
+	}
 	if err := s.ReplaceSourcePods("etcd", []*model.Pod{a, b}); err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +97,7 @@ func TestViewPodAndRequests(t *testing.T) {
 		if p, err := v.Pod("default/zz"); err != nil || p != nil {
 			t.Errorf("Pod of a missing key = %v, %v", p, err)
 		}
-		if r := v.Requests(); r != (model.Requests{CPUMilli: 1}) {
+		if r := v.Requests(); r != (resourcehelper.Requests{Memory: 1 << 20}) {
 			t.Errorf("Requests = %+v, want a's only: b ended", r)
 		}
 		return SourceWrite{Partial: true}, nil

@@ -7,6 +7,7 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/resourcehelper"
 )
 
 // indexRow is the latest index written to one table (tableAll for the
@@ -48,7 +49,7 @@ type writeTxn struct {
 	deleted map[string]int // deletions this transaction keeps, by table
 	// requests is what this transaction's pod writes changed of the sum
 	// of the pods' requests (requestsSet: it changed).
-	requests    model.Requests
+	requests    resourcehelper.Requests
 	requestsSet bool
 }
 
