@@ -4,7 +4,10 @@
 // and a pod still running for a source that has not synced since berth
 // started stays that source's; new and changed pods must fit the node
 // (node.go). It is pure over a View of the store, so the store can run the
-// decision and its write in one transaction.
+// decision and its write in one transaction, and it reads what the stored
+// pods hold (host ports, UIDs, claims, requests) from the store's indexes.
+// One algorithm (decide.go) serves a whole update (Admit) and an update
+// given by its difference (AdmitChanged).
 package admission
 
 import (
@@ -15,14 +18,22 @@ import (
 
 	"github.com/berth-dev/berth/manifest"
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/resourcehelper"
 )
 
 // View is the store as admission reads it (store.View, inside the write
 // transaction that records the decision).
 type View interface {
-	Pods() ([]*model.Pod, error)
 	Pod(key string) (*model.Pod, error)
-	TerminalPods() ([]*model.Pod, error)
+	PodsBySource(source string) ([]*model.Pod, error)
+	// PodsByHostPort, PodsByUID and PodsByClaim return the pods holding
+	// a host port that conflicts with hp, a UID and a claim, by key.
+	PodsByHostPort(hp model.HostPort) ([]*model.Pod, error)
+	PodsByUID(uid string) ([]*model.Pod, error)
+	PodsByClaim(key string) ([]*model.Pod, error)
+	// Requests are those of the pods that have not ended, summed
+	// (store.Counted).
+	Requests() resourcehelper.Requests
 	ContainersByPod(key string) ([]*model.Container, error)
 	Source(name string) (*model.Source, error)
 	ObjectsBySource(kind, source string) ([]*model.Object, error)
@@ -40,9 +51,6 @@ type Update struct {
 	Now time.Time
 	// Node, when set, refuses new and changed pods that do not fit it.
 	Node *Node
-	// Memo, when set, keeps what was derived from pod specs for the next
-	// decision.
-	Memo *Memo
 }
 
 // Decision is the source's pods after an update and why pods were refused.
@@ -59,138 +67,53 @@ type Decision struct {
 	Warnings []string
 }
 
-// Admit decides u against the store as v shows it. It never modifies what v
-// returns. A pod is checked when it is new or its spec, origin or error
-// changed: a pod offered again as it is stored, without error, keeps its
-// place unchecked, as the kubelet admits a pod once. Unchanged pods are
-// held first, then the changed ones checked in u's order, then the new
-// ones.
+// Admit decides u, the source's whole update, against the store as v shows
+// it: decide with every offered pod a candidate and the source's stored
+// pods u no longer offers gone. It never modifies what v returns. A pod
+// offered again as it is stored, without error, keeps its place unchecked,
+// as the kubelet admits a pod once.
 func Admit(v View, u Update) (Decision, error) {
-	all, err := v.Pods()
+	stored, err := v.PodsBySource(u.Source)
 	if err != nil {
 		return Decision{}, err
 	}
-	defer u.Memo.trim()
-	have := map[string]*model.Pod{}
-	h := newHolds(v, u, nil, nil)
-	for _, p := range all {
-		if p.Source == u.Source {
-			have[p.Key] = p
-			continue
-		}
-		h.owner[p.Key] = p.Source
-		h.hold(p.Key, p.Spec)
-		h.fits.hold(p)
-	}
-
-	failedOrigin := map[string]bool{}
-	podErr := map[string]string{}
-	var errs []string
-	for _, e := range u.Errors {
-		errs = append(errs, e.Error())
-		switch {
-		case e.PodKey == "":
-			failedOrigin[e.Origin] = true
-		case e.Kind == "":
-			podErr[e.PodKey] = e.Error()
-		}
-	}
-	objects, refusals, err := admitObjects(v, u, failedOrigin)
-	if err != nil {
-		return Decision{}, err
-	}
-	errs = append(errs, refusals...)
-
-	// Pods kept on their last good spec (their update failed) keep their
-	// ports and UIDs too, so a newcomer cannot take them meanwhile.
 	offered := make(map[string]bool, len(u.Pods))
-	keys := make([]string, len(u.Pods))
+	cand := make([]int, len(u.Pods))
 	for i, d := range u.Pods {
-		keys[i] = key(d)
-		offered[keys[i]] = true
-		h.fits.hold(have[keys[i]])
+		offered[key(d)] = true
+		cand[i] = i
 	}
-	for k, old := range have {
-		if _, bad := podErr[k]; (bad || failedOrigin[old.Origin]) && !offered[k] {
-			h.hold(k, old.Spec)
-			h.fits.hold(old)
+	var gone []string
+	for _, p := range stored {
+		if !offered[p.Key] {
+			gone = append(gone, p.Key)
 		}
 	}
-
-	refuse := func(d manifest.Desired, k, msg string) {
-		e := manifest.ManifestError{Origin: d.Origin, PodKey: k, Err: msg}
-		errs = append(errs, e.Error())
-		podErr[k] = e.Error()
+	me := readErrors(u)
+	objects, refusals, err := admitObjects(v, u, me.failedOrigin)
+	if err != nil {
+		return Decision{}, err
 	}
-	// Unchanged pods first, then changed, then new: an admitted pod keeps
-	// its ports against an edit or a newcomer of the same source.
-	const (
-		unchanged = iota
-		changed
-		added
-	)
-	class := make([]int, len(u.Pods))
-	merged := make([]*model.Pod, len(u.Pods))
-	for i, d := range u.Pods {
-		old, ok := have[keys[i]]
-		switch {
-		case !ok:
-			class[i] = added
-		default:
-			merged[i] = merge(old, u.Source, d, u.Now)
-			if _, bad := podErr[keys[i]]; merged[i] != old || old.Error != "" || bad {
-				class[i] = changed
-			}
-		}
+	c, err := decide(v, u, me, cand, gone)
+	if err != nil {
+		return Decision{}, err
 	}
-	next := make(map[string]*model.Pod, len(u.Pods))
-	for _, pass := range []int{unchanged, changed, added} {
-		for i, d := range u.Pods {
-			if class[i] != pass {
-				continue
-			}
-			k := keys[i]
-			if _, dup := next[k]; dup {
-				refuse(d, k, "duplicate pod key in source")
-				continue
-			}
-			if pass == unchanged {
-				h.hold(k, d.Pod)
-				next[k] = merged[i]
-				continue
-			}
-			p, msg, err := h.check(d, k, have[k], merged[i])
-			if err != nil {
-				return Decision{}, err
-			}
-			if msg != "" {
-				refuse(d, k, msg)
-				continue
-			}
-			next[k] = p
-		}
+	next := make(map[string]*model.Pod, len(stored)+len(c.Pods))
+	for _, p := range stored {
+		next[p.Key] = p
 	}
-	// Keep the last good spec of pods whose update failed.
-	for k, old := range have {
-		if _, ok := next[k]; ok {
-			continue
-		}
-		if msg, bad := podErr[k]; bad {
-			next[k] = withError(old, msg)
-		} else if failedOrigin[old.Origin] {
-			next[k] = old
-		}
+	for _, k := range c.Removed {
+		delete(next, k)
+	}
+	for _, p := range c.Pods {
+		next[p.Key] = p
 	}
 	pods := make([]*model.Pod, 0, len(next))
-	for k, p := range next {
-		if msg, bad := podErr[k]; bad && p.Error != msg {
-			p = withError(p, msg)
-		} else if !bad && p.Error != "" {
-			p = withError(p, "")
-		}
+	for _, p := range next {
 		pods = append(pods, p)
 	}
 	sort.Slice(pods, func(a, b int) bool { return pods[a].Key < pods[b].Key })
+	errs := append(append(me.lines, refusals...), c.Errors...)
 	return Decision{Pods: pods, Objects: objects, Errors: errs, Warnings: u.Node.warnings(u.Pods)}, nil
 }
 

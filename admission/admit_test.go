@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -10,6 +11,8 @@ import (
 
 	"github.com/berth-dev/berth/manifest"
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/resourcehelper"
+	"github.com/berth-dev/berth/store"
 )
 
 // view is an in-memory View.
@@ -39,7 +42,6 @@ func (v view) Object(kind, key string) (*model.Object, error) {
 	return nil, nil
 }
 
-func (v view) Pods() ([]*model.Pod, error) { return v.pods, nil }
 func (v view) Pod(k string) (*model.Pod, error) {
 	for _, p := range v.pods {
 		if p.Key == k {
@@ -48,14 +50,49 @@ func (v view) Pod(k string) (*model.Pod, error) {
 	}
 	return nil, nil
 }
-func (v view) TerminalPods() ([]*model.Pod, error) {
+
+// podsWhere returns the pods that match, ordered by key as the store's
+// indexes return them.
+func (v view) podsWhere(match func(*model.Pod) bool) ([]*model.Pod, error) {
 	var out []*model.Pod
 	for _, p := range v.pods {
-		if p.Terminal != "" {
+		if match(p) {
 			out = append(out, p)
 		}
 	}
+	slices.SortStableFunc(out, func(a, b *model.Pod) int { return strings.Compare(a.Key, b.Key) })
 	return out, nil
+}
+
+func (v view) PodsBySource(source string) ([]*model.Pod, error) {
+	return v.podsWhere(func(p *model.Pod) bool { return p.Source == source })
+}
+
+func (v view) PodsByHostPort(hp model.HostPort) ([]*model.Pod, error) {
+	return v.podsWhere(func(p *model.Pod) bool {
+		for o := range model.HostPorts(p.Spec) {
+			if hp.Conflicts(o) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+func (v view) PodsByUID(uid string) ([]*model.Pod, error) {
+	return v.podsWhere(func(p *model.Pod) bool { return string(p.Spec.UID) == uid })
+}
+
+func (v view) PodsByClaim(key string) ([]*model.Pod, error) {
+	return v.podsWhere(func(p *model.Pod) bool { return slices.Contains(model.ClaimKeys(p.Spec), key) })
+}
+
+func (v view) Requests() resourcehelper.Requests {
+	var sum resourcehelper.Requests
+	for _, p := range v.pods {
+		sum = sum.Plus(store.Counted(p))
+	}
+	return sum
 }
 func (v view) ContainersByPod(k string) ([]*model.Container, error) {
 	return v.ctrs[k], nil

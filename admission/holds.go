@@ -13,71 +13,52 @@ import (
 
 // holds are what admitted pods hold against a pod being checked: host
 // ports, UIDs, other sources' pod keys, ReadWriteOncePod claims and node
-// resources. Admit holds every pod in its maps; AdmitChanged looks the
-// store's pods up in the index (but those skip names) and holds only the
-// pods it decides in the maps, which then come after the index's, as they
-// would in a pass over the store.
+// resources. The store's pods hold through its indexes, but those skip
+// names (the pods this decision replaces or removes); the pods this
+// decision admits hold in small maps, which come after the store's.
 type holds struct {
 	v      View
 	source string
 	now    time.Time
+	skip   func(*model.Pod) bool
+	owner  map[string]string // pod key → the other source storing it
 	taken  portClaims
 	uids   map[types.UID]string
-	owner  map[string]string
 	fits   *nodeFit
 	once   *claimsOnce
-	memo   *Memo
-	ix     *index
-	skip   func(key string) bool
 }
 
-func newHolds(v View, u Update, ix *index, skip func(string) bool) *holds {
-	h := &holds{v: v, source: u.Source, now: u.Now, taken: portClaims{}, uids: map[types.UID]string{}, owner: map[string]string{},
-		fits: newNodeFit(u.Node, u.Memo), once: newClaimsOnce(v, u), memo: u.Memo, ix: ix, skip: skip}
-	if ix != nil {
-		h.once.base = func(ck string) (string, bool) {
-			for _, k := range ix.claims[ck] {
-				if !skip(k) {
-					return k, true
-				}
-			}
-			return "", false
-		}
-	}
-	return h
+func newHolds(v View, u Update, owner map[string]string, skip func(*model.Pod) bool) *holds {
+	return &holds{v: v, source: u.Source, now: u.Now, skip: skip, owner: owner, taken: portClaims{}, uids: map[types.UID]string{},
+		fits: newNodeFit(v, u.Node), once: newClaimsOnce(v, u, skip)}
 }
 
-// hold records the host ports, UID and claims of the admitted pod spec at
-// key k (its requests are the nodeFit's).
+// hold records the host ports, UID and claims of the pod spec held at key
+// k (its requests are the nodeFit's).
 func (h *holds) hold(k string, spec *v1.Pod) {
-	f := h.memo.facts(spec)
-	for _, hp := range f.ports {
-		h.taken.addPort(k, hp)
-	}
-	h.uids[f.uid] = k
-	for _, ck := range f.claims {
-		h.once.holdClaim(k, ck)
-	}
+	h.taken.add(k, spec)
+	h.uids[spec.UID] = k
+	h.once.hold(k, spec)
 }
 
 // clash describes the first port of p (pod key k) another pod holds: in
-// the index, then in the maps.
-func (h *holds) clash(k string, p *v1.Pod) string {
-	if h.ix != nil {
-		for hp := range hostPorts(p) {
-			for _, hk := range h.ix.ports[portSlot{hp.proto, hp.port}] {
-				if hk == k || h.skip(hk) {
-					continue
-				}
-				for _, t := range h.ix.pods[hk].facts.ports {
-					if conflicts(hp, t) {
-						return clashMessage(hp, h.holder(hk))
-					}
-				}
+// the store, else among the pods decided.
+func (h *holds) clash(k string, p *v1.Pod) (string, error) {
+	for hp := range model.HostPorts(p) {
+		held, err := h.v.PodsByHostPort(hp)
+		if err != nil {
+			return "", err
+		}
+		for _, o := range held {
+			if o.Key != k && !h.skip(o) {
+				return clashMessage(hp, h.holder(o.Key)), nil
 			}
 		}
+		if t, ok := h.taken.holder(k, hp); ok {
+			return clashMessage(hp, h.holder(t)), nil
+		}
 	}
-	return h.taken.clash(k, p, h.holder)
+	return "", nil
 }
 
 // holder names the pod at key in a refusal: by its key when it is the
@@ -90,20 +71,22 @@ func (h *holds) holder(key string) string {
 	return "pod " + key
 }
 
-// uidHolder is the pod holding uid last: in the maps, else in the index.
-func (h *holds) uidHolder(uid types.UID) (string, bool) {
+// uidHolder is the pod holding uid last: among the pods decided, else in
+// the store.
+func (h *holds) uidHolder(uid types.UID) (string, bool, error) {
 	if k, ok := h.uids[uid]; ok {
-		return k, true
+		return k, true, nil
 	}
-	if h.ix != nil {
-		keys := h.ix.uids[uid]
-		for i := len(keys) - 1; i >= 0; i-- {
-			if !h.skip(keys[i]) {
-				return keys[i], true
-			}
+	held, err := h.v.PodsByUID(string(uid))
+	if err != nil {
+		return "", false, err
+	}
+	for i := len(held) - 1; i >= 0; i-- {
+		if !h.skip(held[i]) {
+			return held[i].Key, true, nil
 		}
 	}
-	return "", false
+	return "", false, nil
 }
 
 // check decides the new or changed pod d at key k, whose stored pod is old
@@ -127,10 +110,14 @@ func (h *holds) check(d manifest.Desired, k string, old, merged *model.Pod) (*mo
 			return nil, fmt.Sprintf("pod is running for source %q, which has not synced since berth started", holder), nil
 		}
 	}
-	if clash := h.clash(k, d.Pod); clash != "" {
-		return nil, clash, nil
+	if clash, err := h.clash(k, d.Pod); err != nil || clash != "" {
+		return nil, clash, err
 	}
-	if o, used := h.uidHolder(d.Pod.UID); used && o != k {
+	o, used, err := h.uidHolder(d.Pod.UID)
+	if err != nil {
+		return nil, "", err
+	}
+	if used && o != k {
 		return nil, fmt.Sprintf("metadata.uid: %s is already the uid of %s", d.Pod.UID, h.holder(o)), nil
 	}
 	if msg, err := foreignRef(h.v, h.source, d); err != nil || msg != "" {

@@ -8,6 +8,7 @@ import (
 	"github.com/berth-dev/berth/manifest"
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/resourcehelper"
+	"github.com/berth-dev/berth/store"
 )
 
 // Node is what admission knows of the node: the name, labels and OS that
@@ -35,27 +36,48 @@ const (
 
 // nodeFit decides whether pods fit the node, in the kubelet's order (OS
 // label, OS field, resources, node affinity) with its first failure's
-// reason, and holds the requests of the pods the node runs, by pod key.
+// reason. The pods the node runs hold their requests: the store's sum
+// (base), less the stored pods a decision replaces, plus the pods it
+// holds by key (held, summed in sum).
 type nodeFit struct {
 	node *Node
-	held map[string]resourcehelper.Requests
-	// base is what the pods not held by key hold (AdmitChanged's pods
-	// other than the changed ones), summed.
 	base resourcehelper.Requests
-	memo *Memo
+	held map[string]resourcehelper.Requests
+	sum  resourcehelper.Requests
 }
 
-func newNodeFit(n *Node, m *Memo) *nodeFit {
-	return &nodeFit{node: n, held: map[string]resourcehelper.Requests{}, memo: m}
+func newNodeFit(v View, n *Node) *nodeFit {
+	f := &nodeFit{node: n, held: map[string]resourcehelper.Requests{}}
+	if n != nil {
+		f.base = v.Requests()
+	}
+	return f
 }
 
-// hold counts p's requests against the node (replacing what p's key held).
+func minus(r, o resourcehelper.Requests) resourcehelper.Requests {
+	return resourcehelper.Requests{CPUMilli: r.CPUMilli - o.CPUMilli, Memory: r.Memory - o.Memory}
+}
+
+// unhold takes the stored pod p, which the decision replaces or removes,
+// out of the store's sum.
+func (f *nodeFit) unhold(p *model.Pod) {
+	if f.node != nil {
+		f.base = minus(f.base, store.Counted(p))
+	}
+}
+
+// hold counts p's requests against the node, replacing what p's key held.
 // A terminal pod, which runs nothing, holds none.
 func (f *nodeFit) hold(p *model.Pod) {
 	if f.node == nil || p == nil || p.Terminal != "" {
 		return
 	}
-	f.held[p.Key] = f.memo.podRequests(p.Spec)
+	f.set(p.Key, store.Counted(p))
+}
+
+func (f *nodeFit) set(k string, r resourcehelper.Requests) {
+	f.sum = minus(f.sum, f.held[k]).Plus(r)
+	f.held[k] = r
 }
 
 // admit returns "" and holds pod's requests under key k when it fits
@@ -66,14 +88,15 @@ func (f *nodeFit) admit(k string, pod *v1.Pod, unchanged bool) string {
 	if f.node == nil || unchanged {
 		return ""
 	}
-	if msg := f.refusal(k, pod); msg != "" {
+	want := resourcehelper.PodRequests(&pod.Spec)
+	if msg := f.refusal(k, pod, want); msg != "" {
 		return msg
 	}
-	f.held[k] = f.memo.podRequests(pod)
+	f.set(k, want)
 	return ""
 }
 
-func (f *nodeFit) refusal(k string, pod *v1.Pod) string {
+func (f *nodeFit) refusal(k string, pod *v1.Pod, want resourcehelper.Requests) string {
 	n := f.node
 	if os, ok := pod.Labels[v1.LabelOSStable]; ok && os != n.OS {
 		return reasonOSLabel + ": " + msgOSLabel
@@ -81,13 +104,7 @@ func (f *nodeFit) refusal(k string, pod *v1.Pod) string {
 	if pod.Spec.OS != nil && string(pod.Spec.OS.Name) != n.OS {
 		return reasonOS + ": " + msgOS
 	}
-	want := f.memo.podRequests(pod)
-	used := f.base
-	for key, r := range f.held {
-		if key != k {
-			used = used.Plus(r)
-		}
-	}
+	used := minus(f.base.Plus(f.sum), f.held[k])
 	for _, r := range []struct {
 		name                      v1.ResourceName
 		requested, used, capacity int64

@@ -137,18 +137,17 @@ func refField(r manifest.Ref) string {
 }
 
 // claimsOnce tracks the pods using ReadWriteOncePod claims, which admit
-// one pod at a time, as the kubelet's volume manager does on its node.
+// one pod at a time, as the kubelet's volume manager does on its node:
+// the store's pods (but those skip names), then the pods decided.
 type claimsOnce struct {
 	v       View
+	skip    func(*model.Pod) bool
 	offered map[string]*v1.PersistentVolumeClaim // this update's claims, by key
 	users   map[string]string                    // claim key → pod key
-	// base, when set, names the first holder of a claim among pods held
-	// elsewhere (AdmitChanged's index), before users.
-	base func(ck string) (string, bool)
 }
 
-func newClaimsOnce(v View, u Update) *claimsOnce {
-	c := &claimsOnce{v: v, offered: map[string]*v1.PersistentVolumeClaim{}, users: map[string]string{}}
+func newClaimsOnce(v View, u Update, skip func(*model.Pod) bool) *claimsOnce {
+	c := &claimsOnce{v: v, skip: skip, offered: map[string]*v1.PersistentVolumeClaim{}, users: map[string]string{}}
 	for _, o := range u.Objects {
 		if o.PVC != nil {
 			c.offered[o.Key()] = o.PVC
@@ -157,41 +156,38 @@ func newClaimsOnce(v View, u Update) *claimsOnce {
 	return c
 }
 
-// claimKeys are the keys of the claims pod mounts.
-func claimKeys(pod *v1.Pod) []string {
-	var out []string
-	for _, vol := range pod.Spec.Volumes {
-		if c := vol.PersistentVolumeClaim; c != nil {
-			out = append(out, manifest.PodKey(pod.Namespace, c.ClaimName))
+// hold records that pod key uses its claims, those another holds aside.
+func (c *claimsOnce) hold(key string, pod *v1.Pod) {
+	for _, ck := range model.ClaimKeys(pod) {
+		if _, ok := c.users[ck]; !ok {
+			c.users[ck] = key
 		}
 	}
-	return out
 }
 
-// hold records that pod key uses its claims.
-func (c *claimsOnce) hold(key string, pod *v1.Pod) {
-	for _, ck := range claimKeys(pod) {
-		c.holdClaim(key, ck)
+// user is the first pod using claim ck: in the store, else among the
+// pods decided.
+func (c *claimsOnce) user(ck string) (string, bool, error) {
+	held, err := c.v.PodsByClaim(ck)
+	if err != nil {
+		return "", false, err
 	}
-}
-
-// holdClaim records that pod key uses claim ck, unless another holds it.
-func (c *claimsOnce) holdClaim(key, ck string) {
-	if _, ok := c.users[ck]; !ok {
-		c.users[ck] = key
+	for _, p := range held {
+		if !c.skip(p) {
+			return p.Key, true, nil
+		}
 	}
+	k, ok := c.users[ck]
+	return k, ok, nil
 }
 
 // admit refuses pod key when it mounts a ReadWriteOncePod claim another
 // pod holds; otherwise it holds the pod's claims.
 func (c *claimsOnce) admit(key string, pod *v1.Pod) (string, error) {
-	for _, ck := range claimKeys(pod) {
-		other, used := "", false
-		if c.base != nil {
-			other, used = c.base(ck)
-		}
-		if !used {
-			other, used = c.users[ck]
+	for _, ck := range model.ClaimKeys(pod) {
+		other, used, err := c.user(ck)
+		if err != nil {
+			return "", err
 		}
 		if !used || other == key {
 			continue

@@ -31,7 +31,6 @@ type SourceInformer struct {
 	// applyMu orders Applies; last is what each source's last one applied.
 	applyMu sync.Mutex
 	last    map[string]*applied
-	memo    *admission.Memo
 	partial int // updates decided by their difference, for tests
 }
 
@@ -47,7 +46,7 @@ func NewSourceInformer(st *store.Store, clk clock.PassiveClock, m Metrics, log *
 		clk = clock.RealClock{}
 	}
 	return &SourceInformer{store: st, clock: clk, metrics: m, log: log.With("component", "source-informer"), lastErrs: map[string]map[string]bool{},
-		last: map[string]*applied{}, memo: admission.NewMemo()}
+		last: map[string]*applied{}}
 }
 
 // Register records a configured source as not yet synced, so that nothing it
@@ -82,11 +81,11 @@ func (i *SourceInformer) Run(ctx context.Context, updates <-chan sources.Update)
 // whole are kept as they were. When the source's previous update was
 // admitted whole and u differs from it only in some pods (the others sent
 // as the same objects), only those are decided and written
-// (admission.AdmitChanged), so an update costs what changed plus a pass
-// over the pods; when it differs only in some ConfigMaps and Secrets (the
-// same pods), only those are decided and written
-// (admission.AdmitObjectsChanged), so an update costs what changed plus a
-// pointer compare per object. Safe for concurrent use.
+// (admission.AdmitChanged), so an update costs what changed: admission
+// reads what the other pods hold from the store's indexes. When it differs
+// only in some ConfigMaps and Secrets (the same pods), only those are
+// decided and written (admission.AdmitObjectsChanged), so an update costs
+// what changed plus a pointer compare per object. Safe for concurrent use.
 func (i *SourceInformer) Apply(u sources.Update) error {
 	now := i.clock.Now()
 	if u.Err != nil {
@@ -109,9 +108,8 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 	var errs []string
 	warns := map[string]bool{}
 	whole := false
-	var change *admission.Change
 	err := i.store.ApplySource(u.Source, func(v store.View) (store.SourceWrite, error) {
-		au := admission.Update{Source: u.Source, Pods: u.Pods, Objects: u.Objects, Errors: u.Errors, Now: now, Node: i.Node, Memo: i.memo}
+		au := admission.Update{Source: u.Source, Pods: u.Pods, Objects: u.Objects, Errors: u.Errors, Now: now, Node: i.Node}
 		w := store.SourceWrite{}
 		var refusals, podWarns []string
 		decided := false
@@ -122,7 +120,6 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 			}
 			if ok {
 				i.partial++
-				change = &c
 				w, decided = store.SourceWrite{Partial: true, Pods: c.Pods, Removed: c.Removed}, true
 				refusals, podWarns = c.Errors, c.Warnings
 			}
@@ -134,13 +131,11 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 			}
 			if ok {
 				i.partial++
-				change = &admission.Change{} // no pod written: the memo holds
 				w, decided = store.SourceWrite{Partial: true, Objects: c.Objects, RemovedObjects: c.Removed}, true
 				refusals = c.Errors
 			}
 		}
 		if !decided {
-			change = nil
 			d, err := admission.Admit(v, au)
 			if err != nil {
 				return store.SourceWrite{}, err
@@ -169,11 +164,6 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 	})
 	if err != nil {
 		return err
-	}
-	if change != nil {
-		i.memo.Record(u.Source, *change)
-	} else {
-		i.memo.Reset()
 	}
 	i.last[u.Source] = &applied{pods: u.Pods, objects: u.Objects, whole: whole}
 

@@ -6,10 +6,12 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/resourcehelper"
 )
 
 func sourcePod(source, name, uid string) *model.Pod {
@@ -72,12 +74,17 @@ func TestApplySourcePartial(t *testing.T) {
 	}
 }
 
-func TestViewPodAndTerminalPods(t *testing.T) {
+func TestViewPodAndRequests(t *testing.T) {
 	s, err := New(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.ReplaceSourcePods("etcd", []*model.Pod{sourcePod("etcd", "a", "a"), sourcePod("etcd", "b", "b")}); err != nil {
+	a, b := sourcePod("etcd", "a", "a"), sourcePod("etcd", "b", "b")
+	for p, mem := range map[*model.Pod]string{a: "1Mi", b: "2Mi"} {
+		p.Spec.Spec.Containers = []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{
+			Requests: v1.ResourceList{v1.ResourceMemory: resource.MustParse(mem)}}}}
+	}
+	if err := s.ReplaceSourcePods("etcd", []*model.Pod{a, b}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.UpdatePod("default/b", func(p *model.Pod) bool { p.Terminal = v1.PodSucceeded; return true }); err != nil {
@@ -90,9 +97,8 @@ func TestViewPodAndTerminalPods(t *testing.T) {
 		if p, err := v.Pod("default/zz"); err != nil || p != nil {
 			t.Errorf("Pod of a missing key = %v, %v", p, err)
 		}
-		ended, err := v.TerminalPods()
-		if err != nil || len(ended) != 1 || ended[0].Key != "default/b" {
-			t.Errorf("TerminalPods = %v, %v; want default/b", ended, err)
+		if r := v.Requests(); r != (resourcehelper.Requests{Memory: 1 << 20}) {
+			t.Errorf("Requests = %+v, want a's only: b ended", r)
 		}
 		return SourceWrite{Partial: true}, nil
 	})

@@ -40,6 +40,7 @@ func (w *writeTxn) putPod(cur, p *model.Pod) error {
 			return err
 		}
 	}
+	w.countPod(cur, &cp)
 	raw, err := w.First(TableTerminating, IndexID, p.Key)
 	if err != nil {
 		return fmt.Errorf("terminating lookup: %w", err)
@@ -61,6 +62,7 @@ func (w *writeTxn) dropPod(cur *model.Pod) error {
 	if err := w.orphanEvents(cur); err != nil {
 		return err
 	}
+	w.countPod(cur, nil)
 	running, err := w.runs(cur.Key, podUID(cur))
 	if err != nil || !running {
 		return err

@@ -29,8 +29,6 @@ const (
 	IndexPod    = "pod"
 	// IndexRef indexes pods by the ObjectRefs they use (model.Pod.Refs).
 	IndexRef = "ref"
-	// IndexTerminal indexes the pods that ended (model.Pod.Terminal set).
-	IndexTerminal = "terminal"
 	// IndexModify orders a table's rows by the index that last wrote them
 	// (a Deletion's by the index that removed it).
 	IndexModify = "modify"
@@ -56,20 +54,21 @@ func schema() *memdb.DBSchema {
 			IndexID:     {Name: IndexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Key"}},
 			IndexModify: modifyIndex("Key"),
 		}},
+		TableRequests: requestsTableSchema(),
 	}}
 }
 
 func podsTableSchema() *memdb.TableSchema {
-	return &memdb.TableSchema{
-		Name: TablePods,
-		Indexes: map[string]*memdb.IndexSchema{
-			IndexID:       {Name: IndexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Key"}},
-			IndexSource:   {Name: IndexSource, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "Source"}},
-			IndexRef:      {Name: IndexRef, AllowMissing: true, Indexer: &memdb.StringSliceFieldIndex{Field: "Refs"}},
-			IndexTerminal: {Name: IndexTerminal, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "Terminal"}},
-			IndexModify:   modifyIndex("Key"),
-		},
+	indexes := holdsIndexes()
+	for name, ix := range map[string]*memdb.IndexSchema{
+		IndexID:     {Name: IndexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Key"}},
+		IndexSource: {Name: IndexSource, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "Source"}},
+		IndexRef:    {Name: IndexRef, AllowMissing: true, Indexer: &memdb.StringSliceFieldIndex{Field: "Refs"}},
+		IndexModify: modifyIndex("Key"),
+	} {
+		indexes[name] = ix
 	}
+	return &memdb.TableSchema{Name: TablePods, Indexes: indexes}
 }
 
 func configMapsTableSchema() *memdb.TableSchema { return objectsTableSchema(TableConfigMaps) }

@@ -7,6 +7,7 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/resourcehelper"
 )
 
 // indexRow is the latest index written to one table (tableAll for the
@@ -46,6 +47,10 @@ type writeTxn struct {
 	index   uint64
 	touched map[string]bool
 	deleted map[string]int // deletions this transaction keeps, by table
+	// requests is what this transaction's pod writes changed of the sum
+	// of the pods' requests (requestsSet: it changed).
+	requests    resourcehelper.Requests
+	requestsSet bool
 }
 
 // write opens the store's write transaction at the next index.
@@ -116,6 +121,9 @@ func (w *writeTxn) drop(table string, row any) error {
 // deletions, and commits. A transaction that wrote nothing takes no index.
 func (w *writeTxn) commit() error {
 	if len(w.touched) > 0 {
+		if err := w.commitRequests(); err != nil {
+			return err
+		}
 		if w.touched[TableDeletions] {
 			if err := w.pruneDeletions(); err != nil {
 				return err

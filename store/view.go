@@ -28,11 +28,6 @@ func (v View) Pod(key string) (*model.Pod, error) {
 	return p, nil
 }
 
-// TerminalPods returns the desired pods that ended (Terminal set).
-func (v View) TerminalPods() ([]*model.Pod, error) {
-	return podsIn(v.txn, nil, IndexTerminal+"_prefix", "")
-}
-
 // PodsBySource returns the desired pods owned by source.
 func (v View) PodsBySource(source string) ([]*model.Pod, error) {
 	return podsIn(v.txn, nil, IndexSource, source)
