@@ -65,6 +65,9 @@ type Decision struct {
 	Errors []string
 	// Warnings concern pods admitted all the same.
 	Warnings []string
+	// Refused are the refusals by pod key and by object ref
+	// (model.ObjectRef).
+	Refused map[string]string
 }
 
 // Admit decides u, the source's whole update, against the store as v shows
@@ -90,7 +93,7 @@ func Admit(v View, u Update) (Decision, error) {
 		}
 	}
 	me := readErrors(u)
-	objects, refusals, err := admitObjects(v, u, me.failedOrigin)
+	objects, refusals, refused, err := admitObjects(v, u, me.failedOrigin)
 	if err != nil {
 		return Decision{}, err
 	}
@@ -114,7 +117,10 @@ func Admit(v View, u Update) (Decision, error) {
 	}
 	sort.Slice(pods, func(a, b int) bool { return pods[a].Key < pods[b].Key })
 	errs := append(append(me.lines, refusals...), c.Errors...)
-	return Decision{Pods: pods, Objects: objects, Errors: errs, Warnings: u.Node.warnings(u.Pods)}, nil
+	for k, e := range c.Refused {
+		refused[k] = e
+	}
+	return Decision{Pods: pods, Objects: objects, Errors: errs, Warnings: u.Node.warnings(u.Pods), Refused: refused}, nil
 }
 
 func key(d manifest.Desired) string { return manifest.PodKey(d.Pod.Namespace, d.Pod.Name) }

@@ -19,6 +19,8 @@ type Change struct {
 	// Errors are the refusals, in the order decided; Warnings concern the
 	// offered pods admitted all the same (AdmitChanged sets them).
 	Errors, Warnings []string
+	// Refused are the refusals by pod key.
+	Refused map[string]string
 }
 
 // manifestErrors are an update's manifest errors as admission keeps them.
@@ -148,6 +150,10 @@ func decide(v View, u Update, me manifestErrors, cand []int, gone []string) (Cha
 		e := manifest.ManifestError{Origin: d.Origin, PodKey: k, Err: msg}
 		c.Errors = append(c.Errors, e.Error())
 		podErr[k] = e.Error()
+		if c.Refused == nil {
+			c.Refused = map[string]string{}
+		}
+		c.Refused[k] = e.Error()
 	}
 	next := make(map[string]*model.Pod, len(todo))
 	for _, pass := range []int{unchanged, changed, added} {

@@ -17,8 +17,9 @@ import (
 // kind and key (the first keeps it), an immutable object is never changed
 // (only removed), a refused or invalid update keeps the last good object
 // with its error, and the objects of an origin that failed as a whole are
-// kept. It returns the source's objects and the refusals.
-func admitObjects(v View, u Update, failedOrigin map[string]bool) ([]*model.Object, []string, error) {
+// kept. It returns the source's objects and the refusals, as lines and by
+// object ref.
+func admitObjects(v View, u Update, failedOrigin map[string]bool) ([]*model.Object, []string, map[string]string, error) {
 	objErr := map[string]string{}
 	for _, e := range u.Errors {
 		if e.Kind != "" && e.PodKey != "" {
@@ -29,17 +30,19 @@ func admitObjects(v View, u Update, failedOrigin map[string]bool) ([]*model.Obje
 	for _, kind := range model.ObjectKinds {
 		objs, err := v.ObjectsBySource(kind, u.Source)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		for _, o := range objs {
 			have[o.Ref] = o
 		}
 	}
 	var refusals []string
+	refused := map[string]string{}
 	refuse := func(o manifest.Object, ref, msg string) {
 		e := manifest.ManifestError{Origin: o.Origin, Kind: o.Kind, PodKey: o.Key(), Err: msg}
 		refusals = append(refusals, e.Error())
 		objErr[ref] = e.Error()
+		refused[ref] = e.Error()
 	}
 	next := map[string]*model.Object{}
 	for _, o := range u.Objects {
@@ -47,7 +50,7 @@ func admitObjects(v View, u Update, failedOrigin map[string]bool) ([]*model.Obje
 		ref := model.ObjectRef(o.Kind, key)
 		cur, err := v.Object(o.Kind, key)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if cur != nil && cur.Source != u.Source {
 			refuse(o, ref, fmt.Sprintf("%s already provided by source %q", strings.ToLower(o.Kind), cur.Source))
@@ -80,7 +83,7 @@ func admitObjects(v View, u Update, failedOrigin map[string]bool) ([]*model.Obje
 		out = append(out, o)
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].Ref < out[b].Ref })
-	return out, refusals, nil
+	return out, refusals, refused, nil
 }
 
 // sameObject reports whether stored o declares what offered n does.

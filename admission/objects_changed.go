@@ -17,8 +17,9 @@ type ObjectChange struct {
 	Objects []*model.Object
 	// Removed are the source's stored objects to delete.
 	Removed []*model.Object
-	// Errors are the refusals.
-	Errors []string
+	// Errors are the refusals; Refused the same by object ref.
+	Errors  []string
+	Refused map[string]string
 }
 
 // AdmitObjectsChanged decides u as Admit decides its objects when the
@@ -70,6 +71,10 @@ func AdmitObjectsChanged(v View, u Update, changed []int, removed []string) (c O
 		refuse := func(msg string) {
 			e := manifest.ManifestError{Origin: o.Origin, Kind: o.Kind, PodKey: key, Err: msg}
 			c.Errors = append(c.Errors, e.Error())
+			if c.Refused == nil {
+				c.Refused = map[string]string{}
+			}
+			c.Refused[model.ObjectRef(o.Kind, key)] = e.Error()
 			if cur != nil && cur.Source == u.Source {
 				c.Objects = append(c.Objects, withObjectError(cur, e.Error()))
 			}

@@ -400,6 +400,13 @@ func (a *Agent) Run(ctx context.Context) error {
 		a.logContainerLogDriver(ctx)
 		updates := make(chan sources.Update)
 		a.srcInf.Node = admissionNode(host)
+		for _, s := range a.srcs {
+			if p, ok := s.(*sources.PushSource); ok {
+				// From now on a write through the API returns once the
+				// store holds it, with admission's verdict.
+				p.SetApplier(a.srcInf.ApplyResult)
+			}
+		}
 		g.Go(func() error { a.srcInf.Run(ctx, updates); return nil })
 		for _, s := range a.srcs {
 			g.Go(func() error {

@@ -87,9 +87,17 @@ func (i *SourceInformer) Run(ctx context.Context, updates <-chan sources.Update)
 // decided and written (admission.AdmitObjectsChanged), so an update costs
 // what changed plus a pointer compare per object. Safe for concurrent use.
 func (i *SourceInformer) Apply(u sources.Update) error {
+	_, err := i.ApplyResult(u)
+	return err
+}
+
+// ApplyResult is Apply, returning what admission refused of u, by pod key
+// and object ref: a source that writes one object and waits for its
+// verdict (the push source) reads it here, in the same call.
+func (i *SourceInformer) ApplyResult(u sources.Update) (sources.Applied, error) {
 	now := i.clock.Now()
 	if u.Err != nil {
-		return i.failed(u.Source, u.Err)
+		return sources.Applied{}, i.failed(u.Source, u.Err)
 	}
 	i.applyMu.Lock()
 	defer i.applyMu.Unlock()
@@ -106,6 +114,7 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 	}
 	delete(i.last, u.Source)
 	var errs []string
+	var refused map[string]string
 	warns := map[string]bool{}
 	whole := false
 	err := i.store.ApplySource(u.Source, func(v store.View) (store.SourceWrite, error) {
@@ -121,7 +130,7 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 			if ok {
 				i.partial++
 				w, decided = store.SourceWrite{Partial: true, Pods: c.Pods, Removed: c.Removed}, true
-				refusals, podWarns = c.Errors, c.Warnings
+				refusals, podWarns, refused = c.Errors, c.Warnings, c.Refused
 			}
 		}
 		if objDelta {
@@ -132,7 +141,7 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 			if ok {
 				i.partial++
 				w, decided = store.SourceWrite{Partial: true, Objects: c.Objects, RemovedObjects: c.Removed}, true
-				refusals = c.Errors
+				refusals, refused = c.Errors, c.Refused
 			}
 		}
 		if !decided {
@@ -141,7 +150,7 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 				return store.SourceWrite{}, err
 			}
 			w = store.SourceWrite{Pods: d.Pods, Objects: d.Objects}
-			refusals, podWarns = d.Errors, d.Warnings
+			refusals, podWarns, refused = d.Errors, d.Warnings, d.Refused
 		}
 		whole = len(refusals) == 0 && len(podWarns) == 0
 		for _, w := range podWarns {
@@ -163,7 +172,7 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 		return w, nil
 	})
 	if err != nil {
-		return err
+		return sources.Applied{}, err
 	}
 	i.last[u.Source] = &applied{pods: u.Pods, objects: u.Objects, whole: whole}
 
@@ -195,7 +204,7 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 		i.metrics.ManifestErrors(u.Source, fresh)
 	}
 	i.metrics.SourceUpdate(u.Source, now)
-	return nil
+	return sources.Applied{Refused: refused}, nil
 }
 
 // failed records a read failure of a source: its pods stay as they are.

@@ -1,11 +1,10 @@
 package kubeapi
 
 import (
-	"net/http"
-	"sync"
-
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/berth-dev/berth/sources"
 )
 
 // Pusher is the push source as the write routes use it; every create,
@@ -20,10 +19,10 @@ type Pusher interface {
 	// Manifest returns the persisted manifest of ns/name (404 if none).
 	Manifest(kind, ns, name string) ([]byte, error)
 	// Put validates data as exactly the object ns/name and persists it
-	// unless dryRun: a 409 when it exists and !replace, and when base is
-	// set and the persisted manifest is no longer base. It returns the
-	// decoded object and whether it was created.
-	Put(kind, ns, name string, data, base []byte, replace, dryRun bool) (runtime.Object, bool, error)
+	// as o says (sources.PutOptions), and returns once the store holds it
+	// (or would, for a dry run): the decoded object, whether it was
+	// created, and admission's refusal of it.
+	Put(kind, ns, name string, data []byte, o sources.PutOptions) (sources.PutResult, error)
 	// Delete removes ns/name (404 if none); dryRun only checks.
 	Delete(kind, ns, name string, dryRun bool) error
 }
@@ -44,9 +43,6 @@ var writeKinds = []writeKind{
 type writer struct {
 	a *API
 	p Pusher
-
-	getOnce sync.Once
-	get     *http.ServeMux // the API's GET routes, to read an object as served
 }
 
 // AddWrites adds create (POST), replace (PUT), patch (PATCH) and delete

@@ -12,12 +12,12 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	"github.com/berth-dev/berth/kubeapi/registry"
 	"github.com/berth-dev/berth/manifest"
+	"github.com/berth-dev/berth/sources"
 )
 
 // patchRetries bounds the read-patch-write rounds of one PATCH that lose
@@ -83,11 +83,11 @@ func (w *writer) create(k writeKind) http.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		obj, _, err := w.p.Put(k.kind, ns, name, data, nil, false, dry)
+		res, err := w.p.Put(k.kind, ns, name, data, sources.PutOptions{DryRun: dry})
 		if err != nil {
 			return pushStatus(k, name, err)
 		}
-		w.answer(rw, r, k, ns, name, obj, dry, http.StatusCreated)
+		w.answer(rw, r, k, ns, name, res, dry, http.StatusCreated)
 		return nil
 	})
 }
@@ -115,11 +115,11 @@ func (w *writer) replace(k writeKind) http.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		obj, _, err := w.p.Put(k.kind, ns, name, data, cur, true, dry)
+		res, err := w.p.Put(k.kind, ns, name, data, sources.PutOptions{Base: cur, Replace: true, DryRun: dry})
 		if err != nil {
 			return pushStatus(k, name, err)
 		}
-		w.answer(rw, r, k, ns, name, obj, dry, http.StatusOK)
+		w.answer(rw, r, k, ns, name, res, dry, http.StatusOK)
 		return nil
 	})
 }
@@ -156,14 +156,14 @@ func (w *writer) patch(k writeKind) http.HandlerFunc {
 			if err != nil {
 				return err
 			}
-			obj, _, err := w.p.Put(k.kind, ns, name, data, cur, true, dry)
+			res, err := w.p.Put(k.kind, ns, name, data, sources.PutOptions{Base: cur, Replace: true, DryRun: dry})
 			if isRace(err) {
 				continue
 			}
 			if err != nil {
 				return pushStatus(k, name, err)
 			}
-			w.answer(rw, r, k, ns, name, obj, dry, http.StatusOK)
+			w.answer(rw, r, k, ns, name, res, dry, http.StatusOK)
 			return nil
 		}
 		return conflict(k, name, "the object kept changing while being patched; please retry")
@@ -255,7 +255,7 @@ func (w *writer) remove(k writeKind) http.HandlerFunc {
 		if err := w.preconditions(r, k, ns, name, s, pre); err != nil {
 			return err
 		}
-		last := w.live(r, k, ns, name)
+		last := w.served(r, k, ns, name)
 		if err := w.p.Delete(k.kind, ns, name, dry); err != nil {
 			return pushStatus(k, name, err)
 		}
@@ -263,17 +263,12 @@ func (w *writer) remove(k writeKind) http.HandlerFunc {
 			rw.Header().Add("Warning", quoteWarning(fmt.Sprintf(
 				"gracePeriodSeconds=%d is not honoured: berth stops the pod with its terminationGracePeriodSeconds", *opts.GracePeriodSeconds)))
 		}
-		if !dry {
-			w.settle(r.Context(), k, ns, name, nil)
-		}
-		if k.kind == "Pod" && last != nil {
-			md, _ := last["metadata"].(map[string]any)
+		if p, ok := last.(*v1.Pod); ok {
+			p = p.DeepCopy()
 			now := metav1.NewTime(w.a.o.Clock.Now()).Rfc3339Copy()
-			md["deletionTimestamp"] = now
-			if spec, ok := last["spec"].(map[string]any); ok && spec["terminationGracePeriodSeconds"] != nil {
-				md["deletionGracePeriodSeconds"] = spec["terminationGracePeriodSeconds"]
-			}
-			writeObject(rw, http.StatusOK, last)
+			p.DeletionTimestamp = &now
+			p.DeletionGracePeriodSeconds = p.Spec.TerminationGracePeriodSeconds
+			writeObject(rw, http.StatusOK, p)
 			return nil
 		}
 		st := metav1.Status{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: metav1.StatusSuccess,
@@ -303,7 +298,7 @@ func (w *writer) preconditions(r *http.Request, k writeKind, ns, name string, s 
 		return conflict(k, name, fmt.Sprintf("Precondition failed: UID in precondition: %s, UID in object meta: %s", pre.uid, s.uid))
 	}
 	if pre.resourceVersion != "" {
-		if live := w.live(r, k, ns, name); live == nil || resourceVersionOf(live) != pre.resourceVersion {
+		if cur := w.served(r, k, ns, name); cur == nil || cur.GetResourceVersion() != pre.resourceVersion {
 			return conflict(k, name, "the object has been modified; please apply your changes to the latest version and try again")
 		}
 	}
@@ -382,13 +377,14 @@ func deleteOptions(r *http.Request, k writeKind, name string) (metav1.DeleteOpti
 // answer writes the written object: as GET now serves it once the store
 // shows it, else (a dry run, or the store not there yet) as decoded, a
 // Secret's values withheld as GET withholds them.
-func (w *writer) answer(rw http.ResponseWriter, r *http.Request, k writeKind, ns, name string, obj runtime.Object, dry bool, code int) {
+func (w *writer) answer(rw http.ResponseWriter, r *http.Request, k writeKind, ns, name string, res sources.PutResult, dry bool, code int) {
+	obj := res.Object
 	if !dry {
-		if refusal := w.settle(r.Context(), k, ns, name, obj); refusal != "" {
-			rw.Header().Add("Warning", quoteWarning("persisted but not admitted: "+refusal))
+		if res.Refusal != "" {
+			rw.Header().Add("Warning", quoteWarning("persisted but not admitted: "+res.Refusal))
 		}
-		if live := w.live(r, k, ns, name); live != nil {
-			writeObject(rw, code, live)
+		if cur := w.served(r, k, ns, name); cur != nil {
+			writeObject(rw, code, cur)
 			return
 		}
 	}

@@ -72,7 +72,20 @@ type PushSource struct {
 	// nil until read.
 	files   *origins
 	changed chan struct{}
-	gate    quotaGate // Run's: keeps a lowered quota over older files
+	gate    quotaGate // keeps a lowered quota over older files
+	// apply, when set, applies the source's updates in the caller:
+	// Run's first, and each write's before it returns.
+	apply Applier
+}
+
+// SetApplier makes the source apply its updates itself through a, in
+// order under its lock, instead of sending them to Run's channel: a Put or
+// Delete returns once the store holds it, with admission's verdict. Set it
+// before Run starts; writes before then are sent by Run's first update.
+func (s *PushSource) SetApplier(a Applier) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.apply = a
 }
 
 // NewPushSource returns a push source named name persisting pods in dir.
@@ -91,7 +104,7 @@ func (s *PushSource) Run(ctx context.Context, out chan<- Update) error {
 	var retry <-chan time.Time
 	var warned warnLog
 	for {
-		u := s.scan()
+		u, applied := s.scanApply()
 		if u.Err != nil {
 			log.Error("cannot read pushed pods; keeping the last good set", "err", u.Err)
 			retry = s.opts.clock().After(pushRetry)
@@ -102,7 +115,7 @@ func (s *PushSource) Run(ctx context.Context, out chan<- Update) error {
 			}
 			warned.log(log, u.Pods)
 		}
-		if !send(ctx, out, u) {
+		if !applied && !send(ctx, out, u) {
 			return nil
 		}
 		select {
@@ -114,21 +127,46 @@ func (s *PushSource) Run(ctx context.Context, out chan<- Update) error {
 	}
 }
 
-// scan is the snapshot of the pushed files, within the quota.
-func (s *PushSource) scan() Update {
+// scanApply is the snapshot of the pushed files, within the quota,
+// applied through the applier when there is one (applied true; an
+// applier's error is the update's Err).
+func (s *PushSource) scanApply() (u Update, applied bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.load(); err != nil {
-		return Update{Source: s.name, Err: err}
+		return Update{Source: s.name, Err: err}, false
 	}
-	u := s.files.snapshot(s.name)
+	u = s.snapshotLocked()
 	s.files.takeChanges() // Run logs warnings from the whole update
+	if s.apply == nil {
+		return u, false
+	}
+	if _, err := s.apply(u); err != nil {
+		u.Err = err
+	}
+	return u, true
+}
+
+// snapshotLocked is the source's update now: its files within the quota;
+// s.mu is held and the files loaded.
+func (s *PushSource) snapshotLocked() Update {
+	u := s.files.snapshot(s.name)
 	// Put counted the pods still terminating; the gate does not: a scan
 	// runs only after a change, so a pod Put accepted and the gate left
 	// out would wait for another write once they are gone.
 	q := s.opts.Quota
 	q.Held = nil
 	return s.gate.admitBounded(s.name, q, u, s.files.sizeOf, s.files.used)
+}
+
+// applyLocked applies the source's update after a write, through the applier
+// (returning what it refused), or signals Run to send it; s.mu is held.
+func (s *PushSource) applyLocked() (Applied, error) {
+	if s.apply == nil {
+		s.notify()
+		return Applied{}, nil
+	}
+	return s.apply(s.snapshotLocked())
 }
 
 // load reads and decodes every file of dir unless that was done; s.mu is
@@ -183,6 +221,15 @@ type pushKind struct {
 	// with "_", which no pod name has, so no pod's file is an object's.
 	suffix string
 	word   string // in messages
+}
+
+// ref is how an Applied names ns/name of k: the pod key, or the object's
+// ref (model.ObjectRef).
+func (k pushKind) ref(ns, name string) string {
+	if k.kind == "Pod" {
+		return ns + "/" + name
+	}
+	return model.ObjectRef(k.kind, ns+"/"+name)
 }
 
 var pushKinds = []pushKind{
@@ -290,18 +337,18 @@ func (s *PushSource) put(w http.ResponseWriter, r *http.Request, k pushKind, rep
 	if !ok {
 		return
 	}
-	obj, created, err := s.Put(k.kind, ns, name, data, nil, replace, false)
+	res, err := s.Put(k.kind, ns, name, data, PutOptions{Replace: replace})
 	if err != nil {
 		writePushError(w, err)
 		return
 	}
 	code := http.StatusOK
-	if created {
+	if res.Created {
 		code = http.StatusCreated
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(answerOf(obj))
+	_ = json.NewEncoder(w).Encode(answerOf(res.Object))
 }
 
 func (s *PushSource) remove(w http.ResponseWriter, r *http.Request, k pushKind) {

@@ -21,7 +21,7 @@ func BenchmarkPushPut(b *testing.B) {
 			s := NewPushSource("push", filepath.Join(b.TempDir(), "push"), Options{})
 			for i := range n {
 				name := fmt.Sprintf("cm-%d", i)
-				if _, _, err := s.Put("ConfigMap", "default", name, cm(name), nil, false, false); err != nil {
+				if _, err := s.Put("ConfigMap", "default", name, cm(name), PutOptions{}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -29,7 +29,7 @@ func BenchmarkPushPut(b *testing.B) {
 			data := cm("written")
 			b.ResetTimer()
 			for range b.N {
-				if _, _, err := s.Put("ConfigMap", "default", "written", data, nil, true, false); err != nil {
+				if _, err := s.Put("ConfigMap", "default", "written", data, PutOptions{Replace: true}); err != nil {
 					b.Fatal(err)
 				}
 				if u := s.scan(); len(u.Objects) != n+1 {

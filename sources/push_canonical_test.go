@@ -58,12 +58,12 @@ func TestPushQuotaChargesExpandedAliases(t *testing.T) {
 	for i := 1; i < 10; i++ {
 		fmt.Fprintf(&b, "  k%d: *v\n", i)
 	}
-	_, _, err := s.Put(model.KindConfigMap, "default", "a", []byte(b.String()), nil, false, false)
+	_, err := s.Put(model.KindConfigMap, "default", "a", []byte(b.String()), PutOptions{})
 	if pushCode(err) != http.StatusForbidden || !strings.Contains(err.Error(), "exceeded quota") {
 		t.Fatalf("%d bytes of YAML expanding to 10 KB under an 8 000-byte quota: %v, want 403", b.Len(), err)
 	}
 	// Written out once, the value fits.
-	if _, _, err := s.Put(model.KindConfigMap, "default", "a", namedCM("a", 1000), nil, false, false); err != nil {
+	if _, err := s.Put(model.KindConfigMap, "default", "a", namedCM("a", 1000), PutOptions{}); err != nil {
 		t.Fatalf("the value once: %v", err)
 	}
 }
@@ -103,7 +103,7 @@ func TestPushCanonicalRoundTrip(t *testing.T) {
 				t.Fatalf("%s: %v", name, want.Errors)
 			}
 			for _, d := range want.Pods {
-				if _, _, err := s.Put("Pod", d.Pod.Namespace, d.Pod.Name, data, nil, false, false); err != nil {
+				if _, err := s.Put("Pod", d.Pod.Namespace, d.Pod.Name, data, PutOptions{}); err != nil {
 					t.Fatalf("%s: %v", name, err)
 				}
 				stored[d.Pod.Namespace+"/"+d.Pod.Name] = "Pod"
@@ -113,7 +113,7 @@ func TestPushCanonicalRoundTrip(t *testing.T) {
 					continue
 				}
 				ns, n, _ := strings.Cut(o.Key(), "/")
-				if _, _, err := s.Put(o.Kind, ns, n, data, nil, false, false); err != nil {
+				if _, err := s.Put(o.Kind, ns, n, data, PutOptions{}); err != nil {
 					t.Fatalf("%s: %v", name, err)
 				}
 				stored[o.Key()] = o.Kind
@@ -163,7 +163,7 @@ func TestPushCanonicalRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, _, err := s.Put(kind, ns, n, cur, cur, true, false); err != nil {
+			if _, err := s.Put(kind, ns, n, cur, PutOptions{Base: cur, Replace: true}); err != nil {
 				t.Fatalf("%s %s stored again: %v", kind, key, err)
 			}
 			if again, err := s.Manifest(kind, ns, n); err != nil || !bytes.Equal(again, cur) {

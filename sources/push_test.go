@@ -191,3 +191,10 @@ func TestPushSourcePersistedGarbage(t *testing.T) {
 		t.Errorf("update %s", describeFull(u))
 	}
 }
+
+// scan is the source's update as Run's next one would be (applied through
+// the applier when it has one).
+func (s *PushSource) scan() Update {
+	u, _ := s.scanApply()
+	return u
+}

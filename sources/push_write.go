@@ -147,69 +147,94 @@ func canonical(obj runtime.Object, declared types.UID) ([]byte, error) {
 	return nil, pushErr(http.StatusInternalServerError, "push: encoding %T: %v", obj, err)
 }
 
+// PutOptions are how a Put writes: Replace lets it replace an existing
+// object (else a 409); Base, when set, must be the persisted manifest (as
+// Manifest returns it; else 409, or 404 when absent), so a
+// read-modify-write never overwrites a concurrent change; DryRun checks
+// everything and persists nothing.
+type PutOptions struct {
+	Base    []byte
+	Replace bool
+	DryRun  bool
+}
+
+// PutResult is what a Put did: the decoded object (the defaulted *v1.Pod,
+// *v1.ConfigMap or *v1.Secret), whether it was created, and, with an
+// applier, admission's refusal of it ("" when admitted): a refused object
+// stays persisted, and its last good version (if any) runs.
+type PutResult struct {
+	Object  runtime.Object
+	Created bool
+	Refusal string
+}
+
 // Put validates data as exactly the one object ns/name of kind under the
-// source's options and persists it, unless dryRun, as decoded (canonical):
-// what is stored, charged to the quota and read back by Manifest is the
-// object held, whatever form data had (a List holding it, YAML aliases).
-// Without replace an existing object is a 409; with base set, the
-// persisted manifest (as Manifest returns it) must be base (else 409, or
-// 404 when absent), so a read-modify-write never overwrites a concurrent
-// change. A write that grows the source's usage beyond its quota is a 403,
-// dry runs included. It returns the decoded object (the defaulted *v1.Pod,
-// *v1.ConfigMap or *v1.Secret) and whether it was created. Refusals are
-// *PushError.
-func (s *PushSource) Put(kind, ns, name string, data, base []byte, replace, dryRun bool) (runtime.Object, bool, error) {
+// source's options and persists it, as decoded (canonical): what is
+// stored, charged to the quota and read back by Manifest is the object
+// held, whatever form data had (a List holding it, YAML aliases). A write
+// that grows the source's usage beyond its quota is a 403, dry runs
+// included. With an applier (SetApplier) it returns once the store holds
+// the write. Refusals are *PushError.
+func (s *PushSource) Put(kind, ns, name string, data []byte, o PutOptions) (PutResult, error) {
+	obj, created, refusal, err := s.write(kind, ns, name, data, o.Base, o.Replace, o.DryRun)
+	return PutResult{Object: obj, Created: created, Refusal: refusal}, err
+}
+
+func (s *PushSource) write(kind, ns, name string, data, base []byte, replace, dryRun bool) (runtime.Object, bool, string, error) {
 	k, err := kindOf(kind, ns, name)
 	if err != nil {
-		return nil, false, err
+		return nil, false, "", err
 	}
 	if len(data) > MaxPushBytes {
-		return nil, false, pushErr(http.StatusRequestEntityTooLarge, "%s %s/%s: the manifest is larger than %d MiB", k.word, ns, name, MaxPushBytes>>20)
+		return nil, false, "", pushErr(http.StatusRequestEntityTooLarge, "%s %s/%s: the manifest is larger than %d MiB", k.word, ns, name, MaxPushBytes>>20)
 	}
 	obj, declared, err := s.decodeOne(k, "/"+k.path+"/"+ns+"/"+name, ns, name, data)
 	if err != nil {
-		return nil, false, err
+		return nil, false, "", err
 	}
 	if data, err = canonical(obj, declared); err != nil {
-		return nil, false, err
+		return nil, false, "", err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.load(); err != nil {
-		return nil, false, pushErr(http.StatusInternalServerError, "%v", err)
+		return nil, false, "", pushErr(http.StatusInternalServerError, "%v", err)
 	}
 	cur, err := s.read(k, ns, name)
 	exists := err == nil
 	if pe, ok := err.(*PushError); ok && pe.Code != http.StatusNotFound {
-		return nil, false, err
+		return nil, false, "", err
 	}
 	if base != nil && exists {
 		if cur, err = s.reencoded(k, ns, name, cur); err != nil {
-			return nil, false, err
+			return nil, false, "", err
 		}
 	}
 	switch {
 	case base != nil && !exists:
-		return nil, false, err
+		return nil, false, "", err
 	case base != nil && !bytes.Equal(cur, base):
-		return nil, false, pushErr(http.StatusConflict, "%s %s/%s was changed meanwhile; retry", k.word, ns, name)
+		return nil, false, "", pushErr(http.StatusConflict, "%s %s/%s was changed meanwhile; retry", k.word, ns, name)
 	case exists && !replace:
-		return nil, false, pushErr(http.StatusConflict, "%s %s/%s already exists; use PUT to replace it", k.word, ns, name)
+		return nil, false, "", pushErr(http.StatusConflict, "%s %s/%s already exists; use PUT to replace it", k.word, ns, name)
 	}
 	file := s.file(k, ns, name)
 	if msg := s.opts.Quota.exceeded(s.name, s.files.used, s.growth(k, file, data)); msg != "" {
-		return nil, false, quotaErr(msg)
+		return nil, false, "", quotaErr(msg)
 	}
 	if dryRun {
-		return obj, !exists, nil
+		return obj, !exists, "", nil
 	}
 	if err := writeFileAtomic(s.dir, file, data); err != nil {
 		s.opts.logger().Error("cannot persist pushed "+k.word, "source", s.name, k.word, ns+"/"+name, "err", err)
-		return nil, false, pushErr(http.StatusInternalServerError, "push: persisting %s: %v", k.word, err)
+		return nil, false, "", pushErr(http.StatusInternalServerError, "push: persisting %s: %v", k.word, err)
 	}
 	s.files.set(file, s.decodeFile(file, data))
-	s.notify()
-	return obj, !exists, nil
+	applied, err := s.applyLocked()
+	if err != nil {
+		return nil, false, "", pushErr(http.StatusInternalServerError, "push: applying %s %s/%s: %v", k.word, ns, name, err)
+	}
+	return obj, !exists, applied.Refused[k.ref(ns, name)], nil
 }
 
 // growth is what writing data, one object of kind k, to file adds to the
@@ -252,7 +277,9 @@ func (s *PushSource) Delete(kind, ns, name string, dryRun bool) error {
 		return pushErr(http.StatusInternalServerError, "push: %v", err)
 	}
 	syncDir(s.dir)
-	s.notify()
+	if _, err := s.applyLocked(); err != nil {
+		return pushErr(http.StatusInternalServerError, "push: applying the removal of %s %s/%s: %v", k.word, ns, name, err)
+	}
 	return nil
 }
 

@@ -26,17 +26,17 @@ func TestPushPutDeleteProgrammatic(t *testing.T) {
 	s := NewPushSource("push", dir, Options{})
 	web := []byte(nsPod("default", "web", "img:1"))
 
-	obj, created, err := s.Put("Pod", "default", "web", web, nil, false, true)
-	if err != nil || !created || obj.(*v1.Pod).Spec.Containers[0].Image != "img:1" {
-		t.Fatalf("dry-run create: %v %v %v", obj, created, err)
+	put, err := s.Put("Pod", "default", "web", web, PutOptions{DryRun: true})
+	if err != nil || !put.Created || put.Object.(*v1.Pod).Spec.Containers[0].Image != "img:1" {
+		t.Fatalf("dry-run create: %v %v %v", put.Object, put.Created, err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "default_web.yaml")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("dry run persisted: %v", err)
 	}
-	if _, created, err := s.Put("Pod", "default", "web", web, nil, false, false); err != nil || !created {
-		t.Fatalf("create: %v %v", created, err)
+	if put, err := s.Put("Pod", "default", "web", web, PutOptions{}); err != nil || !put.Created {
+		t.Fatalf("create: %v %v", put.Created, err)
 	}
-	if _, _, err := s.Put("Pod", "default", "web", web, nil, false, false); pushCode(err) != http.StatusConflict {
+	if _, err := s.Put("Pod", "default", "web", web, PutOptions{}); pushCode(err) != http.StatusConflict {
 		t.Fatalf("second create: %v", err)
 	}
 	cur, err := s.Manifest("Pod", "default", "web")
@@ -44,14 +44,14 @@ func TestPushPutDeleteProgrammatic(t *testing.T) {
 		t.Fatalf("manifest %q %v", cur, err)
 	}
 	web2 := []byte(nsPod("default", "web", "img:2"))
-	if _, _, err := s.Put("Pod", "default", "web", web2, []byte("stale"), true, false); pushCode(err) != http.StatusConflict {
+	if _, err := s.Put("Pod", "default", "web", web2, PutOptions{Base: []byte("stale"), Replace: true}); pushCode(err) != http.StatusConflict {
 		t.Fatalf("stale base: %v", err)
 	}
-	if _, created, err := s.Put("Pod", "default", "web", web2, cur, true, false); err != nil || created {
-		t.Fatalf("replace on base: %v %v", created, err)
+	if put, err := s.Put("Pod", "default", "web", web2, PutOptions{Base: cur, Replace: true}); err != nil || put.Created {
+		t.Fatalf("replace on base: %v %v", put.Created, err)
 	}
 	bad := []byte(nsPod("default", "web", ""))
-	_, _, err = s.Put("Pod", "default", "web", bad, nil, true, false)
+	_, err = s.Put("Pod", "default", "web", bad, PutOptions{Replace: true})
 	var pe *PushError
 	if !errors.As(err, &pe) || pe.Code != http.StatusUnprocessableEntity || len(pe.Errors) == 0 || pe.Errors[0].Field != "spec.containers[0].image" {
 		t.Fatalf("invalid: %#v", err)
@@ -71,7 +71,7 @@ func TestPushPutDeleteProgrammatic(t *testing.T) {
 	if err := s.Delete("Pod", "default", "web", false); pushCode(err) != http.StatusNotFound {
 		t.Fatalf("second delete: %v", err)
 	}
-	if _, _, err := s.Put("Pod", "default", "web", web, []byte("x"), true, false); pushCode(err) != http.StatusNotFound {
+	if _, err := s.Put("Pod", "default", "web", web, PutOptions{Base: []byte("x"), Replace: true}); pushCode(err) != http.StatusNotFound {
 		t.Fatalf("base of an absent pod: %v", err)
 	}
 }
@@ -80,7 +80,7 @@ func TestPushPutDeleteProgrammatic(t *testing.T) {
 func TestPushPutTooLarge(t *testing.T) {
 	s := NewPushSource("push", filepath.Join(t.TempDir(), "push"), Options{})
 	big := []byte(nsPod("default", "web", "img:1") + "# " + strings.Repeat("x", MaxPushBytes) + "\n")
-	if _, _, err := s.Put("Pod", "default", "web", big, nil, false, false); pushCode(err) != http.StatusRequestEntityTooLarge {
+	if _, err := s.Put("Pod", "default", "web", big, PutOptions{}); pushCode(err) != http.StatusRequestEntityTooLarge {
 		t.Fatalf("large manifest: %v", err)
 	}
 }

@@ -41,7 +41,7 @@ func TestPushQuotaCountsTerminatingPods(t *testing.T) {
 	s := NewPushSource("push", filepath.Join(t.TempDir(), "push"),
 		Options{Quota: Quota{Pods: 2, Held: h.held}, Options: manifest.Options{DeriveUIDs: true, Node: "n"}})
 	for _, name := range []string{"a", "b"} {
-		if _, _, err := s.Put("Pod", "default", name, []byte(nsPod("default", name, "img")), nil, false, false); err != nil {
+		if _, err := s.Put("Pod", "default", name, []byte(nsPod("default", name, "img")), PutOptions{}); err != nil {
 			t.Fatalf("pod %s within the quota: %v", name, err)
 		}
 	}
@@ -52,17 +52,17 @@ func TestPushQuotaCountsTerminatingPods(t *testing.T) {
 	// a stops for its grace period: the node still holds it.
 	over := "exceeded quota: push, requested: pods=1, used: pods=2, limited: pods=2"
 	for _, dry := range []bool{true, false} {
-		_, _, err := s.Put("Pod", "default", "c", []byte(nsPod("default", "c", "img")), nil, false, dry)
+		_, err := s.Put("Pod", "default", "c", []byte(nsPod("default", "c", "img")), PutOptions{DryRun: dry})
 		wantQuotaRefusal(t, "a new pod while a deleted one terminates", err, over)
 	}
-	if _, _, err := s.Put("Pod", "default", "b", []byte(nsPod("default", "b", "img:2")), nil, true, false); err != nil {
+	if _, err := s.Put("Pod", "default", "b", []byte(nsPod("default", "b", "img:2")), PutOptions{Replace: true}); err != nil {
 		t.Fatalf("replace of b while a terminates: %v", err)
 	}
-	if _, _, err := s.Put("ConfigMap", "default", "cm", namedCM("cm", 10), nil, false, false); err != nil {
+	if _, err := s.Put("ConfigMap", "default", "cm", namedCM("cm", 10), PutOptions{}); err != nil {
 		t.Fatalf("a ConfigMap while a terminates: %v", err)
 	}
 	h.set("push", "uid-b") // a's containers are gone
-	if _, _, err := s.Put("Pod", "default", "c", []byte(nsPod("default", "c", "img")), nil, false, false); err != nil {
+	if _, err := s.Put("Pod", "default", "c", []byte(nsPod("default", "c", "img")), PutOptions{}); err != nil {
 		t.Fatalf("new pod once a is gone: %v", err)
 	}
 	for _, src := range h.asked {

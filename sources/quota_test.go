@@ -40,30 +40,30 @@ func TestPushQuotaRefusesWritesOverIt(t *testing.T) {
 	opts := Options{Quota: Quota{Objects: 2, Pods: 1}}
 	s := NewPushSource("push", dir, opts)
 	for _, name := range []string{"a", "b"} {
-		if _, _, err := s.Put("ConfigMap", "default", name, namedCM(name, 10), nil, false, false); err != nil {
+		if _, err := s.Put("ConfigMap", "default", name, namedCM(name, 10), PutOptions{}); err != nil {
 			t.Fatalf("configmap %s within quota: %v", name, err)
 		}
 	}
 	over := "exceeded quota: push, requested: objects=1, used: objects=2, limited: objects=2"
 	for _, dry := range []bool{true, false} {
-		_, _, err := s.Put("ConfigMap", "default", "c", namedCM("c", 10), nil, false, dry)
+		_, err := s.Put("ConfigMap", "default", "c", namedCM("c", 10), PutOptions{DryRun: dry})
 		wantQuotaRefusal(t, "third configmap", err, over)
-		_, _, err = s.Put("Secret", "default", "c", []byte("apiVersion: v1\nkind: Secret\nmetadata: {name: c}\nstringData: {k: v}\n"), nil, true, dry)
+		_, err = s.Put("Secret", "default", "c", []byte("apiVersion: v1\nkind: Secret\nmetadata: {name: c}\nstringData: {k: v}\n"), PutOptions{Replace: true, DryRun: dry})
 		wantQuotaRefusal(t, "a secret beside two configmaps", err, over)
 	}
 	if _, err := os.Stat(s.file(pushKinds[1], "default", "c")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("refused configmap persisted: %v", err)
 	}
 	cur, _ := s.Manifest("ConfigMap", "default", "a")
-	if _, created, err := s.Put("ConfigMap", "default", "a", namedCM("a", 20), cur, true, false); err != nil || created {
-		t.Fatalf("update of a within the quota: %v %v", created, err)
+	if put, err := s.Put("ConfigMap", "default", "a", namedCM("a", 20), PutOptions{Base: cur, Replace: true}); err != nil || put.Created {
+		t.Fatalf("update of a within the quota: %v %v", put.Created, err)
 	}
-	if _, _, err := s.Put("Pod", "default", "p", []byte(nsPod("default", "p", "img")), nil, false, false); err != nil {
+	if _, err := s.Put("Pod", "default", "p", []byte(nsPod("default", "p", "img")), PutOptions{}); err != nil {
 		t.Fatalf("first pod: %v", err)
 	}
-	_, _, err := s.Put("Pod", "default", "q", []byte(nsPod("default", "q", "img")), nil, false, true)
+	_, err := s.Put("Pod", "default", "q", []byte(nsPod("default", "q", "img")), PutOptions{DryRun: true})
 	wantQuotaRefusal(t, "second pod, dry run", err, "exceeded quota: push, requested: pods=1, used: pods=1, limited: pods=1")
-	if _, _, err := s.Put("Pod", "default", "p", []byte(nsPod("default", "p", "img:2")), nil, true, false); err != nil {
+	if _, err := s.Put("Pod", "default", "p", []byte(nsPod("default", "p", "img:2")), PutOptions{Replace: true}); err != nil {
 		t.Fatalf("replace of the pod: %v", err)
 	}
 
@@ -75,12 +75,12 @@ func TestPushQuotaRefusesWritesOverIt(t *testing.T) {
 
 	// A restart counts what was persisted.
 	again := NewPushSource("push", dir, opts)
-	_, _, err = again.Put("ConfigMap", "default", "c", namedCM("c", 10), nil, false, false)
+	_, err = again.Put("ConfigMap", "default", "c", namedCM("c", 10), PutOptions{})
 	wantQuotaRefusal(t, "third configmap after a restart", err, over)
 	if err := again.Delete("ConfigMap", "default", "b", false); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
-	if _, _, err := again.Put("ConfigMap", "default", "c", namedCM("c", 10), nil, false, false); err != nil {
+	if _, err := again.Put("ConfigMap", "default", "c", namedCM("c", 10), PutOptions{}); err != nil {
 		t.Fatalf("configmap after a delete: %v", err)
 	}
 	u := again.scan()
@@ -94,22 +94,22 @@ func TestPushQuotaRefusesWritesOverIt(t *testing.T) {
 func TestPushQuotaBytes(t *testing.T) {
 	s := NewPushSource("push", filepath.Join(t.TempDir(), "push"), Options{Quota: Quota{Bytes: 1000}})
 	a := namedCM("a", 500)
-	if _, _, err := s.Put("ConfigMap", "default", "a", a, nil, false, false); err != nil {
+	if _, err := s.Put("ConfigMap", "default", "a", a, PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	b := namedCM("b", 500)
-	_, _, err := s.Put("ConfigMap", "default", "b", b, nil, false, false)
+	_, err := s.Put("ConfigMap", "default", "b", b, PutOptions{})
 	wantQuotaRefusal(t, "second large configmap", err, fmt.Sprintf("exceeded quota: push, requested: bytes=%d, used: bytes=%d, limited: bytes=1000", len(b), len(a)))
 	grown := namedCM("a", 900)
-	if _, _, err := s.Put("ConfigMap", "default", "a", grown, nil, true, false); err != nil {
+	if _, err := s.Put("ConfigMap", "default", "a", grown, PutOptions{Replace: true}); err != nil {
 		t.Fatalf("growing a within the quota: %v", err)
 	}
-	_, _, err = s.Put("ConfigMap", "default", "a", namedCM("a", 1000), nil, true, false)
+	_, err = s.Put("ConfigMap", "default", "a", namedCM("a", 1000), PutOptions{Replace: true})
 	wantQuotaRefusal(t, "growing a beyond the quota", err, fmt.Sprintf("exceeded quota: push, requested: bytes=100, used: bytes=%d, limited: bytes=1000", len(grown)))
-	if _, _, err := s.Put("ConfigMap", "default", "a", namedCM("a", 10), nil, true, false); err != nil {
+	if _, err := s.Put("ConfigMap", "default", "a", namedCM("a", 10), PutOptions{Replace: true}); err != nil {
 		t.Fatalf("shrinking a: %v", err)
 	}
-	if _, _, err := s.Put("ConfigMap", "default", "b", b, nil, false, false); err != nil {
+	if _, err := s.Put("ConfigMap", "default", "b", b, PutOptions{}); err != nil {
 		t.Fatalf("b once a shrank: %v", err)
 	}
 }
@@ -121,7 +121,7 @@ func TestPushQuotaLowered(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "push")
 	s := NewPushSource("push", dir, Options{})
 	for _, name := range []string{"a", "b", "c"} {
-		if _, _, err := s.Put("Pod", "default", name, []byte(nsPod("default", name, "img")), nil, false, false); err != nil {
+		if _, err := s.Put("Pod", "default", name, []byte(nsPod("default", name, "img")), PutOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -131,10 +131,10 @@ func TestPushQuotaLowered(t *testing.T) {
 		!strings.Contains(u.Errors[0].Err, "exceeded quota: push, requested: pods=1, used: pods=2, limited: pods=2") {
 		t.Fatalf("snapshot over a lowered quota: %s", describeFull(u))
 	}
-	if _, _, err := low.Put("Pod", "default", "a", []byte(nsPod("default", "a", "img:2")), nil, true, false); err != nil {
+	if _, err := low.Put("Pod", "default", "a", []byte(nsPod("default", "a", "img:2")), PutOptions{Replace: true}); err != nil {
 		t.Fatalf("replace over a lowered quota: %v", err)
 	}
-	_, _, err := low.Put("Pod", "default", "d", []byte(nsPod("default", "d", "img")), nil, false, false)
+	_, err := low.Put("Pod", "default", "d", []byte(nsPod("default", "d", "img")), PutOptions{})
 	wantQuotaRefusal(t, "new pod over a lowered quota", err, "exceeded quota: push, requested: pods=1, used: pods=3, limited: pods=2")
 }
 
@@ -222,7 +222,7 @@ func TestQuotaGateBoundedEqualsAdmit(t *testing.T) {
 	}
 	put := func(kind, name string, data []byte) {
 		t.Helper()
-		if _, _, err := s.Put(kind, "default", name, data, nil, true, false); err != nil {
+		if _, err := s.Put(kind, "default", name, data, PutOptions{Replace: true}); err != nil {
 			t.Fatalf("put %s %s: %v", kind, name, err)
 		}
 		check("put " + name)

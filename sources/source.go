@@ -37,6 +37,17 @@ type Update struct {
 	Err error
 }
 
+// Applied is what the consumer decided of one update: the refusals by pod
+// key ("namespace/name") and by object ref (model.ObjectRef).
+type Applied struct {
+	Refused map[string]string
+}
+
+// Applier applies an update synchronously (the source informer's
+// ApplyResult): a source holding one may apply its updates itself, in
+// order, and learn what was refused.
+type Applier func(Update) (Applied, error)
+
 // Source produces updates until ctx ends. Run sends on out with a select on
 // ctx.Done(), and returns nil when ctx ends.
 type Source interface {

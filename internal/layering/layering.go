@@ -43,9 +43,11 @@ var Layers = map[string]int{
 // packages of its own layer listed for it here. manifest decodes and
 // defaults a pod, then hands it to validation. kubeapi mounts the handlers
 // of its streams (kubeapi/stream), which read the store and run on the
-// runtime as kubeapi does. The file source sends the Updates of sources and
+// runtime as kubeapi does, serves the kinds of its registry
+// (kubeapi/registry), and writes through the push source (sources), whose
+// write options and results it takes. The file source sends the Updates of sources and
 // reads files through its helpers. The order has no cycle (its test checks).
-var Beneath = map[string][]string{"manifest": {"validation"}, "kubeapi": {"kubeapi/stream", "kubeapi/registry"}, "sources/filesource": {"sources"}}
+var Beneath = map[string][]string{"manifest": {"validation"}, "kubeapi": {"kubeapi/stream", "kubeapi/registry", "sources"}, "sources/filesource": {"sources"}}
 
 // TestOnly are packages only tests, benchmarks and tools may import.
 var TestOnly = map[string]bool{"runtime/fake": true, "internal/testutil": true, "internal/testutil/imagescope": true,
