@@ -23,12 +23,12 @@ func (s *Store) Container(ws memdb.WatchSet, id string) (*model.Container, error
 
 // Containers returns every managed container.
 func (s *Store) Containers(ws memdb.WatchSet) ([]*model.Container, error) {
-	return s.containersBy(ws, IndexID)
+	return containersIn(s.db.Txn(false), ws, IndexID)
 }
 
 // ContainersByPod returns the containers labelled with pod key podKey.
 func (s *Store) ContainersByPod(ws memdb.WatchSet, podKey string) ([]*model.Container, error) {
-	return s.containersBy(ws, IndexPod, podKey)
+	return containersIn(s.db.Txn(false), ws, IndexPod, podKey)
 }
 
 // HeldPods returns the UIDs of source's pods the node still holds, each
@@ -66,8 +66,7 @@ func (s *Store) HeldPods(source string) ([]string, error) {
 	return out, nil
 }
 
-func (s *Store) containersBy(ws memdb.WatchSet, index string, args ...interface{}) ([]*model.Container, error) {
-	txn := s.db.Txn(false)
+func containersIn(txn *memdb.Txn, ws memdb.WatchSet, index string, args ...interface{}) ([]*model.Container, error) {
 	it, err := txn.Get(TableContainers, index, args...)
 	if err != nil {
 		return nil, fmt.Errorf("container list: %w", err)
@@ -112,7 +111,7 @@ func (s *Store) DeleteContainer(id string, since uint64) error {
 // Misuse: only the engine's event stream, in the order received, may call
 // it; a call's or an inspect's answer written here would win over events.
 func (s *Store) ApplyEvent(id string, fn func(old *model.Container) (next *model.Container, write bool)) (bool, error) {
-	return s.applyContainer(id, 0, true, fn)
+	return applyContainer(s, id, 0, true, fn)
 }
 
 // ApplyContainer is the ordered write of an answer (a call, an inspect, a
@@ -128,11 +127,11 @@ func (s *Store) ApplyEvent(id string, fn func(old *model.Container) (next *model
 // Misuse: since must be read before the request was sent; a later Seq lets
 // stale answers win over events.
 func (s *Store) ApplyContainer(id string, since uint64, fn func(old *model.Container) (next *model.Container, write bool)) (bool, error) {
-	return s.applyContainer(id, since, false, fn)
+	return applyContainer(s, id, since, false, fn)
 }
 
-func (s *Store) applyContainer(id string, since uint64, event bool, fn func(old *model.Container) (*model.Container, bool)) (bool, error) {
-	txn := s.write()
+func applyContainer(s *Store, id string, since uint64, event bool, fn func(old *model.Container) (*model.Container, bool)) (bool, error) {
+	txn := newWrite(s)
 	defer txn.Abort()
 	raw, err := txn.First(TableContainers, IndexID, id)
 	if err != nil {
@@ -173,7 +172,7 @@ func (s *Store) applyContainer(id string, since uint64, event bool, fn func(old 
 		if err := txn.settleTerminating(old.PodKey); err != nil {
 			return false, err
 		}
-		s.deferNotify(txn.Txn, old.PodKey)
+		txn.notify(old.PodKey)
 		return true, txn.commit()
 	}
 	if c.ID != id {
@@ -185,7 +184,7 @@ func (s *Store) applyContainer(id string, since uint64, event bool, fn func(old 
 		cp.Version = old.Version
 	}
 	if old != nil && old.PodKey != c.PodKey {
-		s.deferNotify(txn.Txn, old.PodKey)
+		txn.notify(old.PodKey)
 		if err := txn.settleTerminating(old.PodKey); err != nil {
 			return false, err
 		}
@@ -196,7 +195,7 @@ func (s *Store) applyContainer(id string, since uint64, event bool, fn func(old 
 	if err := txn.settleTerminating(c.PodKey); err != nil {
 		return false, err
 	}
-	s.deferNotify(txn.Txn, c.PodKey)
+	txn.notify(c.PodKey)
 	return true, txn.commit()
 }
 
@@ -224,18 +223,4 @@ func (s *Store) PruneTombstones(before uint64) error {
 	}
 	txn.Commit()
 	return nil
-}
-
-// Tombstones returns how many deletions are remembered.
-func (s *Store) Tombstones() int {
-	txn := s.db.Txn(false)
-	it, err := txn.Get(TableTombstones, IndexID)
-	if err != nil {
-		return 0
-	}
-	n := 0
-	for raw := it.Next(); raw != nil; raw = it.Next() {
-		n++
-	}
-	return n
 }

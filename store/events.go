@@ -31,7 +31,7 @@ type EventRow struct {
 type EventRecorder struct{ Store *Store }
 
 // Record implements events.Recorder: one short write transaction.
-func (r EventRecorder) Record(e events.Event) { _ = r.Store.recordEvent(e) }
+func (r EventRecorder) Record(e events.Event) { _ = recordEvent(r.Store, e) }
 
 // List returns the kept events, oldest first.
 func (r EventRecorder) List() []events.Event {
@@ -43,8 +43,8 @@ func (r EventRecorder) List() []events.Event {
 	return out
 }
 
-func (s *Store) recordEvent(e events.Event) error {
-	w := s.write()
+func recordEvent(s *Store, e events.Event) error {
+	w := newWrite(s)
 	defer w.Abort()
 	podKey := e.Namespace + "/" + e.Pod
 	base := fmt.Sprintf("%s/%s.%x", e.Namespace, e.Pod, e.Time.UnixNano())

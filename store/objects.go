@@ -67,15 +67,10 @@ func objectsIn(txn *memdb.Txn, ws memdb.WatchSet, kind, index string, args ...an
 	return out, nil
 }
 
-// PodsUsing returns the pods whose Refs hold ref (model.ObjectRef).
-func (s *Store) PodsUsing(ws memdb.WatchSet, ref string) ([]*model.Pod, error) {
-	return podsIn(s.db.Txn(false), ws, IndexRef, ref)
-}
-
 // replaceSourceObjects makes objs the complete set of objects owned by
 // source, as replaceSourcePods does for pods; every pod using an object
 // that changed or went is notified.
-func (s *Store) replaceSourceObjects(txn *writeTxn, source string, objs []*model.Object) error {
+func (txn *writeTxn) replaceSourceObjects(source string, objs []*model.Object) error {
 	want := map[string]*model.Object{}
 	for _, o := range objs {
 		if o.Source != source {
@@ -99,7 +94,7 @@ func (s *Store) replaceSourceObjects(txn *writeTxn, source string, objs []*model
 				if err := txn.remove(objectTable(kind), o.Key, o); err != nil {
 					return fmt.Errorf("object delete: %w", err)
 				}
-				if err := s.notifyUsers(txn.Txn, ref); err != nil {
+				if err := txn.notifyUsers(ref); err != nil {
 					return err
 				}
 			case sameObject(next, o):
@@ -117,7 +112,7 @@ func (s *Store) replaceSourceObjects(txn *writeTxn, source string, objs []*model
 		if err := txn.putObject(table, cur, o); err != nil {
 			return err
 		}
-		if err := s.notifyUsers(txn.Txn, ref); err != nil {
+		if err := txn.notifyUsers(ref); err != nil {
 			return err
 		}
 	}
@@ -142,13 +137,13 @@ func sameObject(a, b *model.Object) bool {
 }
 
 // notifyUsers notifies, on commit, every pod using ref.
-func (s *Store) notifyUsers(txn *memdb.Txn, ref string) error {
-	pods, err := podsIn(txn, nil, IndexRef, ref)
+func (txn *writeTxn) notifyUsers(ref string) error {
+	pods, err := podsIn(txn.Txn, nil, IndexRef, ref)
 	if err != nil {
 		return err
 	}
 	for _, p := range pods {
-		s.deferNotify(txn, p.Key)
+		txn.notify(p.Key)
 	}
 	return nil
 }

@@ -11,7 +11,7 @@ import (
 // the source's objects to delete (looked up again by kind and key; one
 // another source holds now stays). The pods using each object written or
 // removed are notified. The other objects of the source are not read.
-func (s *Store) changeSourceObjects(txn *writeTxn, source string, objs, gone []*model.Object) error {
+func (txn *writeTxn) changeSourceObjects(source string, objs, gone []*model.Object) error {
 	for _, g := range gone {
 		table := objectTable(g.Kind)
 		if table == "" {
@@ -28,7 +28,7 @@ func (s *Store) changeSourceObjects(txn *writeTxn, source string, objs, gone []*
 		if err := txn.remove(table, cur.Key, cur); err != nil {
 			return fmt.Errorf("object delete: %w", err)
 		}
-		if err := s.notifyUsers(txn.Txn, model.ObjectRef(cur.Kind, cur.Key)); err != nil {
+		if err := txn.notifyUsers(model.ObjectRef(cur.Kind, cur.Key)); err != nil {
 			return err
 		}
 	}
@@ -54,7 +54,7 @@ func (s *Store) changeSourceObjects(txn *writeTxn, source string, objs, gone []*
 		if err := txn.putObject(table, cur, o); err != nil {
 			return err
 		}
-		if err := s.notifyUsers(txn.Txn, model.ObjectRef(o.Kind, o.Key)); err != nil {
+		if err := txn.notifyUsers(model.ObjectRef(o.Kind, o.Key)); err != nil {
 			return err
 		}
 	}

@@ -67,7 +67,7 @@ func (w *writeTxn) dropPod(cur *model.Pod) error {
 	if err != nil || !running {
 		return err
 	}
-	t := &Terminating{Key: cur.Key, Pod: cur, At: w.s.now()}
+	t := &Terminating{Key: cur.Key, Pod: cur, At: w.s.clock.Now()}
 	if err := w.insert(TableTerminating, t, true); err != nil {
 		return fmt.Errorf("terminating insert: %w", err)
 	}
@@ -109,7 +109,7 @@ func (w *writeTxn) runs(key, uid string) (bool, error) {
 // keepDeletion keeps a Deletion of row, replaced in place by another
 // object at the same key, at w's index.
 func (w *writeTxn) keepDeletion(table, key string, row any) error {
-	d := &Deletion{ID: fmt.Sprintf("%s/%s/%d", table, key, w.index), Table: table, Key: key, Index: w.index, At: w.s.now(), Last: row}
+	d := &Deletion{ID: fmt.Sprintf("%s/%s/%d", table, key, w.index), Table: table, Key: key, Index: w.index, At: w.s.clock.Now(), Last: row}
 	if err := w.Insert(TableDeletions, d); err != nil {
 		return fmt.Errorf("deletion insert: %w", err)
 	}
@@ -132,7 +132,7 @@ func (w *writeTxn) putSource(src *model.Source) error {
 	if err := w.insert(TableSources, &cp, old == nil); err != nil {
 		return fmt.Errorf("source insert: %w", err)
 	}
-	return w.s.notifyOnSync(w.Txn, old, &cp)
+	return w.notifyOnSync(old, &cp)
 }
 
 // putObject writes o over cur (or nil) as a copy stamped at w's index; a

@@ -3,7 +3,6 @@ package store
 import (
 	"fmt"
 	"sync/atomic"
-	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -59,13 +58,12 @@ func New(notify Notifier, opts ...Option) (*Store, error) {
 	return s, nil
 }
 
-func (s *Store) now() time.Time { return s.clock.Now() }
-
-func (s *Store) deferNotify(txn *memdb.Txn, key string) {
+// notify notifies key once the transaction commits.
+func (txn *writeTxn) notify(key string) {
 	if key == "" {
 		return
 	}
-	txn.Defer(func() { s.notify(key) })
+	txn.Defer(func() { txn.s.notify(key) })
 }
 
 // Pod returns the desired pod with key, or nil.
@@ -84,16 +82,7 @@ func (s *Store) Pod(ws memdb.WatchSet, key string) (*model.Pod, error) {
 
 // Pods returns every desired pod, ordered by key.
 func (s *Store) Pods(ws memdb.WatchSet) ([]*model.Pod, error) {
-	return s.podsBy(ws, IndexID)
-}
-
-// PodsBySource returns the desired pods owned by source.
-func (s *Store) PodsBySource(ws memdb.WatchSet, source string) ([]*model.Pod, error) {
-	return s.podsBy(ws, IndexSource, source)
-}
-
-func (s *Store) podsBy(ws memdb.WatchSet, index string, args ...interface{}) ([]*model.Pod, error) {
-	return podsIn(s.db.Txn(false), ws, index, args...)
+	return podsIn(s.db.Txn(false), ws, IndexID)
 }
 
 func podsIn(txn *memdb.Txn, ws memdb.WatchSet, index string, args ...interface{}) ([]*model.Pod, error) {
@@ -111,7 +100,7 @@ func podsIn(txn *memdb.Txn, ws memdb.WatchSet, index string, args ...interface{}
 
 // UpsertPod inserts or replaces a desired pod. p must not be modified after.
 func (s *Store) UpsertPod(p *model.Pod) error {
-	w := s.write()
+	w := newWrite(s)
 	defer w.Abort()
 	raw, err := w.First(TablePods, IndexID, p.Key)
 	if err != nil {
@@ -121,14 +110,14 @@ func (s *Store) UpsertPod(p *model.Pod) error {
 	if err := w.putPod(cur, p); err != nil {
 		return err
 	}
-	s.deferNotify(w.Txn, p.Key)
+	w.notify(p.Key)
 	return w.commit()
 }
 
 // UpdatePod applies mutate to a copy of the stored pod and writes it back when
 // mutate returns true. It reports false when the pod does not exist.
 func (s *Store) UpdatePod(key string, mutate func(p *model.Pod) bool) (bool, error) {
-	w := s.write()
+	w := newWrite(s)
 	defer w.Abort()
 	raw, err := w.First(TablePods, IndexID, key)
 	if err != nil {
@@ -150,7 +139,7 @@ func (s *Store) UpdatePod(key string, mutate func(p *model.Pod) bool) (bool, err
 
 // DeletePod removes a desired pod; removing a missing pod is not an error.
 func (s *Store) DeletePod(key string) error {
-	w := s.write()
+	w := newWrite(s)
 	defer w.Abort()
 	raw, err := w.First(TablePods, IndexID, key)
 	if err != nil {
@@ -161,7 +150,7 @@ func (s *Store) DeletePod(key string) error {
 			return err
 		}
 	}
-	s.deferNotify(w.Txn, key)
+	w.notify(key)
 	return w.commit()
 }
 
@@ -169,15 +158,15 @@ func (s *Store) DeletePod(key string) error {
 // source: pods of that source not in the set are deleted. Pods whose pointer
 // is unchanged are not rewritten and not notified.
 func (s *Store) ReplaceSourcePods(source string, pods []*model.Pod) error {
-	w := s.write()
+	w := newWrite(s)
 	defer w.Abort()
-	if err := s.replaceSourcePods(w, source, pods); err != nil {
+	if err := w.replaceSourcePods(source, pods); err != nil {
 		return err
 	}
 	return w.commit()
 }
 
-func (s *Store) replaceSourcePods(txn *writeTxn, source string, pods []*model.Pod) error {
+func (txn *writeTxn) replaceSourcePods(source string, pods []*model.Pod) error {
 	want := make(map[string]*model.Pod, len(pods))
 	for _, p := range pods {
 		if p.Source != source {
@@ -202,7 +191,7 @@ func (s *Store) replaceSourcePods(txn *writeTxn, source string, pods []*model.Po
 		if err := txn.dropPod(p); err != nil {
 			return err
 		}
-		s.deferNotify(txn.Txn, p.Key)
+		txn.notify(p.Key)
 	}
 	for key, p := range want {
 		cur := have[key]
@@ -216,7 +205,7 @@ func (s *Store) replaceSourcePods(txn *writeTxn, source string, pods []*model.Po
 		if err := txn.putPod(cur, p); err != nil {
 			return err
 		}
-		s.deferNotify(txn.Txn, key)
+		txn.notify(key)
 	}
 	return nil
 }
@@ -224,7 +213,7 @@ func (s *Store) replaceSourcePods(txn *writeTxn, source string, pods []*model.Po
 // changeSourcePods writes the new and changed pods of source as
 // replaceSourcePods does, and deletes its pods at removed, leaving its
 // other pods alone: the cost is that of the change.
-func (s *Store) changeSourcePods(txn *writeTxn, source string, pods []*model.Pod, removed []string) error {
+func (txn *writeTxn) changeSourcePods(source string, pods []*model.Pod, removed []string) error {
 	for _, k := range removed {
 		raw, err := txn.First(TablePods, IndexID, k)
 		if err != nil {
@@ -234,7 +223,7 @@ func (s *Store) changeSourcePods(txn *writeTxn, source string, pods []*model.Pod
 			if err := txn.dropPod(cur); err != nil {
 				return err
 			}
-			s.deferNotify(txn.Txn, k)
+			txn.notify(k)
 		}
 	}
 	for _, p := range pods {
@@ -258,7 +247,7 @@ func (s *Store) changeSourcePods(txn *writeTxn, source string, pods []*model.Pod
 		if err := txn.putPod(cur, p); err != nil {
 			return err
 		}
-		s.deferNotify(txn.Txn, p.Key)
+		txn.notify(p.Key)
 	}
 	return nil
 }
@@ -294,7 +283,7 @@ func (s *Store) Sources(ws memdb.WatchSet) ([]*model.Source, error) {
 
 // UpsertSource writes the state of a source (see notifyOnSync).
 func (s *Store) UpsertSource(src *model.Source) error {
-	w := s.write()
+	w := newWrite(s)
 	defer w.Abort()
 	if err := w.putSource(src); err != nil {
 		return err
@@ -306,7 +295,7 @@ func (s *Store) UpsertSource(src *model.Source) error {
 // first synced row of its source (old is the row it replaces, or nil):
 // orphans of that source, and of sources no longer configured once all
 // have synced, may be collected now, not at the next resync.
-func (s *Store) notifyOnSync(txn *memdb.Txn, old any, src *model.Source) error {
+func (txn *writeTxn) notifyOnSync(old any, src *model.Source) error {
 	if !src.Synced || (old != nil && old.(*model.Source).Synced) {
 		return nil
 	}
@@ -319,7 +308,7 @@ func (s *Store) notifyOnSync(txn *memdb.Txn, old any, src *model.Source) error {
 		k := raw.(*model.Container).PodKey
 		if !seen[k] {
 			seen[k] = true
-			s.deferNotify(txn, k)
+			txn.notify(k)
 		}
 	}
 	return nil

@@ -53,8 +53,8 @@ type writeTxn struct {
 	requestsSet bool
 }
 
-// write opens the store's write transaction at the next index.
-func (s *Store) write() *writeTxn {
+// newWrite opens the store's write transaction at the next index.
+func newWrite(s *Store) *writeTxn {
 	txn := s.db.Txn(true)
 	return &writeTxn{Txn: txn, s: s, index: latestIndex(txn, tableAll) + 1, touched: map[string]bool{}, deleted: map[string]int{}}
 }
@@ -200,7 +200,7 @@ func (s *Store) Index() uint64 { return latestIndex(s.db.Txn(false), tableAll) }
 // Bump takes the next index without writing a row, for a version a reader
 // derives outside the store (a polled kind) on the store's one counter.
 func (s *Store) Bump() uint64 {
-	w := s.write()
+	w := newWrite(s)
 	defer w.Abort()
 	w.touched[tableBumped] = true
 	_ = w.commit()

@@ -92,7 +92,7 @@ type SourceWrite struct {
 // Misuse: decide runs under the store's write lock; it must not call the
 // Store (that deadlocks) nor block.
 func (s *Store) ApplySource(source string, decide func(View) (SourceWrite, error)) error {
-	txn := s.write()
+	txn := newWrite(s)
 	defer txn.Abort()
 	w, err := decide(View{txn.Txn})
 	if err != nil {
@@ -100,17 +100,17 @@ func (s *Store) ApplySource(source string, decide func(View) (SourceWrite, error
 	}
 	pods, src := w.Pods, w.Source
 	if w.Partial {
-		if err := s.changeSourceObjects(txn, source, w.Objects, w.RemovedObjects); err != nil {
+		if err := txn.changeSourceObjects(source, w.Objects, w.RemovedObjects); err != nil {
 			return err
 		}
-		if err := s.changeSourcePods(txn, source, pods, w.Removed); err != nil {
+		if err := txn.changeSourcePods(source, pods, w.Removed); err != nil {
 			return err
 		}
 	} else {
-		if err := s.replaceSourceObjects(txn, source, w.Objects); err != nil {
+		if err := txn.replaceSourceObjects(source, w.Objects); err != nil {
 			return err
 		}
-		if err := s.replaceSourcePods(txn, source, pods); err != nil {
+		if err := txn.replaceSourcePods(source, pods); err != nil {
 			return err
 		}
 	}
