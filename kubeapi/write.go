@@ -1,7 +1,6 @@
 package kubeapi
 
 import (
-	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/berth-dev/berth/sources"
@@ -33,10 +32,17 @@ type writeKind struct {
 	zero           func() runtime.Object
 }
 
-var writeKinds = []writeKind{
-	{resource: "pods", kind: "Pod", zero: func() runtime.Object { return &v1.Pod{} }},
-	{resource: "configmaps", kind: "ConfigMap", zero: func() runtime.Object { return &v1.ConfigMap{} }},
-	{resource: "secrets", kind: "Secret", zero: func() runtime.Object { return &v1.Secret{} }},
+// writeKinds are the registered kinds the push source persists
+// (registry.Kind.Writable), in registration order.
+func (a *API) writeKinds() []writeKind {
+	var out []writeKind
+	for _, k := range a.reg.Kinds() {
+		if k.Writable {
+			zero := k.Zero
+			out = append(out, writeKind{resource: k.Name, kind: k.Kind, zero: func() runtime.Object { return zero() }})
+		}
+	}
+	return out
 }
 
 // writer serves the write routes of one API through p.
@@ -55,7 +61,7 @@ func (a *API) AddWrites(p Pusher) {
 		a.ro.PushSource = p.Name()
 	}
 	w := &writer{a: a, p: p}
-	for _, k := range writeKinds {
+	for _, k := range a.writeKinds() {
 		coll := "/api/v1/namespaces/{ns}/" + k.resource
 		a.handle("POST "+coll, AccessWrite, w.create(k))
 		a.handle("PUT "+coll+"/{name}", AccessWrite, w.replace(k))

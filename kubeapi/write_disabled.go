@@ -13,7 +13,7 @@ import (
 // requested resource". Discovery keeps listing the kinds read-only. Adding
 // both RefuseWrites and AddWrites is a misuse (the patterns collide).
 func (a *API) RefuseWrites(why string) {
-	for _, k := range writeKinds {
+	for _, k := range a.writeKinds() {
 		coll := "/api/v1/namespaces/{ns}/" + k.resource
 		for _, pattern := range []string{"POST " + coll, "PUT " + coll + "/{name}", "PATCH " + coll + "/{name}", "DELETE " + coll + "/{name}"} {
 			resource := k.resource

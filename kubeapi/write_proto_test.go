@@ -59,7 +59,7 @@ func richPod(env int) *v1.Pod {
 func TestProtobufWalkTakesRealObjects(t *testing.T) {
 	pod := richPod(maxPatchListItems)
 	body := protoBody(t, pod, "Pod")
-	k := writeKinds[0]
+	k := New(Options{}).writeKinds()[0]
 	j, err := fromProtobuf(k, "", body, k.zero())
 	if err != nil {
 		t.Fatalf("a pod of %d variables: %v", maxPatchListItems, err)
@@ -77,7 +77,7 @@ func TestProtobufWalkTakesRealObjects(t *testing.T) {
 	for i := range 5000 {
 		cm.Data[fmt.Sprint("k", i)] = "v"
 	}
-	if _, err := fromProtobuf(writeKinds[1], "", protoBody(t, cm, "ConfigMap"), writeKinds[1].zero()); err != nil {
+	if _, err := fromProtobuf(New(Options{}).writeKinds()[1], "", protoBody(t, cm, "ConfigMap"), New(Options{}).writeKinds()[1].zero()); err != nil {
 		t.Errorf("a ConfigMap of 5 000 keys: %v", err)
 	}
 }
@@ -85,7 +85,7 @@ func TestProtobufWalkTakesRealObjects(t *testing.T) {
 // TestProtobufWalkRefusals: one item past the limit in a nested list, too
 // many map entries, and a body the walk cannot follow.
 func TestProtobufWalkRefusals(t *testing.T) {
-	k := writeKinds[0]
+	k := New(Options{}).writeKinds()[0]
 	_, err := fromProtobuf(k, "rich", protoBody(t, richPod(maxPatchListItems+1), "Pod"), k.zero())
 	if code := statusCode(err); code != http.StatusRequestEntityTooLarge || !strings.Contains(err.Error(), "spec.containers[0].env") {
 		t.Errorf("%d variables: %d %v", maxPatchListItems+1, code, err)
@@ -94,7 +94,7 @@ func TestProtobufWalkRefusals(t *testing.T) {
 	for i := range maxPatchElements + 1 {
 		cm.Data[fmt.Sprint("k", i)] = ""
 	}
-	_, err = fromProtobuf(writeKinds[1], "c", protoBody(t, cm, "ConfigMap"), writeKinds[1].zero())
+	_, err = fromProtobuf(New(Options{}).writeKinds()[1], "c", protoBody(t, cm, "ConfigMap"), New(Options{}).writeKinds()[1].zero())
 	if code := statusCode(err); code != http.StatusRequestEntityTooLarge || !strings.Contains(err.Error(), fmt.Sprint(maxPatchElements)) {
 		t.Errorf("%d keys: %d %v", maxPatchElements+1, code, err)
 	}

@@ -61,6 +61,10 @@ type Kind struct {
 	Push *Kind
 	// Versions reads the kind's objects at their resourceVersions.
 	Versions Versions
+	// Writable kinds are created, replaced, patched and deleted through
+	// the push source, which decodes, defaults and validates them as its
+	// manifests (their write strategy) and persists them.
+	Writable bool
 
 	// stored, when set, is the kind as the store holds it; else snapshot
 	// returns every object now (ws, may be nil, gets the channels that

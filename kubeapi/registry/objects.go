@@ -116,7 +116,7 @@ func (a *kinds) objectsKind(kind string, seen *firstSeen, render func(*model.Obj
 func (a *kinds) configMapsResource() *Kind {
 	seen := &firstSeen{}
 	return &Kind{
-		Name: "configmaps", Singular: "configmap", Kind: "ConfigMap", ShortNames: []string{"cm"}, Namespaced: true,
+		Name: "configmaps", Writable: true, Singular: "configmap", Kind: "ConfigMap", ShortNames: []string{"cm"}, Namespaced: true,
 		APIVersion: "v1", ListKind: "ConfigMapList",
 		Zero: func() Object { return &v1.ConfigMap{} },
 		stored: a.objectsKind(model.KindConfigMap, seen, func(o *model.Object) Object {
@@ -137,7 +137,7 @@ func (a *kinds) configMapsResource() *Kind {
 func (a *kinds) secretsResource() *Kind {
 	seen := &firstSeen{}
 	return &Kind{
-		Name: "secrets", Singular: "secret", Kind: "Secret", Namespaced: true,
+		Name: "secrets", Writable: true, Singular: "secret", Kind: "Secret", Namespaced: true,
 		APIVersion: "v1", ListKind: "SecretList",
 		Zero: func() Object { return &v1.Secret{} },
 		stored: a.objectsKind(model.KindSecret, seen, func(o *model.Object) Object {

@@ -39,7 +39,7 @@ func (a *kinds) servedPod(p *model.Pod) *v1.Pod {
 
 func (a *kinds) podsResource() *Kind {
 	return &Kind{
-		Name: "pods", Singular: "pod", Kind: "Pod", ShortNames: []string{"po"}, Namespaced: true,
+		Name: "pods", Writable: true, Singular: "pod", Kind: "Pod", ShortNames: []string{"po"}, Namespaced: true,
 		APIVersion: "v1", ListKind: "PodList",
 		Zero:   func() Object { return &v1.Pod{} },
 		stored: a.podsKind(),
