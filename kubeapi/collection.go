@@ -29,19 +29,26 @@ type matcher struct {
 }
 
 func (m *matcher) match(e *registry.Entry) bool {
-	if e == nil {
-		return false
-	}
-	if m.ns != "" && e.Obj.GetNamespace() != m.ns {
-		return false
-	}
-	if e.Source != "" && !m.visible(e.Source) {
+	if !m.inScope(e) {
 		return false
 	}
 	if !m.labels.Matches(labels.Set(e.Obj.GetLabels())) {
 		return false
 	}
 	return m.fields.Empty() || m.fields.Matches(m.fieldSet(e))
+}
+
+// inScope reports whether e is in the request's namespace and its token's
+// view: what no change of the object alters (another source's object at
+// its key is another object).
+func (m *matcher) inScope(e *registry.Entry) bool {
+	if e == nil {
+		return false
+	}
+	if m.ns != "" && e.Obj.GetNamespace() != m.ns {
+		return false
+	}
+	return e.Source == "" || m.visible(e.Source)
 }
 
 func (m *matcher) fieldSet(e *registry.Entry) fields.Set {

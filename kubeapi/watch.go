@@ -221,19 +221,30 @@ func (s *watchStream) changes(changes []registry.Change) error {
 		prev := s.sent[c.Key()]
 		was := prev != nil
 		if !was && !s.all && !s.known[c.Key()] {
-			// A resumed watch: the client had the object at from if it
-			// existed then and matched.
+			// A resumed watch: the client had the object at its version
+			// if it existed then and matched.
 			old := c.Old
 			if old == nil && c.Type != WatchAdded {
 				old = c.Cur
 			}
-			if old != nil && s.m.match(old) {
+			switch {
+			case old == nil:
+			case s.m.match(old):
+				was, prev = true, old
+			case c.Old == nil && s.m.inScope(old):
+				// The store keeps no state from before the change: the
+				// object may have matched then and left the selection
+				// since. A DELETED of an object the client never had is
+				// harmless to it; a missed one is not.
 				was, prev = true, old
 			}
 		}
-		s.known[c.Key()] = true
+		if !s.all {
+			s.known[c.Key()] = true
+		}
 		if c.Type == WatchDeleted {
 			delete(s.sent, c.Key())
+			delete(s.known, c.Key()) // a later object at the key comes ADDED
 			if !was {
 				continue
 			}

@@ -166,7 +166,14 @@ func (s *PushSource) applyLocked() (Applied, error) {
 		s.notify()
 		return Applied{}, nil
 	}
-	return s.apply(s.snapshotLocked())
+	s.files.takeChanges() // the push source logs nothing per pod; keep nothing
+	a, err := s.apply(s.snapshotLocked())
+	if err != nil {
+		// The write is persisted: Run applies the whole set again, and
+		// retries while it fails.
+		s.notify()
+	}
+	return a, err
 }
 
 // load reads and decodes every file of dir unless that was done; s.mu is

@@ -2,6 +2,7 @@ package sources
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -197,4 +198,44 @@ func TestPushSourcePersistedGarbage(t *testing.T) {
 func (s *PushSource) scan() Update {
 	u, _ := s.scanApply()
 	return u
+}
+
+// With an applier, each write is applied in its call: the source keeps no
+// per-write history, and a failed apply is left to Run, which applies the
+// whole set again (the write is persisted).
+func TestPushApplierWritesKeepNothingAndRetryOnFailure(t *testing.T) {
+	s := NewPushSource("push", t.TempDir(), Options{})
+	var calls int
+	fail := false
+	s.SetApplier(func(u Update) (Applied, error) {
+		calls++
+		if fail {
+			return Applied{}, errors.New("store down")
+		}
+		return Applied{Refused: map[string]string{"ConfigMap/default/b": "refused b"}}, nil
+	})
+	for _, name := range []string{"a", "b", "c"} {
+		res, err := s.Put("ConfigMap", "default", name, namedCM(name, 10), PutOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[string]string{"b": "refused b"}[name]; res.Refusal != want {
+			t.Fatalf("%s: refusal %q, want %q", name, res.Refusal, want)
+		}
+	}
+	if calls != 3 {
+		t.Fatalf("%d applies for 3 writes", calls)
+	}
+	if len(s.files.added) != 0 || len(s.files.dropped) != 0 {
+		t.Fatalf("the source keeps %d added and %d dropped pods after its writes", len(s.files.added), len(s.files.dropped))
+	}
+	fail = true
+	if _, err := s.Put("ConfigMap", "default", "d", namedCM("d", 10), PutOptions{}); err == nil {
+		t.Fatal("a failed apply answered no error")
+	}
+	select {
+	case <-s.changed:
+	default:
+		t.Fatal("a failed apply did not ask Run to apply the set again")
+	}
 }

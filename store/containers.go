@@ -183,14 +183,14 @@ func applyContainer(s *Store, id string, since uint64, event bool, fn func(old *
 	if old != nil {
 		cp.Version = old.Version
 	}
+	if err := txn.insert(TableContainers, &cp, old == nil); err != nil {
+		return false, fmt.Errorf("container insert: %w", err)
+	}
 	if old != nil && old.PodKey != c.PodKey {
 		txn.notify(old.PodKey)
 		if err := txn.settleTerminating(old.PodKey); err != nil {
 			return false, err
 		}
-	}
-	if err := txn.insert(TableContainers, &cp, old == nil); err != nil {
-		return false, fmt.Errorf("container insert: %w", err)
 	}
 	if err := txn.settleTerminating(c.PodKey); err != nil {
 		return false, err

@@ -35,7 +35,7 @@ func (r EventRecorder) Record(e events.Event) { _ = recordEvent(r.Store, e) }
 
 // List returns the kept events, oldest first.
 func (r EventRecorder) List() []events.Event {
-	rows, _ := r.Store.Snapshot().eventsBy(IndexModify)
+	rows, _ := r.Store.Snapshot().eventsBy(IndexCreate)
 	out := make([]events.Event, len(rows))
 	for i, row := range rows {
 		out[i] = row.Event
@@ -72,7 +72,7 @@ func recordEvent(s *Store, e events.Event) error {
 	}
 	n := latestIndex(w.Txn, tableEventCount) + 1
 	for ; n > MaxEvents; n-- {
-		oldest, err := w.First(TableEvents, IndexModify)
+		oldest, err := w.First(TableEvents, IndexCreate)
 		if err != nil || oldest == nil {
 			return fmt.Errorf("event list: %v", err)
 		}

@@ -32,6 +32,8 @@ const (
 	// IndexModify orders a table's rows by the index that last wrote them
 	// (a Deletion's by the index that removed it).
 	IndexModify = "modify"
+	// IndexCreate orders events by the index that recorded them.
+	IndexCreate = "create"
 	// IndexTable indexes deletions by table and index.
 	IndexTable = "table"
 )
@@ -53,6 +55,9 @@ func schema() *memdb.DBSchema {
 		TableEvents: {Name: TableEvents, Indexes: map[string]*memdb.IndexSchema{
 			IndexID:     {Name: IndexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Key"}},
 			IndexModify: modifyIndex("Key"),
+			IndexCreate: {Name: IndexCreate, Unique: true, Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
+				&memdb.UintFieldIndex{Field: "CreateIndex"}, &memdb.StringFieldIndex{Field: "Key"},
+			}}},
 		}},
 		TableRequests: requestsTableSchema(),
 	}}

@@ -98,7 +98,11 @@ func (a *kinds) objectsKind(kind string, seen *firstSeen, render func(*model.Obj
 				keys[o.Ref] = true
 				out[i] = o
 			}
-			seen.keep(keys)
+			if snap.Index() == a.o.Store.Index() {
+				// A list of the store as it is: what it lacks is gone (an
+				// older snapshot may lack an object created since).
+				seen.keep(keys)
+			}
 			return out, nil
 		},
 		row: func(snap store.Snapshot, key string) (any, error) {
