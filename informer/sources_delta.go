@@ -22,31 +22,39 @@ type applied struct {
 // pods that cur does not offer. ok is false when the origins are out of
 // order: compare everything then. An unchanged pod costs a pointer compare.
 func podDelta(prev, cur []manifest.Desired) (changed []int, removed []string, ok bool) {
+	return delta(prev, cur, func(d manifest.Desired) string { return d.Origin }, podKey,
+		func(a, b manifest.Desired) bool { return a.Pod == b.Pod && a.Origin == b.Origin })
+}
+
+// delta is podDelta over items of any kind: origin, key and same say
+// where an item came from, what it is called, and whether two are the
+// same object.
+func delta[T any](prev, cur []T, origin, key func(T) string, same func(a, b T) bool) (changed []int, removed []string, ok bool) {
 	var gone []string
 	i, j := 0, 0
 	for i < len(prev) || j < len(cur) {
-		if i < len(prev) && j < len(cur) && prev[i].Pod == cur[j].Pod && prev[i].Origin == cur[j].Origin {
+		if i < len(prev) && j < len(cur) && same(prev[i], cur[j]) {
 			i, j = i+1, j+1
 			continue
 		}
-		if j > 0 && j < len(cur) && cur[j].Origin < cur[j-1].Origin {
+		if j > 0 && j < len(cur) && origin(cur[j]) < origin(cur[j-1]) {
 			return nil, nil, false
 		}
 		switch {
-		case j == len(cur) || (i < len(prev) && prev[i].Origin < cur[j].Origin):
-			for o := prev[i].Origin; i < len(prev) && prev[i].Origin == o; i++ {
-				gone = append(gone, podKey(prev[i]))
+		case j == len(cur) || (i < len(prev) && origin(prev[i]) < origin(cur[j])):
+			for o := origin(prev[i]); i < len(prev) && origin(prev[i]) == o; i++ {
+				gone = append(gone, key(prev[i]))
 			}
-		case i == len(prev) || cur[j].Origin < prev[i].Origin:
-			for o := cur[j].Origin; j < len(cur) && cur[j].Origin == o; j++ {
+		case i == len(prev) || origin(cur[j]) < origin(prev[i]):
+			for o := origin(cur[j]); j < len(cur) && origin(cur[j]) == o; j++ {
 				changed = append(changed, j)
 			}
 		default: // the same origin with other objects: all of it again
-			o := cur[j].Origin
-			for ; i < len(prev) && prev[i].Origin == o; i++ {
-				gone = append(gone, podKey(prev[i]))
+			o := origin(cur[j])
+			for ; i < len(prev) && origin(prev[i]) == o; i++ {
+				gone = append(gone, key(prev[i]))
 			}
-			for ; j < len(cur) && cur[j].Origin == o; j++ {
+			for ; j < len(cur) && origin(cur[j]) == o; j++ {
 				changed = append(changed, j)
 			}
 		}
@@ -56,7 +64,7 @@ func podDelta(prev, cur []manifest.Desired) (changed []int, removed []string, ok
 	}
 	offered := make(map[string]bool, len(changed))
 	for _, c := range changed {
-		offered[podKey(cur[c])] = true
+		offered[key(cur[c])] = true
 	}
 	for _, k := range gone {
 		if !offered[k] {
@@ -101,48 +109,8 @@ func samePods(a, b []manifest.Desired) bool {
 // is false when the origins are out of order. An unchanged object costs a
 // compare of its pointers.
 func objectDelta(prev, cur []manifest.Object) (changed []int, removed []string, ok bool) {
-	var gone []string
-	i, j := 0, 0
-	for i < len(prev) || j < len(cur) {
-		if i < len(prev) && j < len(cur) && prev[i] == cur[j] {
-			i, j = i+1, j+1
-			continue
-		}
-		if j > 0 && j < len(cur) && cur[j].Origin < cur[j-1].Origin {
-			return nil, nil, false
-		}
-		switch {
-		case j == len(cur) || (i < len(prev) && prev[i].Origin < cur[j].Origin):
-			for o := prev[i].Origin; i < len(prev) && prev[i].Origin == o; i++ {
-				gone = append(gone, objectRef(prev[i]))
-			}
-		case i == len(prev) || cur[j].Origin < prev[i].Origin:
-			for o := cur[j].Origin; j < len(cur) && cur[j].Origin == o; j++ {
-				changed = append(changed, j)
-			}
-		default: // the same origin with other objects: all of it again
-			o := cur[j].Origin
-			for ; i < len(prev) && prev[i].Origin == o; i++ {
-				gone = append(gone, objectRef(prev[i]))
-			}
-			for ; j < len(cur) && cur[j].Origin == o; j++ {
-				changed = append(changed, j)
-			}
-		}
-	}
-	if len(gone) == 0 {
-		return changed, nil, true
-	}
-	offered := make(map[string]bool, len(changed))
-	for _, c := range changed {
-		offered[objectRef(cur[c])] = true
-	}
-	for _, r := range gone {
-		if !offered[r] {
-			removed = append(removed, r)
-		}
-	}
-	return changed, removed, true
+	return delta(prev, cur, func(o manifest.Object) string { return o.Origin }, objectRef,
+		func(a, b manifest.Object) bool { return a == b })
 }
 
 func objectRef(o manifest.Object) string { return model.ObjectRef(o.Kind, o.Key()) }

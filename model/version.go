@@ -19,3 +19,17 @@ func (v Version) Stamp(index uint64, created bool) Version {
 	v.ModifyIndex = index
 	return v
 }
+
+// Current returns v: through embedding, the version of any row that
+// carries one.
+func (v Version) Current() Version { return v }
+
+// Set stamps v as written at index (Stamp), in place: for a row that is
+// not yet shared.
+func (v *Version) Set(index uint64, created bool) { *v = v.Stamp(index, created) }
+
+// Versioned is a row that carries a Version.
+type Versioned interface {
+	Current() Version
+	Set(index uint64, created bool)
+}

@@ -125,19 +125,20 @@ func (r Snapshot) Changes(since uint64, tables ...string) ([]Change, error) {
 
 // rowKey returns a versioned row's key and modify index.
 func rowKey(raw any) (string, uint64) {
+	index := raw.(model.Versioned).Current().ModifyIndex
 	switch r := raw.(type) {
 	case *model.Pod:
-		return r.Key, r.ModifyIndex
+		return r.Key, index
 	case *model.Object:
-		return r.Key, r.ModifyIndex
+		return r.Key, index
 	case *model.Source:
-		return r.Name, r.ModifyIndex
+		return r.Name, index
 	case *model.Container:
-		return r.ID, r.ModifyIndex
+		return r.ID, index
 	case *Terminating:
-		return r.Key, r.ModifyIndex
+		return r.Key, index
 	case *EventRow:
-		return r.Key, r.ModifyIndex
+		return r.Key, index
 	}
-	return "", 0
+	return "", index
 }

@@ -67,29 +67,10 @@ func latestIndex(txn *memdb.Txn, table string) uint64 {
 	return raw.(*indexRow).Index
 }
 
-// stamp sets the version of row (a *model.Pod, Object, Source or
-// Container) as written at w.index; created marks a new object.
-func (w *writeTxn) stamp(row any, created bool) {
-	switch r := row.(type) {
-	case *model.Pod:
-		r.Version = r.Version.Stamp(w.index, created)
-	case *model.Object:
-		r.Version = r.Version.Stamp(w.index, created)
-	case *model.Source:
-		r.Version = r.Version.Stamp(w.index, created)
-	case *model.Container:
-		r.Version = r.Version.Stamp(w.index, created)
-	case *Terminating:
-		r.Version = r.Version.Stamp(w.index, created)
-	case *EventRow:
-		r.Version = r.Version.Stamp(w.index, created)
-	}
-}
-
 // insert writes row into table stamped at this transaction's index;
 // created marks a new object (its CreateIndex becomes the index).
-func (w *writeTxn) insert(table string, row any, created bool) error {
-	w.stamp(row, created)
+func (w *writeTxn) insert(table string, row model.Versioned, created bool) error {
+	row.Set(w.index, created)
 	if err := w.Insert(table, row); err != nil {
 		return err
 	}

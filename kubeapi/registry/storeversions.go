@@ -178,30 +178,11 @@ func rowKey(row any) string {
 	return fmt.Sprintf("%T", row)
 }
 
-func rowIndex(row any) uint64 {
-	switch r := row.(type) {
-	case *model.Pod:
-		return r.ModifyIndex
-	case *model.Object:
-		return r.ModifyIndex
-	case *store.Terminating:
-		return r.ModifyIndex
-	case *store.EventRow:
-		return r.ModifyIndex
-	}
-	return 0
-}
+func rowIndex(row any) uint64 { return row.(model.Versioned).Current().ModifyIndex }
 
 func rowCreated(row any) uint64 {
-	switch r := row.(type) {
-	case *model.Pod:
-		return r.CreateIndex
-	case *model.Object:
-		return r.CreateIndex
-	case *store.Terminating:
-		return r.Pod.CreateIndex // the same pod, now terminating
-	case *store.EventRow:
-		return r.CreateIndex
+	if t, ok := row.(*store.Terminating); ok {
+		return t.Pod.CreateIndex // the same pod, now terminating
 	}
-	return 0
+	return row.(model.Versioned).Current().CreateIndex
 }
