@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	//lint:ignore SA1019 client-go's SPDY dialers return this type
 	"k8s.io/apimachinery/pkg/util/httpstream"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/portforward"

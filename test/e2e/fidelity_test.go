@@ -330,7 +330,7 @@ func TestPodSpecFidelity(t *testing.T) {
 		r := fidReportOf(t, b, "fid-downward", "app", deadline)
 		p := fidPod(t, b, "fid-downward", deadline, "podIP set", func(p *v1.Pod) bool { return p.Status.PodIP != "" })
 		sb := fidSandbox(t, b, "fid-downward", deadline)
-		sbIP := sb.NetworkSettings.IPAddress
+		sbIP := ""
 		for _, n := range sb.NetworkSettings.Networks {
 			if sbIP == "" && n != nil {
 				sbIP = n.IPAddress

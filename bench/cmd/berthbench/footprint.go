@@ -63,7 +63,7 @@ func (r *footprintResults) system(name string) *footprintSys {
 func (b *bench) runFootprint(ctx context.Context, res *results) error {
 	fr := &footprintResults{pods: b.opt.footprintPods, settle: b.opt.footprintSettle, pauseImage: b.pauseImage}
 	res.footprint = fr
-	if img, _, err := b.cli.ImageInspectWithRaw(ctx, b.pauseImage); err == nil {
+	if img, err := b.cli.ImageInspect(ctx, b.pauseImage); err == nil {
 		fr.pauseSize = img.Size
 	}
 	err := b.repeat(ctx, res, "footprint berth", func() error {

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	//lint:ignore SA1019 client-go's SPDY dialers return this type
 	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/portforward"
