@@ -108,6 +108,7 @@ func TestGetPodsLikeKubectl(t *testing.T) {
 	now := a.clock.Now()
 	a.addPodWith(t, "default", "web", func(p *model.Pod) {
 		p.Spec.Labels = map[string]string{"app": "web"}
+		p.Spec.Spec.ActiveDeadlineSeconds = new(int64(2_000_000))
 		p.Status.PodIP, p.Status.PodIPs = "10.0.0.5", []v1.PodIP{{IP: "10.0.0.5"}}
 		cs := &p.Status.ContainerStatuses[0]
 		cs.RestartCount = 1
@@ -168,6 +169,7 @@ func TestGetPodsLikeKubectl(t *testing.T) {
 		{[]string{"pods", "-l", "app=web", "-o", "name"}, "pod/web\n"},
 		{[]string{"pods", "-l", "app!=web", "-n", "default", "-o", "name"}, "pod/db\n"},
 		{[]string{"pods", "web", "-o", "jsonpath={.status.podIP}"}, "10.0.0.5"},
+		{[]string{"pods", "web", "-o", "jsonpath={.spec.activeDeadlineSeconds}"}, "2000000"},
 		{[]string{"pods", "-n", "default", "-l", "app", "-o", "jsonpath={range .items[*]}{.metadata.name} {end}"}, "db web "},
 	} {
 		out, errOut, err := get(tc.args...)

@@ -11,6 +11,7 @@ import (
 	"github.com/liggitt/tabwriter"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/printers"
@@ -101,6 +102,16 @@ func (p *objectPrinter) print(obj runtime.Object) error {
 			}
 		}
 		return nil
+	}
+	if p.kind == "jsonpath" {
+		// kubectl prints the server's objects as unstructured, whose
+		// integers stay integers (a typed object's would print as floats:
+		// 1e+06).
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		if err != nil {
+			return err
+		}
+		obj = &unstructured.Unstructured{Object: m}
 	}
 	return p.p.PrintObj(obj, p.w)
 }

@@ -223,19 +223,7 @@ func (s *watchStream) changes(changes []registry.Change) error {
 		if !was && !s.all && !s.known[c.Key()] {
 			// A resumed watch: the client had the object at its version
 			// if it existed then and matched.
-			old := c.Old
-			if old == nil && c.Type != WatchAdded {
-				old = c.Cur
-			}
-			switch {
-			case old == nil:
-			case s.m.match(old):
-				was, prev = true, old
-			case c.Old == nil && s.m.inScope(old):
-				// The store keeps no state from before the change: the
-				// object may have matched then and left the selection
-				// since. A DELETED of an object the client never had is
-				// harmless to it; a missed one is not.
+			if old := c.Old; old != nil && s.m.match(old) {
 				was, prev = true, old
 			}
 		}

@@ -76,6 +76,9 @@ type PushSource struct {
 	// apply, when set, applies the source's updates in the caller:
 	// Run's first, and each write's before it returns.
 	apply Applier
+	// warned logs each pod's warning lines once per spec: Run's updates
+	// whole, each applied write by its change. Guarded by mu.
+	warned warnLog
 }
 
 // SetApplier makes the source apply its updates itself through a, in
@@ -102,7 +105,6 @@ func (s *PushSource) Name() string { return s.name }
 func (s *PushSource) Run(ctx context.Context, out chan<- Update) error {
 	log := s.opts.logger().With("source", s.name, "dir", s.dir)
 	var retry <-chan time.Time
-	var warned warnLog
 	for {
 		u, applied := s.scanApply()
 		if u.Err != nil {
@@ -113,7 +115,9 @@ func (s *PushSource) Run(ctx context.Context, out chan<- Update) error {
 			for _, e := range u.Errors {
 				log.Warn("persisted manifest rejected", "err", e.Error())
 			}
-			warned.log(log, u.Pods)
+			s.mu.Lock()
+			s.warned.log(log, u.Pods)
+			s.mu.Unlock()
 		}
 		if !applied && !send(ctx, out, u) {
 			return nil
@@ -166,7 +170,8 @@ func (s *PushSource) applyLocked() (Applied, error) {
 		s.notify()
 		return Applied{}, nil
 	}
-	s.files.takeChanges() // the push source logs nothing per pod; keep nothing
+	added, dropped := s.files.takeChanges()
+	s.warned.change(s.opts.logger().With("source", s.name, "dir", s.dir), added, dropped)
 	a, err := s.apply(s.snapshotLocked())
 	if err != nil {
 		// The write is persisted: Run applies the whole set again, and

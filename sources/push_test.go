@@ -1,9 +1,11 @@
 package sources
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -237,5 +239,23 @@ func TestPushApplierWritesKeepNothingAndRetryOnFailure(t *testing.T) {
 	case <-s.changed:
 	default:
 		t.Fatal("a failed apply did not ask Run to apply the set again")
+	}
+}
+
+// A pod written through an applier has its warning lines logged once, as
+// Run logs those of the files it reads.
+func TestPushApplierLogsWarnings(t *testing.T) {
+	var buf bytes.Buffer
+	s := NewPushSource("push", t.TempDir(), Options{})
+	s.opts.Log = slog.New(slog.NewTextHandler(&buf, nil))
+	s.SetApplier(func(Update) (Applied, error) { return Applied{}, nil })
+	pod := "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  serviceAccountName: app\n  containers: [{name: c, image: img}]\n"
+	for range 2 {
+		if _, err := s.Put("Pod", "default", "web", []byte(pod), PutOptions{Replace: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := strings.Count(buf.String(), "ignored without a cluster"); n != 1 {
+		t.Fatalf("%d warning lines for one spec written twice:\n%s", n, buf.String())
 	}
 }

@@ -75,13 +75,18 @@ func (w *warnLog) log(log *slog.Logger, pods []manifest.Desired) {
 // change is log for an update that differs from the last one logged only
 // by removed (pods no longer in it) and added (pods new in it, or new
 // objects): the cost is that of the change. A removed pod that is not the
-// one seen under its key is ignored.
+// one seen under its key is ignored; one added again under its key (a
+// rewrite) is logged again only if its spec or origin changed.
 func (w *warnLog) change(log *slog.Logger, added, removed []manifest.Desired) {
 	w.init()
+	replaced := make(map[podName]bool, len(added))
+	for _, d := range added {
+		replaced[podName{d.Pod.Namespace, d.Pod.Name}] = true
+	}
 	for _, d := range removed {
 		id := podName{d.Pod.Namespace, d.Pod.Name}
-		if old, ok := w.last[id]; ok && old.pod == d.Pod {
-			delete(w.last, id)
+		if old, ok := w.last[id]; ok && old.pod == d.Pod && !replaced[id] {
+			delete(w.last, id) // a pod replaced is compared with it below
 		}
 	}
 	for _, d := range added {

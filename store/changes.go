@@ -17,13 +17,16 @@ var ErrCompacted = errors.New("store: index compacted")
 // Change is one row of a table written or removed after an index: Row is
 // the row as it now is, or nil when Deleted; Deleted is the row's removal
 // (or its replacement by another object at the key), whose Last is what
-// was removed.
+// was removed. Old is the object as it was at the index the changes are
+// read after (what a reader at that index last saw), nil when it did not
+// exist then.
 type Change struct {
 	Table   string
 	Key     string
 	Index   uint64
 	Row     any
 	Deleted *Deletion
+	Old     any
 }
 
 // Snapshot reads the store as of one moment: every read of it sees the
@@ -105,7 +108,11 @@ func (r Snapshot) Changes(since uint64, tables ...string) ([]Change, error) {
 		}
 		for raw := it.Next(); raw != nil; raw = it.Next() {
 			key, index := rowKey(raw)
-			out = append(out, Change{Table: t, Key: key, Index: index, Row: raw})
+			old, err := r.before(t, key, raw, since)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, Change{Table: t, Key: key, Index: index, Row: raw, Old: old})
 		}
 		dit, err := r.txn.LowerBound(TableDeletions, IndexTable, t, since+1, "")
 		if err != nil {
@@ -116,11 +123,38 @@ func (r Snapshot) Changes(since uint64, tables ...string) ([]Change, error) {
 			if d.Table != t {
 				break
 			}
-			out = append(out, Change{Table: t, Key: d.Key, Index: d.Index, Deleted: d})
+			if d.Replaced {
+				continue
+			}
+			old, err := r.before(t, d.Key, d.Last, since)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, Change{Table: t, Key: d.Key, Index: d.Index, Deleted: d, Old: old})
 		}
 	}
 	sortChanges(out)
 	return out, nil
+}
+
+// before returns obj, at key in table and written after since, as it was
+// at since: nil when it was created after since, else its version that
+// the first write after since replaced or removed (kept as a Deletion,
+// the compaction floor being at or before since).
+func (r Snapshot) before(table, key string, obj any, since uint64) (any, error) {
+	if obj.(model.Versioned).Current().CreateIndex > since {
+		return nil, nil
+	}
+	it, err := r.txn.LowerBound(TableDeletions, IndexKey, table, key, since+1)
+	if err != nil {
+		return nil, fmt.Errorf("%s history: %w", table, err)
+	}
+	if raw := it.Next(); raw != nil {
+		if d := raw.(*Deletion); d.Table == table && d.Key == key {
+			return d.Last, nil
+		}
+	}
+	return nil, nil
 }
 
 // rowKey returns a versioned row's key and modify index.

@@ -156,3 +156,40 @@ func TestDeletionsPrunedPerTable(t *testing.T) {
 		t.Fatalf("another table's history: %v", err)
 	}
 }
+
+// A change carries the object as it was at the index read after: the
+// version the first write after it replaced or removed, or nothing for an
+// object created since.
+func TestChangesCarryTheObjectAsItWas(t *testing.T) {
+	s, _ := New(nil)
+	_ = s.UpsertPod(uidPod("file", "a", "1"))
+	at0 := s.Index()
+	for _, phase := range []v1.PodPhase{v1.PodRunning, v1.PodSucceeded} {
+		if _, err := s.UpdatePod("default/a", func(p *model.Pod) bool { p.Status.Phase = phase; return true }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	at2 := s.Index()
+	_ = s.UpsertPod(uidPod("file", "b", "2"))
+	_ = s.DeletePod("default/a")
+	cs, err := s.Snapshot().Changes(at0, TablePods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := map[string]any{}
+	for _, c := range cs {
+		old[c.Key] = c.Old
+	}
+	if a, _ := old["default/a"].(*model.Pod); a == nil || a.ModifyIndex != at0 || a.Status.Phase != "" {
+		t.Fatalf("a as it was at %d: %+v", at0, old["default/a"])
+	}
+	if old["default/b"] != nil {
+		t.Fatalf("b, created since, was %+v", old["default/b"])
+	}
+	cs, _ = s.Snapshot().Changes(at2-1, TablePods)
+	for _, c := range cs {
+		if a, _ := c.Old.(*model.Pod); c.Key == "default/a" && (a == nil || a.Status.Phase != v1.PodRunning) {
+			t.Fatalf("a as it was at %d: %+v", at2-1, c.Old)
+		}
+	}
+}

@@ -26,10 +26,8 @@ func (w *writeTxn) putPod(cur, p *model.Pod) error {
 	created := cur == nil || cur.Source != p.Source || podUID(cur) != podUID(p)
 	if cur != nil {
 		cp.Version = cur.Version
-		if created {
-			if err := w.keepDeletion(TablePods, cur.Key, cur); err != nil {
-				return err
-			}
+		if err := w.keepPast(TablePods, cur.Key, cur, !created); err != nil {
+			return err
 		}
 	}
 	if err := w.insert(TablePods, &cp, created); err != nil {
@@ -106,10 +104,12 @@ func (w *writeTxn) runs(key, uid string) (bool, error) {
 	return false, nil
 }
 
-// keepDeletion keeps a Deletion of row, replaced in place by another
-// object at the same key, at w's index.
-func (w *writeTxn) keepDeletion(table, key string, row any) error {
-	d := &Deletion{ID: fmt.Sprintf("%s/%s/%d", table, key, w.index), Table: table, Key: key, Index: w.index, At: w.s.clock.Now(), Last: row}
+// keepPast keeps row, which w's write removes from table (replaced true:
+// overwrites with a new version of the same object), as a Deletion at w's
+// index.
+func (w *writeTxn) keepPast(table, key string, row any, replaced bool) error {
+	d := &Deletion{ID: fmt.Sprintf("%s/%s/%d", table, key, w.index), Table: table, Key: key, Index: w.index, At: w.s.clock.Now(),
+		Last: row, Replaced: replaced}
 	if err := w.Insert(TableDeletions, d); err != nil {
 		return fmt.Errorf("deletion insert: %w", err)
 	}
@@ -142,10 +142,8 @@ func (w *writeTxn) putObject(table string, cur, o *model.Object) error {
 	created := cur == nil || cur.Source != o.Source || objectUID(cur) != objectUID(o)
 	if cur != nil {
 		cp.Version = cur.Version
-		if created {
-			if err := w.keepDeletion(table, cur.Key, cur); err != nil {
-				return err
-			}
+		if err := w.keepPast(table, cur.Key, cur, !created); err != nil {
+			return err
 		}
 	}
 	if err := w.insert(table, &cp, created); err != nil {
@@ -192,6 +190,9 @@ func (w *writeTxn) orphanEvents(p *model.Pod) error {
 		cp.Pod = nil
 		if err := w.insert(TableEvents, &cp, false); err != nil {
 			return fmt.Errorf("event insert: %w", err)
+		}
+		if err := w.keepPast(TableEvents, e.Key, e, true); err != nil {
+			return err
 		}
 	}
 	return nil

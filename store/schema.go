@@ -34,6 +34,8 @@ const (
 	IndexModify = "modify"
 	// IndexCreate orders events by the index that recorded them.
 	IndexCreate = "create"
+	// IndexKey indexes deletions by table, key and index.
+	IndexKey = "key"
 	// IndexTable indexes deletions by table and index.
 	IndexTable = "table"
 )
@@ -142,6 +144,9 @@ func deletionsTableSchema() *memdb.TableSchema {
 			IndexModify: {Name: IndexModify, Unique: true, Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{&memdb.UintFieldIndex{Field: "Index"}, &memdb.StringFieldIndex{Field: "ID"}}}},
 			IndexTable: {Name: IndexTable, Unique: true, Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
 				&memdb.StringFieldIndex{Field: "Table"}, &memdb.UintFieldIndex{Field: "Index"}, &memdb.StringFieldIndex{Field: "Key"},
+			}}},
+			IndexKey: {Name: IndexKey, Unique: true, Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
+				&memdb.StringFieldIndex{Field: "Table"}, &memdb.StringFieldIndex{Field: "Key"}, &memdb.UintFieldIndex{Field: "Index"},
 			}}},
 		},
 	}

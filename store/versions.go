@@ -21,18 +21,23 @@ type indexRow struct {
 
 // Deletion is a row a write transaction removed, kept so that watches
 // resuming after an older index see it go. Last is the row as it was
-// (never to be modified); At is when the store removed it.
+// (never to be modified); At is when the store removed it. A Replaced one
+// is the row's former version, overwritten by a write of the same object:
+// kept so that a reader resuming from an index knows the object as it was
+// then (what it last saw), not a removal.
 type Deletion struct {
-	ID    string // table/key/index: unique
-	Table string
-	Key   string
-	Index uint64
-	At    time.Time
-	Last  any
+	ID       string // table/key/index: unique
+	Table    string
+	Key      string
+	Index    uint64
+	At       time.Time
+	Last     any
+	Replaced bool
 }
 
-// maxDeletions bounds the deletions kept; past it the oldest half goes and
-// a watch resuming before the newest of them must relist (410 Gone).
+// maxDeletions bounds the deletions (and replaced versions) kept per
+// table; past it the oldest half goes and a watch resuming before the
+// newest of them must relist (410 Gone).
 const maxDeletions = 4096
 
 // writeTxn is one write transaction with the index it stamps on every row
@@ -85,7 +90,7 @@ func (w *writeTxn) remove(table, key string, row any) error {
 		return err
 	}
 	w.touched[table] = true
-	return w.keepDeletion(table, key, row)
+	return w.keepPast(table, key, row, false)
 }
 
 // drop deletes row from table without keeping a Deletion: for actual

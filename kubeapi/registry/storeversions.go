@@ -64,6 +64,15 @@ func (v *storeVersions) entry(row any) *Entry {
 	return e
 }
 
+// old renders row, an object as it was before a change (nil: none), at
+// its own version; not cached.
+func (v *storeVersions) old(row any) *Entry {
+	if row == nil {
+		return nil
+	}
+	return stamped(v.kind.render(row), rowIndex(row))
+}
+
 // forget drops the cached rendering of a removed row.
 func (v *storeVersions) forget(row any) {
 	k := rowKey(row)
@@ -138,21 +147,29 @@ func (v *storeVersions) Since(_ context.Context, ws memdb.WatchSet, rv uint64) (
 			writes[writeKey(c.Table, c.Key, c.Index)] = c.Row
 		}
 	}
+	// hidden are the old states of the removals another row serves on at
+	// the same index (a pod terminating), for that row's change.
+	hidden := map[string]any{}
 	out := make([]Change, 0, len(cs))
 	for _, c := range cs {
 		if c.Deleted != nil {
 			v.forget(c.Deleted.Last)
 			if v.kind.hides != nil && v.kind.hides(c.Deleted, writes) {
+				hidden[c.Key+"\x00"+strconv.FormatUint(c.Index, 10)] = c.Old
 				continue
 			}
-			out = append(out, Change{Type: WatchDeleted, RV: c.Index, Cur: stamped(v.kind.gone(c.Deleted), c.Index)})
+			out = append(out, Change{Type: WatchDeleted, RV: c.Index, Cur: stamped(v.kind.gone(c.Deleted), c.Index), Old: v.old(c.Old)})
 			continue
+		}
+		old := c.Old
+		if h, ok := hidden[c.Key+"\x00"+strconv.FormatUint(c.Index, 10)]; ok && old == nil {
+			old = h
 		}
 		typ := WatchModified
 		if rowCreated(c.Row) > rv {
 			typ = WatchAdded
 		}
-		out = append(out, Change{Type: typ, RV: c.Index, Cur: v.entry(c.Row)})
+		out = append(out, Change{Type: typ, RV: c.Index, Cur: v.entry(c.Row), Old: v.old(old)})
 	}
 	return out, snap.Index(), nil
 }
