@@ -223,7 +223,7 @@ func (s *watchStream) changes(changes []registry.Change) error {
 		if !was && !s.all && !s.known[c.Key()] {
 			// A resumed watch: the client had the object at its version
 			// if it existed then and matched.
-			if old := c.Old; old != nil && s.m.match(old) {
+			if old := c.Prior(); old != nil && s.m.match(old) {
 				was, prev = true, old
 			}
 		}

@@ -64,13 +64,13 @@ func (v *storeVersions) entry(row any) *Entry {
 	return e
 }
 
-// old renders row, an object as it was before a change (nil: none), at
-// its own version; not cached.
-func (v *storeVersions) old(row any) *Entry {
+// old renders row, an object as it was before a change, at its own
+// version, when called (nil: none); not cached.
+func (v *storeVersions) old(row any) func() *Entry {
 	if row == nil {
 		return nil
 	}
-	return stamped(v.kind.render(row), rowIndex(row))
+	return func() *Entry { return stamped(v.kind.render(row), rowIndex(row)) }
 }
 
 // forget drops the cached rendering of a removed row.
@@ -158,7 +158,7 @@ func (v *storeVersions) Since(_ context.Context, ws memdb.WatchSet, rv uint64) (
 				hidden[c.Key+"\x00"+strconv.FormatUint(c.Index, 10)] = c.Old
 				continue
 			}
-			out = append(out, Change{Type: WatchDeleted, RV: c.Index, Cur: stamped(v.kind.gone(c.Deleted), c.Index), Old: v.old(c.Old)})
+			out = append(out, Change{Type: WatchDeleted, RV: c.Index, Cur: stamped(v.kind.gone(c.Deleted), c.Index), before: v.old(c.Old)})
 			continue
 		}
 		old := c.Old
@@ -169,7 +169,7 @@ func (v *storeVersions) Since(_ context.Context, ws memdb.WatchSet, rv uint64) (
 		if rowCreated(c.Row) > rv {
 			typ = WatchAdded
 		}
-		out = append(out, Change{Type: typ, RV: c.Index, Cur: v.entry(c.Row), Old: v.old(old)})
+		out = append(out, Change{Type: typ, RV: c.Index, Cur: v.entry(c.Row), before: v.old(old)})
 	}
 	return out, snap.Index(), nil
 }

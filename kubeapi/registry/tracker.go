@@ -49,6 +49,18 @@ type Change struct {
 	Type     string
 	RV       uint64
 	Old, Cur *Entry
+	// before, when set, renders Old on demand (Prior): only a watch
+	// resuming from a version needs it.
+	before func() *Entry
+}
+
+// Prior is the object as the reader last had it at the version it reads
+// after (Old), or nil when it did not exist then.
+func (c Change) Prior() *Entry {
+	if c.Old == nil && c.before != nil {
+		return c.before()
+	}
+	return c.Old
 }
 
 // Key is the key of the changed object.
