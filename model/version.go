@@ -10,23 +10,19 @@ type Version struct {
 	ModifyIndex uint64
 }
 
-// Stamp returns v as written by the transaction at index, creating the
-// object when created is set.
-func (v Version) Stamp(index uint64, created bool) Version {
-	if created || v.CreateIndex == 0 {
-		v.CreateIndex = index
-	}
-	v.ModifyIndex = index
-	return v
-}
-
 // Current returns v: through embedding, the version of any row that
 // carries one.
 func (v Version) Current() Version { return v }
 
-// Set stamps v as written at index (Stamp), in place: for a row that is
-// not yet shared.
-func (v *Version) Set(index uint64, created bool) { *v = v.Stamp(index, created) }
+// Set stamps v, in place, as written by the transaction at index,
+// creating the object when created is set (or v has no creation yet): for
+// a row that is not yet shared.
+func (v *Version) Set(index uint64, created bool) {
+	if created || v.CreateIndex == 0 {
+		v.CreateIndex = index
+	}
+	v.ModifyIndex = index
+}
 
 // Versioned is a row that carries a Version.
 type Versioned interface {

@@ -78,10 +78,13 @@ func (s *Server) watchPods(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			for _, p := range pods {
-				if s.visible(r, p) && !s.writePod(&out, kubeapi.WatchAdded, p, nil) {
+				if !s.visible(r, p) {
+					continue
+				}
+				if !s.writePod(&out, kubeapi.WatchAdded, p, nil) {
 					return
 				}
-				sent[p.Key] = s.visible(r, p)
+				sent[p.Key] = true
 			}
 			if bookmark {
 				raw, _ := json.Marshal(v1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},

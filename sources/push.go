@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -103,7 +104,7 @@ func (s *PushSource) Name() string { return s.name }
 // until ctx ends; it returns nil. It must not be called more than once at a
 // time.
 func (s *PushSource) Run(ctx context.Context, out chan<- Update) error {
-	log := s.opts.logger().With("source", s.name, "dir", s.dir)
+	log := s.log()
 	var retry <-chan time.Time
 	for {
 		u, applied := s.scanApply()
@@ -130,6 +131,9 @@ func (s *PushSource) Run(ctx context.Context, out chan<- Update) error {
 		}
 	}
 }
+
+// log is the source's logger.
+func (s *PushSource) log() *slog.Logger { return s.opts.logger().With("source", s.name, "dir", s.dir) }
 
 // scanApply is the snapshot of the pushed files, within the quota,
 // applied through the applier when there is one (applied true; an
@@ -171,7 +175,7 @@ func (s *PushSource) applyLocked() (Applied, error) {
 		return Applied{}, nil
 	}
 	added, dropped := s.files.takeChanges()
-	s.warned.change(s.opts.logger().With("source", s.name, "dir", s.dir), added, dropped)
+	s.warned.change(s.log(), added, dropped)
 	a, err := s.apply(s.snapshotLocked())
 	if err != nil {
 		// The write is persisted: Run applies the whole set again, and

@@ -35,7 +35,7 @@ func (r EventRecorder) Record(e events.Event) { _ = recordEvent(r.Store, e) }
 
 // List returns the kept events, oldest first.
 func (r EventRecorder) List() []events.Event {
-	rows, _ := r.Store.Snapshot().eventsBy(IndexCreate)
+	rows, _ := r.Store.Snapshot().eventsBy(nil, IndexCreate)
 	out := make([]events.Event, len(rows))
 	for i, row := range rows {
 		out[i] = row.Event
@@ -96,29 +96,21 @@ func ofPod(e events.Event, p *model.Pod) bool {
 }
 
 // Events returns the kept events, ordered by key (namespace, pod, time).
-func (r Snapshot) Events(ws memdb.WatchSet) ([]*EventRow, error) {
-	it, err := r.txn.Get(TableEvents, IndexID)
-	if err != nil {
-		return nil, fmt.Errorf("event list: %w", err)
-	}
-	ws.Add(it.WatchCh())
-	return collectEvents(it), nil
-}
+func (r Snapshot) Events(ws memdb.WatchSet) ([]*EventRow, error) { return r.eventsBy(ws, IndexID) }
 
-func (r Snapshot) eventsBy(index string) ([]*EventRow, error) {
+// eventsBy returns the kept events in the order of index; ws (may be nil)
+// gets the channel that fires on a change.
+func (r Snapshot) eventsBy(ws memdb.WatchSet, index string) ([]*EventRow, error) {
 	it, err := r.txn.Get(TableEvents, index)
 	if err != nil {
 		return nil, fmt.Errorf("event list: %w", err)
 	}
-	return collectEvents(it), nil
-}
-
-func collectEvents(it memdb.ResultIterator) []*EventRow {
+	ws.Add(it.WatchCh())
 	var out []*EventRow
 	for raw := it.Next(); raw != nil; raw = it.Next() {
 		out = append(out, raw.(*EventRow))
 	}
-	return out
+	return out, nil
 }
 
 // Event returns the event at key, or nil.

@@ -118,9 +118,11 @@ func (a *kinds) podsKind() *storeKind {
 			}
 			return it
 		},
-		hides: func(d *store.Deletion, writes map[string]any) bool {
-			_, ok := writes[writeKey(store.TableTerminating, d.Key, d.Index)]
-			return d.Table == store.TablePods && ok
+		servedBy: func(d *store.Deletion) string {
+			if d.Table == store.TablePods {
+				return store.TableTerminating
+			}
+			return ""
 		},
 	}
 }

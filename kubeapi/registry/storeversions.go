@@ -27,10 +27,11 @@ type storeKind struct {
 	// gone renders the last state of a removed row as its DELETED event
 	// carries it, removed at d.At.
 	gone func(d *store.Deletion) item
-	// hides, when set, reports whether a removal is not one for the API:
-	// it stays served at the same index by another row (a pod removed
-	// while its containers run stays as terminating).
-	hides func(d *store.Deletion, writes map[string]any) bool
+	// servedBy, when set, names the table whose row, when written at the
+	// same key and index as removal d, serves the object on: d is then no
+	// removal for the API (a pod removed while its containers run stays as
+	// terminating). "": none.
+	servedBy func(d *store.Deletion) string
 }
 
 // storeVersions serves a storeKind: every object's resourceVersion is the
@@ -141,28 +142,30 @@ func (v *storeVersions) Since(_ context.Context, ws memdb.WatchSet, rv uint64) (
 	if err != nil {
 		return nil, 0, err
 	}
-	writes := map[string]any{}
+	writes := map[string]bool{}
 	for _, c := range cs {
 		if c.Deleted == nil {
-			writes[writeKey(c.Table, c.Key, c.Index)] = c.Row
+			writes[writeKey(c.Table, c.Key, c.Index)] = true
 		}
 	}
-	// hidden are the old states of the removals another row serves on at
-	// the same index (a pod terminating), for that row's change.
+	// hidden are the old states of the removals another row serves on
+	// (storeKind.servedBy), by that row's write, for its change.
 	hidden := map[string]any{}
 	out := make([]Change, 0, len(cs))
 	for _, c := range cs {
 		if c.Deleted != nil {
 			v.forget(c.Deleted.Last)
-			if v.kind.hides != nil && v.kind.hides(c.Deleted, writes) {
-				hidden[c.Key+"\x00"+strconv.FormatUint(c.Index, 10)] = c.Old
-				continue
+			if v.kind.servedBy != nil {
+				if k := writeKey(v.kind.servedBy(c.Deleted), c.Key, c.Index); writes[k] {
+					hidden[k] = c.Old
+					continue
+				}
 			}
 			out = append(out, Change{Type: WatchDeleted, RV: c.Index, Cur: stamped(v.kind.gone(c.Deleted), c.Index), before: v.old(c.Old)})
 			continue
 		}
 		old := c.Old
-		if h, ok := hidden[c.Key+"\x00"+strconv.FormatUint(c.Index, 10)]; ok && old == nil {
+		if h, ok := hidden[writeKey(c.Table, c.Key, c.Index)]; ok && old == nil {
 			old = h
 		}
 		typ := WatchModified
@@ -174,8 +177,7 @@ func (v *storeVersions) Since(_ context.Context, ws memdb.WatchSet, rv uint64) (
 	return out, snap.Index(), nil
 }
 
-// writeKey is the key of writes (storeKind.hides) for a write of key in
-// table at index.
+// writeKey names the write of key in table at index.
 func writeKey(table, key string, index uint64) string {
 	return table + "\x00" + key + "\x00" + strconv.FormatUint(index, 10)
 }
