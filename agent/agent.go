@@ -126,7 +126,7 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Agent, err error) {
 			queue.Add(key)
 		}
 	}
-	st, err := store.New(enqueue, store.WithClock(clk))
+	st, err := store.New(enqueue, store.WithClock(clk), store.WithRespec(controller.Respec))
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -39,6 +40,8 @@ func (w *statusWriter) write(p *model.Pod, in *podstatus.Input, byName map[strin
 		before := *cur
 		defer func() { was, is = before.Status, cur.Status }()
 		in.SpecHash, in.SandboxHash, in.QOSClass = specHash(cur.Spec), podconfig.SandboxHash(cur.Spec), podconfig.QOSClass(cur.Spec)
+		spec := cur.Spec
+		in.ContainerHash = func(c *v1.Container) string { return podconfig.ContainerHash(spec, c) }
 		observed = podstatus.Apply(cur, byName, messages, in)
 		changed = podstatus.Changed(&before, cur)
 		return changed
@@ -72,6 +75,43 @@ func (w *statusWriter) newMessages(ctx context.Context, key string, pod *v1.Pod,
 		}
 	}
 	return out
+}
+
+// Respec is the store's Respec (store.WithRespec): next carries stored's
+// observed state, and the containers the edit replaces (every one when it
+// changes pod-level fields, which replace the sandbox; else those whose own
+// spec changed) are not ready in the write of the edit itself.
+func Respec(stored, next *model.Pod, now time.Time) *model.Pod {
+	p := next.WithObserved(stored)
+	if !anyReady(&stored.Status) {
+		return p
+	}
+	sandbox := podconfig.SandboxHash(stored.Spec) != podconfig.SandboxHash(next.Spec)
+	was := map[string]string{}
+	for _, list := range [][]v1.Container{stored.Spec.Spec.InitContainers, stored.Spec.Spec.Containers} {
+		for i := range list {
+			was[list[i].Name] = podconfig.ContainerHash(stored.Spec, &list[i])
+		}
+	}
+	is := map[string]string{}
+	for _, list := range [][]v1.Container{next.Spec.Spec.InitContainers, next.Spec.Spec.Containers} {
+		for i := range list {
+			is[list[i].Name] = podconfig.ContainerHash(next.Spec, &list[i])
+		}
+	}
+	p.Status = podstatus.Edited(&stored.Status, func(name string) bool { return sandbox || was[name] != is[name] }, now)
+	return p
+}
+
+func anyReady(s *v1.PodStatus) bool {
+	for _, list := range [][]v1.ContainerStatus{s.InitContainerStatuses, s.ContainerStatuses} {
+		for _, cs := range list {
+			if cs.Ready {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func exited(ct *model.Container) bool { return !ct.Running() && ct.State != model.StateCreated }

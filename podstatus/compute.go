@@ -9,6 +9,10 @@ import (
 
 func containerID(ct *model.Container) string { return "docker://" + ct.ID }
 
+// SandboxChangedMessage is the waiting message of a container while an edit
+// replaces its pod's sandbox.
+const SandboxChangedMessage = "pod sandbox changed, it will be killed and re-created"
+
 // terminated is ct's terminated state; message, the container's termination
 // message, follows the engine's error as in the kubelet.
 func terminated(ct *model.Container, message string) *v1.ContainerStateTerminated {
@@ -37,13 +41,14 @@ func terminated(ct *model.Container, message string) *v1.ContainerStateTerminate
 }
 
 // containerStatus is the status of container ctr from its instances, newest
-// first. A container without instances nor waiting reason shows
+// first. While the pod's sandbox is replaced (replacing), the container waits
+// for its new instance, as a new pod's would. A container without instances nor waiting reason shows
 // defaultWaiting (the kubelet's ContainerCreating, or PodInitializing in a
 // pod with init containers). Started is set for every container, as the
 // kubelet's prober does; a regular init container is ready once it
 // succeeded, a sidecar as an app container: while it runs, started, and
 // passes its readiness probe.
-func containerStatus(ctr *v1.Container, instances []*model.Container, in *Input, messages map[string]string, init bool, defaultWaiting string) v1.ContainerStatus {
+func containerStatus(ctr *v1.Container, instances []*model.Container, in *Input, messages map[string]string, init bool, defaultWaiting string, replacing bool) v1.ContainerStatus {
 	started := false
 	cs := v1.ContainerStatus{Name: ctr.Name, Image: ctr.Image, Started: &started}
 	if w, ok := in.Waiting[ctr.Name]; ok {
@@ -58,6 +63,17 @@ func containerStatus(ctr *v1.Container, instances []*model.Container, in *Input,
 	}
 	latest := instances[0]
 	cs.RestartCount = int32(latest.RestartCount)
+	if replacing {
+		// The pod's sandbox is being replaced: its instances are of the
+		// spec before the edit, stopping; the new ones are not made yet.
+		if cs.State.Waiting == nil {
+			cs.State.Waiting = &v1.ContainerStateWaiting{Reason: defaultWaiting, Message: SandboxChangedMessage}
+		}
+		if !latest.Running() && latest.State != model.StateCreated {
+			cs.LastTerminationState.Terminated = terminated(latest, messages[latest.ID])
+		}
+		return cs
+	}
 	cs.ContainerID = containerID(latest)
 	cs.ImageID = latest.ImageID
 	if cs.ImageID == "" && in.ImageID != nil {
@@ -81,6 +97,9 @@ func containerStatus(ctr *v1.Container, instances []*model.Container, in *Input,
 		cs.State.Terminated = terminated(latest, messages[latest.ID])
 		cs.Ready = init && !model.IsSidecar(ctr) && latest.ExitCode == 0
 	}
+	if in.ContainerHash != nil && latest.Hash != in.ContainerHash(ctr) {
+		cs.Ready = false // an edit replaces it
+	}
 	return cs
 }
 
@@ -98,11 +117,13 @@ func Compute(p *model.Pod, byName map[string][]*model.Container, in *Input) v1.P
 		defaultWaiting = "PodInitializing"
 	}
 	status := v1.PodStatus{QOSClass: in.QOSClass, StartTime: &metav1.Time{Time: p.SeenAt}}
+	sandboxes := byName[model.SandboxName]
+	replacing := in.SandboxHash != "" && len(sandboxes) > 0 && sandboxes[0].Hash != in.SandboxHash
 	statuses := func(ctrs []v1.Container, init bool, old []v1.ContainerStatus) []v1.ContainerStatus {
 		var out []v1.ContainerStatus
 		for i := range ctrs {
 			inst := byName[ctrs[i].Name]
-			cs := containerStatus(&ctrs[i], inst, in, p.TerminationMessages, init, defaultWaiting)
+			cs := containerStatus(&ctrs[i], inst, in, p.TerminationMessages, init, defaultWaiting, replacing)
 			if ended && len(inst) == 0 {
 				// Gone from the engine after the pod ended: its last state
 				// stays, as the kubelet keeps a terminated status.

@@ -43,6 +43,10 @@ type Input struct {
 	SandboxHash string
 	// QOSClass is the row's spec's QoS class.
 	QOSClass v1.PodQOSClass
+	// ContainerHash is the hash an instance made for the row's spec of
+	// container c carries (nil: instances are not compared): an instance of
+	// an older spec is on its way out, never ready.
+	ContainerHash func(c *v1.Container) string
 }
 
 // Apply sets the status of pod row cur from its containers byName (newest

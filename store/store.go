@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -20,6 +21,7 @@ type Store struct {
 	db     *memdb.MemDB
 	notify Notifier
 	clock  clock.Clock
+	respec Respec
 	seq    atomic.Uint64 // engine events applied; see Seq
 }
 
@@ -29,6 +31,16 @@ type Option func(*Store)
 // WithClock sets the clock of deletion times and of the first index (the
 // real one by default).
 func WithClock(c clock.Clock) Option { return func(s *Store) { s.clock = c } }
+
+// Respec returns next, a new spec of stored's UID, carrying stored's
+// observed state, as of now; the controller's status follows. It returns a
+// new row and mutates neither.
+type Respec func(stored, next *model.Pod, now time.Time) *model.Pod
+
+// WithRespec sets how a pod's observed state carries to a new spec of the
+// same UID: (*model.Pod).WithObserved by default; an agent's also marks, in
+// the write of the spec, what the edit replaces.
+func WithRespec(f Respec) Option { return func(s *Store) { s.respec = f } }
 
 // New returns an empty store that reports changes to notify (may be nil).
 // Its indexes start at the clock's time in microseconds, so that every
@@ -42,7 +54,8 @@ func New(notify Notifier, opts ...Option) (*Store, error) {
 	if notify == nil {
 		notify = func(string) {}
 	}
-	s := &Store{db: db, notify: notify, clock: clock.RealClock{}}
+	s := &Store{db: db, notify: notify, clock: clock.RealClock{},
+		respec: func(stored, next *model.Pod, _ time.Time) *model.Pod { return next.WithObserved(stored) }}
 	for _, o := range opts {
 		o(s)
 	}
@@ -200,7 +213,7 @@ func (txn *writeTxn) replaceSourcePods(source string, pods []*model.Pod) error {
 		}
 		if cur != nil && cur.Spec.UID == p.Spec.UID {
 			// Status is the controller's: keep the latest written.
-			p = p.WithObserved(cur)
+			p = txn.s.respec(cur, p, txn.s.clock.Now())
 		}
 		if err := txn.putPod(cur, p); err != nil {
 			return err
@@ -242,7 +255,7 @@ func (txn *writeTxn) changeSourcePods(source string, pods []*model.Pod, removed 
 			continue
 		}
 		if cur != nil && cur.Spec.UID == p.Spec.UID {
-			p = p.WithObserved(cur)
+			p = txn.s.respec(cur, p, txn.s.clock.Now())
 		}
 		if err := txn.putPod(cur, p); err != nil {
 			return err
