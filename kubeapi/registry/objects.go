@@ -168,7 +168,7 @@ func (a *kinds) secretsResource() *Kind {
 func (a *kinds) claimsResource() *Kind {
 	seen := &firstSeen{}
 	return &Kind{
-		Name: "persistentvolumeclaims", Singular: "persistentvolumeclaim", Kind: "PersistentVolumeClaim", ShortNames: []string{"pvc"},
+		Name: "persistentvolumeclaims", Writable: true, Singular: "persistentvolumeclaim", Kind: "PersistentVolumeClaim", ShortNames: []string{"pvc"},
 		Namespaced: true, APIVersion: "v1", ListKind: "PersistentVolumeClaimList",
 		Zero: func() Object { return &v1.PersistentVolumeClaim{} },
 		stored: a.objectsKind(model.KindPVC, seen, func(o *model.Object) Object {
