@@ -57,6 +57,7 @@ type Agent struct {
 	st         *store.Store
 	metrics    *metrics.Metrics
 	ctrl       *controller.Controller
+	claims     *claims.Service // seeds the store's claim volumes at start
 	srcInf     *informer.SourceInformer
 	dockerInf  *informer.DockerInformer
 	srcs       []sources.Source
@@ -212,7 +213,8 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Agent, err error) {
 	server.RegisterProbes(api, m.ProbeRegistry)
 	server.RegisterRunningPods(api)
 	server.RegisterExec(api, rt)
-	server.RegisterClaims(api, claims.New(st, rt, cfg.NodeName))
+	a.claims = claims.New(st, rt, cfg.NodeName)
+	server.RegisterClaims(api, a.claims)
 	a.stats = stats.Unavailable{Reason: "cadvisor.enabled is false"}
 	if cfg.CadvisorEnabled {
 		c, err := stats.NewCadvisor(stats.Options{NodeName: cfg.NodeName, Housekeeping: cfg.CadvisorHousekeeping,
@@ -397,6 +399,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	if waitUntil(ctx, a.dockerInf.Synced) {
 		log.Info("docker containers listed; starting sources and controller")
+		if err := a.claims.Seed(ctx); err != nil {
+			log.Warn("claims' volumes not listed: claims stay Pending until a pod uses them", "err", err)
+		}
 		a.logContainerLogDriver(ctx)
 		updates := make(chan sources.Update)
 		a.srcInf.Node = admissionNode(host)

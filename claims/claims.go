@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/podview"
 	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/store"
 )
@@ -54,28 +55,57 @@ func New(st *store.Store, engine Engine, node string) *Service {
 	return &Service{store: st, engine: engine, node: node}
 }
 
-// List returns every claim, ordered by namespace/name: those declared by a
-// source (Pending until a pod made their volume, then Bound, with their
-// storage request as capacity) and those whose volume a pod made without
-// a declaration (Bound, no capacity).
+// Seed records in the store the claims' volumes the engine holds (made
+// by earlier runs): called at start, before any pod runs, so that a claim
+// whose data exists is Bound at once.
+func (s *Service) Seed(ctx context.Context) error {
+	vols, err := s.engine.ListVolumes(ctx, map[string]string{runtime.LabelManaged: "true", runtime.LabelNode: s.node})
+	if err != nil {
+		return err
+	}
+	for _, v := range vols {
+		ns, name := v.Labels[runtime.LabelClaimNamespace], v.Labels[runtime.LabelClaimName]
+		if ns == "" || name == "" {
+			continue
+		}
+		if err := s.store.BindClaim(v.Labels[runtime.LabelSource], ns+"/"+name, v.Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// List returns every claim, ordered by namespace/name, bound as the
+// Kubernetes API serves them (the store's claim volumes): those declared
+// by a source (Pending until a pod made their volume, then Bound, with
+// their storage request as capacity) and those whose volume a pod made
+// without a declaration (Bound, no capacity).
 func (s *Service) List(ctx context.Context) ([]v1.PersistentVolumeClaim, error) {
+	created := map[string]metav1.Time{}
 	vols, err := s.engine.ListVolumes(ctx, map[string]string{runtime.LabelManaged: "true", runtime.LabelNode: s.node})
 	if err != nil {
 		return nil, err
 	}
-	// By source/namespace/name: each source has its own claims' data.
-	byKey := map[string]runtime.VolumeInfo{}
 	for _, v := range vols {
-		ns, name := v.Labels[runtime.LabelClaimNamespace], v.Labels[runtime.LabelClaimName]
-		if ns != "" && name != "" {
-			byKey[v.Labels[runtime.LabelSource]+"/"+ns+"/"+name] = v
+		created[v.Name] = metav1.NewTime(v.CreatedAt)
+	}
+	snap := s.store.Snapshot()
+	bound, err := snap.AllClaimVolumes()
+	if err != nil {
+		return nil, err
+	}
+	// By source/namespace/name: each source has its own claims' data.
+	byKey := map[string]string{}
+	for _, b := range bound {
+		for src, vol := range b.Volumes {
+			byKey[src+"/"+b.Key] = vol
 		}
 	}
 	users, err := s.users()
 	if err != nil {
 		return nil, err
 	}
-	declared, err := s.store.Objects(nil, model.KindPVC)
+	declared, err := snap.Objects(nil, model.KindPVC)
 	if err != nil {
 		return nil, err
 	}
@@ -85,16 +115,20 @@ func (s *Service) List(ctx context.Context) ([]v1.PersistentVolumeClaim, error) 
 		c := o.PVC.DeepCopy()
 		c.Annotations = withAnnotation(c.Annotations, AnnotationSource, o.Source)
 		s.fill(c, o.Source, byKey, users)
+		if c.CreationTimestamp.IsZero() {
+			c.CreationTimestamp = created[c.Spec.VolumeName]
+		}
 		out = append(out, *c)
 		seen[o.Source+"/"+o.Key] = true
 	}
-	for key, v := range byKey {
+	for key, vol := range byKey {
 		if seen[key] {
 			continue
 		}
-		src := v.Labels[runtime.LabelSource]
-		c := &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: v.Labels[runtime.LabelClaimNamespace],
-			Name: v.Labels[runtime.LabelClaimName], Annotations: map[string]string{AnnotationSource: src}}}
+		src, claim, _ := strings.Cut(key, "/")
+		ns, name, _ := strings.Cut(claim, "/")
+		c := &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
+			Annotations: map[string]string{AnnotationSource: src}, CreationTimestamp: created[vol]}}
 		s.fill(c, src, byKey, users)
 		out = append(out, *c)
 	}
@@ -105,22 +139,14 @@ func (s *Service) List(ctx context.Context) ([]v1.PersistentVolumeClaim, error) 
 	return out, nil
 }
 
-// fill sets c's status, volume, times and users; source's volume is the
-// claim's.
-func (s *Service) fill(c *v1.PersistentVolumeClaim, source string, vols map[string]runtime.VolumeInfo, users map[string][]string) {
+// fill sets c's status and volume as the API serves them, and its users;
+// vols maps source/namespace/name to the claim's volume.
+func (s *Service) fill(c *v1.PersistentVolumeClaim, source string, vols map[string]string, users map[string][]string) {
 	key := c.Namespace + "/" + c.Name
 	c.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: model.KindPVC}
-	c.Status = v1.PersistentVolumeClaimStatus{Phase: v1.ClaimPending}
-	if v, ok := vols[source+"/"+key]; ok {
-		c.Status.Phase = v1.ClaimBound
-		c.Status.AccessModes = c.Spec.AccessModes
-		if q, ok := c.Spec.Resources.Requests[v1.ResourceStorage]; ok {
-			c.Status.Capacity = v1.ResourceList{v1.ResourceStorage: q}
-		}
-		c.Spec.VolumeName = v.Name
-		c.Annotations = withAnnotation(c.Annotations, AnnotationVolume, v.Name)
-		c.CreationTimestamp = metav1.NewTime(v.CreatedAt)
-	}
+	vol := vols[source+"/"+key]
+	podview.ClaimStatus(c, vol)
+	c.Annotations = withAnnotation(c.Annotations, AnnotationVolume, vol)
 	if u := users[source+"/"+key]; len(u) > 0 {
 		c.Annotations = withAnnotation(c.Annotations, AnnotationUsedBy, strings.Join(u, ","))
 	}
@@ -190,6 +216,9 @@ func (s *Service) Delete(ctx context.Context, namespace, name string) error {
 			if errors.Is(err, runtime.ErrVolumeInUse) {
 				return fmt.Errorf("persistentvolumeclaim %q: a container still holds its volume: %w", name, ErrInUse)
 			}
+			return err
+		}
+		if err := s.store.UnbindClaim(v.Labels[runtime.LabelSource], namespace+"/"+name); err != nil {
 			return err
 		}
 	}

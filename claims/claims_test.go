@@ -22,8 +22,8 @@ func claimPod(name, claim string) *model.Pod {
 	return &model.Pod{Key: "default/" + name, Source: "file", Spec: p}
 }
 
-// TestListAndDelete: a declared claim is Pending until its volume exists,
-// then Bound with its request as capacity and its users; a volume made
+// TestListAndDelete: a declared claim is Pending until the store records
+// its volume (Seed, at start, or the controller as it makes it), then Bound with its request as capacity and its users; a volume made
 // without a declaration is listed too; deletion is refused while a pod
 // uses the claim and answers not-found without a volume.
 func TestListAndDelete(t *testing.T) {
@@ -54,6 +54,12 @@ func TestListAndDelete(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if list, err = s.List(ctx); err != nil || len(list) != 1 || list[0].Status.Phase != v1.ClaimPending {
+		t.Fatalf("volumes the store has not recorded: %+v %v", list, err)
+	}
+	if err := s.Seed(ctx); err != nil { // as at start
+		t.Fatal(err)
+	}
 	list, err = s.List(ctx)
 	if err != nil || len(list) != 2 {
 		t.Fatalf("list %+v %v", list, err)
@@ -74,6 +80,9 @@ func TestListAndDelete(t *testing.T) {
 	}
 	if err := s.Delete(ctx, "default", "scratch"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("second delete: %v", err)
+	}
+	if list, err = s.List(ctx); err != nil || len(list) != 1 || list[0].Name != "data" {
+		t.Fatalf("after the delete: %+v %v", list, err)
 	}
 	if vols := rt.Volumes(); len(vols) != 1 {
 		t.Fatalf("volumes left %v", vols)

@@ -149,9 +149,11 @@ func (c *Controller) executeStarts(ctx context.Context, p *model.Pod, pl *Plan, 
 		return err
 	}
 	if podconfig.HasClaims(p.Spec) && len(pl.Start) > 0 {
-		for vol, err := range c.podconfig.EnsureClaims(ctx, c.rt, p) {
+		failed := c.podconfig.EnsureClaims(ctx, c.rt, p)
+		for vol, err := range failed {
 			x.volumeErrs.Add(vol, err)
 		}
+		c.bindClaims(p, failed)
 	}
 	sbID := pl.sandboxID()
 	switch {

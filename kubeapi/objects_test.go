@@ -191,7 +191,7 @@ func TestConfigMapsSecretsClaims(t *testing.T) {
 	for path, want := range map[string]string{
 		"/api/v1/namespaces/default/configmaps":             "conf | 2 | 3m",
 		"/api/v1/secrets":                                   "pw | Opaque | 2 | 3m",
-		"/api/v1/namespaces/default/persistentvolumeclaims": "data | Bound |  |  |  | local | <unset> | 3m | <unset>",
+		"/api/v1/namespaces/default/persistentvolumeclaims": "data | Pending |  |  |  | local | <unset> | 3m | <unset>",
 	} {
 		if got := rowStrings(getTable(t, f, path)); len(got) != 1 || got[0] != want {
 			t.Errorf("%s: %q, want %q", path, got, want)

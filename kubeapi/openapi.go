@@ -3,6 +3,7 @@ package kubeapi
 import (
 	"net/http"
 	"reflect"
+	"strings"
 	"sync"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -40,7 +41,10 @@ type openAPIDocs struct {
 // openAPIRoutes serves GET /openapi/v3 (the index of group versions, each
 // with its serverRelativeURL carrying the document's hash, as client-go
 // caches by it) and the document of each group version (package openapi
-// builds them).
+// builds them), and GET /openapi/v2, the legacy document kubectl reads
+// when v3 describes no PATCH of a document's kind (a kind berth does not
+// serve): it describes no kind, so kubectl validates such a document no
+// further and its own "no matches for kind" reports it.
 func (a *API) openAPIRoutes() {
 	o := &openAPIDocs{}
 	build := func() error {
@@ -63,6 +67,18 @@ func (a *API) openAPIRoutes() {
 			writeRaw(w, o.docs[g.path])
 		})
 	}
+	a.handle("GET /openapi/v2", AccessRead, func(w http.ResponseWriter, r *http.Request) {
+		proto := strings.Contains(r.Header.Get("Accept"), "protobuf")
+		doc, ctype, err := openapi.LegacyDocument(a.versionInfo().GitVersion, proto)
+		if err != nil {
+			WriteError(w, err)
+			return
+		}
+		w.Header().Set("Content-Type", ctype)
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Cache-Control", "no-cache, private")
+		_, _ = w.Write(doc)
+	})
 }
 
 func writeRaw(w http.ResponseWriter, b []byte) {

@@ -9,7 +9,7 @@ import (
 // Pusher is the push source as the write routes use it; every create,
 // replace, patch and delete goes through it, under its decoding,
 // validation and Pod Security level (sources.PushSource implements it).
-// kind is "Pod", "ConfigMap" or "Secret". Refusals carry their HTTP status
+// kind is "Pod", "ConfigMap", "Secret" or "PersistentVolumeClaim". Refusals carry their HTTP status
 // (HTTPStatus() int) and, for a 422, the manifest's field errors
 // (ManifestErrors() []manifest.ManifestError).
 type Pusher interface {
@@ -52,7 +52,7 @@ type writer struct {
 }
 
 // AddWrites adds create (POST), replace (PUT), patch (PATCH) and delete
-// (DELETE) of pods, ConfigMaps and Secrets, all through p: only p's
+// (DELETE) of the writable kinds (registry.Kind.Writable), all through p: only p's
 // objects may change; another source's answer 403 naming it. p becomes
 // Options.PushSource when that is unset.
 func (a *API) AddWrites(p Pusher) {

@@ -38,6 +38,8 @@ func (w *writer) lookup(k writeKind, ns, name string) (*stored, error) {
 		s.uid = o.ConfigMap.UID
 	case o.Secret != nil:
 		s.uid = o.Secret.UID
+	case o.PVC != nil:
+		s.uid = o.PVC.UID
 	}
 	return s, nil
 }

@@ -36,7 +36,7 @@ var pushRetry = 5 * time.Second
 //
 // and the same for /configmaps/{ns}/{name} and /secrets/{ns}/{name}, whose
 // body declares one ConfigMap or Secret and whose answer lists its keys,
-// never its values.
+// never its values. Claims are written through Put and Delete only.
 //
 // Manifest, Put and Delete are the same operations for other front ends
 // (the Kubernetes API's writes): one code path, one validation.
@@ -222,6 +222,9 @@ func (s *PushSource) decodeFile(file string, data []byte) *originEntry {
 func (s *PushSource) Routes() map[string]http.Handler {
 	routes := map[string]http.Handler{}
 	for _, k := range pushKinds {
+		if k.apiOnly {
+			continue
+		}
 		routes["POST /"+k.path+"/{ns}/{name}"] = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.put(w, r, k, false) })
 		routes["PUT /"+k.path+"/{ns}/{name}"] = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.put(w, r, k, true) })
 		routes["DELETE /"+k.path+"/{ns}/{name}"] = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.remove(w, r, k) })
@@ -231,12 +234,16 @@ func (s *PushSource) Routes() map[string]http.Handler {
 
 // pushKind is one kind of object the push API takes.
 type pushKind struct {
-	kind string // "Pod", model.KindConfigMap, model.KindSecret
+	kind string // "Pod", model.KindConfigMap, model.KindSecret, model.KindPVC
 	path string // the URL's first element
 	// suffix of the persisted file, after <ns>_<name>; an object's starts
 	// with "_", which no pod name has, so no pod's file is an object's.
 	suffix string
 	word   string // in messages
+	// apiOnly kinds are written through the Kubernetes API only: berth's
+	// own API has their path (/persistentvolumeclaims deletes claims'
+	// data).
+	apiOnly bool
 }
 
 // ref is how an Applied names ns/name of k: the pod key, or the object's
@@ -252,6 +259,7 @@ var pushKinds = []pushKind{
 	{kind: "Pod", path: "pods", suffix: ".yaml", word: "pod"},
 	{kind: model.KindConfigMap, path: "configmaps", suffix: "_configmap.yaml", word: "configmap"},
 	{kind: model.KindSecret, path: "secrets", suffix: "_secret.yaml", word: "secret"},
+	{kind: model.KindPVC, path: "persistentvolumeclaims", suffix: "_pvc.yaml", word: "persistentvolumeclaim", apiOnly: true},
 }
 
 // Handler returns a ServeMux serving Routes.

@@ -134,6 +134,13 @@ func canonical(obj runtime.Object, declared types.UID) ([]byte, error) {
 		c := *o
 		c.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: model.KindSecret}
 		out = &c
+	case *v1.PersistentVolumeClaim:
+		// Its status is berth's to report, as a pod's.
+		out = struct {
+			metav1.TypeMeta   `json:",inline"`
+			metav1.ObjectMeta `json:"metadata"`
+			Spec              v1.PersistentVolumeClaimSpec `json:"spec"`
+		}{metav1.TypeMeta{APIVersion: "v1", Kind: model.KindPVC}, o.ObjectMeta, o.Spec}
 	default:
 		return nil, pushErr(http.StatusInternalServerError, "push: cannot persist a %T", obj)
 	}
@@ -315,10 +322,13 @@ func (s *PushSource) decodeOne(k pushKind, origin, ns, name string, data []byte)
 		obj, declared = dec.Pods[0].Pod, dec.Pods[0].DeclaredUID
 	case k.kind != "Pod" && len(objs) == 1 && n == 1:
 		key = objs[0].Key()
-		if objs[0].ConfigMap != nil {
-			obj = objs[0].ConfigMap
-		} else {
-			obj = objs[0].Secret
+		switch o := objs[0]; {
+		case o.ConfigMap != nil:
+			obj = o.ConfigMap
+		case o.Secret != nil:
+			obj = o.Secret
+		default:
+			obj = o.PVC
 		}
 	case n == 0:
 		return nil, "", pushErr(http.StatusBadRequest, "%s: body declares no %s", origin, k.word)

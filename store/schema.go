@@ -42,13 +42,14 @@ const (
 
 func schema() *memdb.DBSchema {
 	return &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{
-		TablePods:       podsTableSchema(),
-		TableContainers: containersTableSchema(),
-		TableSources:    sourcesTableSchema(),
-		TableTombstones: tombstonesTableSchema(),
-		TableConfigMaps: configMapsTableSchema(),
-		TableSecrets:    secretsTableSchema(),
-		TableClaims:     claimsTableSchema(),
+		TablePods:         podsTableSchema(),
+		TableContainers:   containersTableSchema(),
+		TableSources:      sourcesTableSchema(),
+		TableTombstones:   tombstonesTableSchema(),
+		TableConfigMaps:   configMapsTableSchema(),
+		TableSecrets:      secretsTableSchema(),
+		TableClaims:       claimsTableSchema(),
+		TableClaimVolumes: claimVolumesTableSchema(),
 		TableIndexes: {Name: TableIndexes, Indexes: map[string]*memdb.IndexSchema{
 			IndexID: {Name: IndexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Table"}},
 		}},

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"testing"
 
+	openapiv2 "github.com/google/gnostic-models/openapiv2"
+	"google.golang.org/protobuf/proto"
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -59,5 +61,23 @@ func TestBuildDocumentsServedVerbs(t *testing.T) {
 	}
 	if _, ok := doc.Paths["/api/v1/configmaps"]["get"]; !ok {
 		t.Fatal("no list across namespaces")
+	}
+}
+
+// The legacy document parses as client-go parses it (protobuf) and as
+// JSON, and describes no kind.
+func TestLegacyDocument(t *testing.T) {
+	b, ctype, err := LegacyDocument("v9", true)
+	if err != nil || ctype != LegacyProtobuf {
+		t.Fatal(ctype, err)
+	}
+	var doc openapiv2.Document
+	if err := proto.Unmarshal(b, &doc); err != nil || doc.Swagger != "2.0" || doc.Info.GetVersion() != "v9" || len(doc.Definitions.GetAdditionalProperties()) != 0 {
+		t.Fatalf("protobuf %+v %v", &doc, err)
+	}
+	b, ctype, err = LegacyDocument("v9", false)
+	var m map[string]any
+	if err != nil || ctype != LegacyJSON || json.Unmarshal(b, &m) != nil || m["swagger"] != "2.0" {
+		t.Fatalf("json %s %s %v", b, ctype, err)
 	}
 }

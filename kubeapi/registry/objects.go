@@ -165,31 +165,6 @@ func (a *kinds) secretsResource() *Kind {
 	}
 }
 
-func (a *kinds) claimsResource() *Kind {
-	seen := &firstSeen{}
-	return &Kind{
-		Name: "persistentvolumeclaims", Singular: "persistentvolumeclaim", Kind: "PersistentVolumeClaim", ShortNames: []string{"pvc"},
-		Namespaced: true, APIVersion: "v1", ListKind: "PersistentVolumeClaimList",
-		Zero: func() Object { return &v1.PersistentVolumeClaim{} },
-		stored: a.objectsKind(model.KindPVC, seen, func(o *model.Object) Object {
-			c := o.PVC.DeepCopy()
-			c.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"}
-			a.objectMeta(&c.ObjectMeta, o, seen)
-			return c
-		}),
-		Columns: []metav1.TableColumnDefinition{printers.NameColumn,
-			{Name: "Status", Type: "string", Description: "Phase represents the current phase of PersistentVolumeClaim."},
-			{Name: "Volume", Type: "string", Description: "VolumeName is the binding reference to the PersistentVolume backing this claim."},
-			{Name: "Capacity", Type: "string", Description: "Capacity represents the actual resources of the underlying volume."},
-			{Name: "Access Modes", Type: "string", Description: "AccessModes contains the actual access modes the volume backing the PVC has."},
-			{Name: "StorageClass", Type: "string", Description: "StorageClassName is the name of the StorageClass required by the claim."},
-			{Name: "VolumeAttributesClass", Type: "string", Description: "The VolumeAttributesClass used by this claim."},
-			printers.AgeColumn,
-			{Name: "VolumeMode", Type: "string", Priority: 1, Description: "volumeMode defines what type of volume is required by the claim."}},
-		Cells: printers.ClaimCells,
-	}
-}
-
 // withheldLastApplied is kubectl apply's last-applied configuration of a
 // Secret with its values emptied: kubectl apply still finds it (no warning,
 // removed keys are removed) and no value is served; a next apply sends

@@ -32,6 +32,13 @@ type storeKind struct {
 	// removal for the API (a pod removed while its containers run stays as
 	// terminating). "": none.
 	servedBy func(d *store.Deletion) string
+	// joined, when set, is the second of tables: its row at an object's
+	// key is part of the object (a claim's volumes), rows and row return
+	// both joined by join (either part may be nil; the second nil when
+	// none), and a write of either is a change of the object.
+	joined string
+	join   func(row, part any) any
+	split  func(joined any) (row, part any)
 }
 
 // storeVersions serves a storeKind: every object's resourceVersion is the
@@ -142,6 +149,10 @@ func (v *storeVersions) Since(_ context.Context, ws memdb.WatchSet, rv uint64) (
 	if err != nil {
 		return nil, 0, err
 	}
+	if v.kind.joined != "" {
+		out, err := v.joinedSince(snap, cs, rv)
+		return out, snap.Index(), err
+	}
 	writes := map[string]bool{}
 	for _, c := range cs {
 		if c.Deleted == nil {
@@ -177,6 +188,84 @@ func (v *storeVersions) Since(_ context.Context, ws memdb.WatchSet, rv uint64) (
 	return out, snap.Index(), nil
 }
 
+// joinedSince is Since of a joined kind: a write of either part of an
+// object is one change of the object as it now is, reported once, at the
+// version of its newer part (a part removed while the object stays
+// never happens: its row stays, empty). Its prior state joins both parts
+// as they were at the version read from.
+func (v *storeVersions) joinedSince(snap store.Snapshot, cs []store.Change, rv uint64) ([]Change, error) {
+	type prior struct {
+		changed [2]bool
+		old     [2]any
+	}
+	part := func(c store.Change) int {
+		if c.Table == v.kind.joined {
+			return 1
+		}
+		return 0
+	}
+	priors := map[string]*prior{}
+	for _, c := range cs {
+		p := priors[c.Key]
+		if p == nil {
+			p = &prior{}
+			priors[c.Key] = p
+		}
+		if i := part(c); !p.changed[i] {
+			p.changed[i], p.old[i] = true, c.Old
+		}
+	}
+	done := map[string]bool{}
+	out := make([]Change, 0, len(cs))
+	for _, c := range cs {
+		p := priors[c.Key]
+		if c.Deleted != nil && part(c) == 0 {
+			v.forgetKey(rowKey(v.kind.join(c.Deleted.Last, nil)))
+			old := v.kind.join(p.old[0], p.old[1])
+			if p.old[0] == nil {
+				old = nil
+			}
+			out = append(out, Change{Type: WatchDeleted, RV: c.Index, Cur: stamped(v.kind.gone(c.Deleted), c.Index), before: v.old(old)})
+			continue
+		}
+		if done[c.Key] {
+			continue
+		}
+		cur, err := v.kind.row(snap, c.Key)
+		if err != nil {
+			return nil, err
+		}
+		if cur == nil || rowIndex(cur) != c.Index {
+			continue // gone since, or reported at its newer part's write
+		}
+		done[c.Key] = true
+		var old any
+		if prev := p.old[0]; prev != nil || !p.changed[0] {
+			o, j := v.kind.split(cur)
+			if p.changed[0] {
+				o = prev
+			}
+			if p.changed[1] {
+				j = p.old[1]
+			}
+			old = v.kind.join(o, j)
+		}
+		typ := WatchModified
+		if rowCreated(cur) > rv {
+			typ = WatchAdded
+		}
+		out = append(out, Change{Type: typ, RV: c.Index, Cur: v.entry(cur), before: v.old(old)})
+	}
+	return out, nil
+}
+
+// forgetKey drops the cached rendering at k (a rowKey), whatever its row.
+func (v *storeVersions) forgetKey(k string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	delete(v.cache, k)
+}
+
 // writeKey names the write of key in table at index.
 func writeKey(table, key string, index uint64) string {
 	return table + "\x00" + key + "\x00" + strconv.FormatUint(index, 10)
@@ -193,15 +282,21 @@ func rowKey(row any) string {
 		return "t\x00" + r.Key
 	case *store.EventRow:
 		return "e\x00" + r.Key
+	case claimRow:
+		return "c\x00" + r.obj.Key
 	}
 	return fmt.Sprintf("%T", row)
 }
 
-func rowIndex(row any) uint64 { return row.(model.Versioned).Current().ModifyIndex }
+// versioned is a row with a version: a stored row (model.Versioned) or
+// one joined from two (claimRow).
+type versioned interface{ Current() model.Version }
+
+func rowIndex(row any) uint64 { return row.(versioned).Current().ModifyIndex }
 
 func rowCreated(row any) uint64 {
 	if t, ok := row.(*store.Terminating); ok {
 		return t.Pod.CreateIndex // the same pod, now terminating
 	}
-	return row.(model.Versioned).Current().CreateIndex
+	return row.(versioned).Current().CreateIndex
 }

@@ -1,0 +1,121 @@
+package kubeapi
+
+import (
+	"context"
+	"strconv"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/store"
+)
+
+// declareClaim stores claim default/data of source file with labels.
+func declareClaim(t *testing.T, f *fixture, labels map[string]string) {
+	t.Helper()
+	pvc := &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "default", Labels: labels},
+		Spec: v1.PersistentVolumeClaimSpec{AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+			Resources: v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}}}}
+	objs := []*model.Object{{Kind: model.KindPVC, Key: "default/data", Source: "file", Origin: "a.yaml",
+		Ref: model.ObjectRef(model.KindPVC, "default/data"), PVC: pvc}}
+	if labels == nil {
+		objs = nil
+	}
+	if err := f.st.ApplySource("file", func(store.View) (store.SourceWrite, error) {
+		return store.SourceWrite{Objects: objs}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func rv(t *testing.T, o metav1.Object) uint64 {
+	t.Helper()
+	n, err := strconv.ParseUint(o.GetResourceVersion(), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// A claim is served Pending until the store records its source's volume,
+// then Bound to it with its request as capacity; the binding and its end
+// are MODIFIED events at newer versions, another source's volume at the
+// key binds nothing, and a watch resuming from before several changes of
+// either part sees the claim once, as it now is.
+func TestClaimBindingIsAChange(t *testing.T) {
+	f := newFixture(t, Options{})
+	ctx := context.Background()
+	pvcs := f.cs.CoreV1().PersistentVolumeClaims("default")
+	declareClaim(t, f, map[string]string{"v": "1"})
+	c, err := pvcs.Get(ctx, "data", metav1.GetOptions{})
+	if err != nil || c.Status.Phase != v1.ClaimPending || c.Spec.VolumeName != "" || c.Status.Capacity != nil {
+		t.Fatalf("before its volume: %+v %v", c, err)
+	}
+	start := c.ResourceVersion
+	w, err := pvcs.Watch(ctx, metav1.ListOptions{ResourceVersion: start})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if err := f.st.BindClaim("other", "default/data", "vol-other"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.st.BindClaim("file", "default/data", "vol1"); err != nil {
+		t.Fatal(err)
+	}
+	var bound *v1.PersistentVolumeClaim
+	for bound == nil || bound.Status.Phase != v1.ClaimBound {
+		ev := next(t, w)
+		if ev.Type != watch.Modified {
+			t.Fatalf("want MODIFIED, got %s %v", ev.Type, ev.Object)
+		}
+		bound = ev.Object.(*v1.PersistentVolumeClaim)
+	}
+	if bound.Spec.VolumeName != "vol1" || bound.Status.Capacity.Storage().String() != "1Gi" ||
+		len(bound.Status.AccessModes) != 1 || bound.Status.AccessModes[0] != v1.ReadWriteOnce || rv(t, bound) <= rv(t, c) {
+		t.Fatalf("bound claim %+v", bound)
+	}
+	if again, err := pvcs.Get(ctx, "data", metav1.GetOptions{}); err != nil || again.ResourceVersion != bound.ResourceVersion {
+		t.Fatalf("get after the binding: %v %v", again, err)
+	}
+	if err := f.st.BindClaim("file", "default/data", "vol1"); err != nil || f.st.Index() != rv(t, bound) {
+		t.Fatalf("a binding recorded again is a write: %v", err)
+	}
+	if err := f.st.UnbindClaim("file", "default/data"); err != nil {
+		t.Fatal(err)
+	}
+	ev := next(t, w)
+	unbound := ev.Object.(*v1.PersistentVolumeClaim)
+	if ev.Type != watch.Modified || unbound.Status.Phase != v1.ClaimPending || unbound.Spec.VolumeName != "" || rv(t, unbound) <= rv(t, bound) {
+		t.Fatalf("want MODIFIED Pending at a newer version, got %s %+v", ev.Type, unbound)
+	}
+
+	// From the start: one change of the claim, as it now is.
+	if err := f.st.BindClaim("file", "default/data", "vol2"); err != nil {
+		t.Fatal(err)
+	}
+	declareClaim(t, f, map[string]string{"v": "2"})
+	resumed, err := pvcs.Watch(ctx, metav1.ListOptions{ResourceVersion: start})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resumed.Stop()
+	ev = next(t, resumed)
+	now := ev.Object.(*v1.PersistentVolumeClaim)
+	if ev.Type != watch.Modified || now.Spec.VolumeName != "vol2" || now.Labels["v"] != "2" || now.ResourceVersion != strconv.FormatUint(f.st.Index(), 10) {
+		t.Fatalf("resumed: %s %+v", ev.Type, now)
+	}
+	declareClaim(t, f, nil)
+	if ev := next(t, resumed); ev.Type != watch.Deleted {
+		t.Fatalf("want DELETED, got %s %v", ev.Type, ev.Object)
+	}
+	select {
+	case ev := <-resumed.ResultChan():
+		t.Fatalf("a further event: %s %v", ev.Type, ev.Object)
+	default:
+	}
+}
