@@ -68,7 +68,7 @@ func (s *Service) Seed(ctx context.Context) error {
 		if ns == "" || name == "" {
 			continue
 		}
-		if err := s.store.BindClaim(v.Labels[runtime.LabelSource], ns+"/"+name, v.Name); err != nil {
+		if err := s.store.SetClaimVolume(v.Labels[runtime.LabelSource], ns+"/"+name, v.Name); err != nil {
 			return err
 		}
 	}
@@ -218,7 +218,7 @@ func (s *Service) Delete(ctx context.Context, namespace, name string) error {
 			}
 			return err
 		}
-		if err := s.store.UnbindClaim(v.Labels[runtime.LabelSource], namespace+"/"+name); err != nil {
+		if err := s.store.SetClaimVolume(v.Labels[runtime.LabelSource], namespace+"/"+name, ""); err != nil {
 			return err
 		}
 	}

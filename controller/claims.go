@@ -15,7 +15,7 @@ func (c *Controller) bindClaims(p *model.Pod, failed podconfig.VolumeErrors) {
 		}
 		claim := v.PersistentVolumeClaim.ClaimName
 		vol := c.podconfig.ClaimVolume(p.Source, p.Spec.Namespace, claim)
-		if err := c.store.BindClaim(p.Source, p.Spec.Namespace+"/"+claim, vol); err != nil {
+		if err := c.store.SetClaimVolume(p.Source, p.Spec.Namespace+"/"+claim, vol); err != nil {
 			c.log.Error("recording a claim's volume", "pod", p.Key, "claim", claim, "volume", vol, "err", err)
 		}
 	}

@@ -61,10 +61,10 @@ func TestClaimBindingIsAChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Stop()
-	if err := f.st.BindClaim("other", "default/data", "vol-other"); err != nil {
+	if err := f.st.SetClaimVolume("other", "default/data", "vol-other"); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.st.BindClaim("file", "default/data", "vol1"); err != nil {
+	if err := f.st.SetClaimVolume("file", "default/data", "vol1"); err != nil {
 		t.Fatal(err)
 	}
 	var bound *v1.PersistentVolumeClaim
@@ -82,10 +82,10 @@ func TestClaimBindingIsAChange(t *testing.T) {
 	if again, err := pvcs.Get(ctx, "data", metav1.GetOptions{}); err != nil || again.ResourceVersion != bound.ResourceVersion {
 		t.Fatalf("get after the binding: %v %v", again, err)
 	}
-	if err := f.st.BindClaim("file", "default/data", "vol1"); err != nil || f.st.Index() != rv(t, bound) {
+	if err := f.st.SetClaimVolume("file", "default/data", "vol1"); err != nil || f.st.Index() != rv(t, bound) {
 		t.Fatalf("a binding recorded again is a write: %v", err)
 	}
-	if err := f.st.UnbindClaim("file", "default/data"); err != nil {
+	if err := f.st.SetClaimVolume("file", "default/data", ""); err != nil {
 		t.Fatal(err)
 	}
 	ev := next(t, w)
@@ -95,7 +95,7 @@ func TestClaimBindingIsAChange(t *testing.T) {
 	}
 
 	// From the start: one change of the claim, as it now is.
-	if err := f.st.BindClaim("file", "default/data", "vol2"); err != nil {
+	if err := f.st.SetClaimVolume("file", "default/data", "vol2"); err != nil {
 		t.Fatal(err)
 	}
 	declareClaim(t, f, map[string]string{"v": "2"})

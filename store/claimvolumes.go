@@ -35,18 +35,10 @@ func claimVolumesTableSchema() *memdb.TableSchema {
 	}
 }
 
-// BindClaim records that volume holds the data of source's claim key (a
-// pod of source made it, or it was found at start); a binding already
-// recorded is no write.
-func (s *Store) BindClaim(source, key, volume string) error {
-	return s.writeClaimVolume(source, key, volume)
-}
-
-// UnbindClaim records that source's volume of claim key is gone.
-func (s *Store) UnbindClaim(source, key string) error { return s.writeClaimVolume(source, key, "") }
-
-// writeClaimVolume sets (volume "": removes) source's volume of claim key.
-func (s *Store) writeClaimVolume(source, key, volume string) error {
+// SetClaimVolume records that volume holds the data of source's claim key
+// (a pod of source made it, or it was found at start), or with volume ""
+// that it is gone; what is already recorded is no write.
+func (s *Store) SetClaimVolume(source, key, volume string) error {
 	w := newWrite(s)
 	defer w.Abort()
 	raw, err := w.First(TableClaimVolumes, IndexID, key)

@@ -37,21 +37,21 @@ func TestClaimVolumes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := s.BindClaim("file", "default/data", "vol"); err != nil {
+	if err := s.SetClaimVolume("file", "default/data", "vol"); err != nil {
 		t.Fatal(err)
 	}
 	at := s.Index()
-	if err := s.BindClaim("file", "default/data", "vol"); err != nil || s.Index() != at || row().Volumes["file"] != "vol" {
+	if err := s.SetClaimVolume("file", "default/data", "vol"); err != nil || s.Index() != at || row().Volumes["file"] != "vol" {
 		t.Fatalf("bound again: index %d, was %d, %+v, %v", s.Index(), at, row(), err)
 	}
-	if err := s.UnbindClaim("file", "default/data"); err != nil || row() != nil {
+	if err := s.SetClaimVolume("file", "default/data", ""); err != nil || row() != nil {
 		t.Fatalf("an undeclared claim's last volume gone: %+v %v", row(), err)
 	}
 	declare(true)
-	if err := s.BindClaim("file", "default/data", "vol"); err != nil {
+	if err := s.SetClaimVolume("file", "default/data", "vol"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.UnbindClaim("file", "default/data"); err != nil {
+	if err := s.SetClaimVolume("file", "default/data", ""); err != nil {
 		t.Fatal(err)
 	}
 	if r := row(); r == nil || len(r.Volumes) != 0 || r.ModifyIndex != s.Index() {
