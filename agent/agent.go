@@ -180,6 +180,9 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Agent, err error) {
 	}, st, rt, queue)
 
 	a.srcInf = informer.NewSourceInformer(st, clk, m, log)
+	// Refusals are node events of the API (kubectl get events, describe
+	// node), aggregated by the store; etcd's /events holds pod events.
+	a.srcInf.Events, a.srcInf.NodeName = recent, cfg.NodeName
 	var push *sources.PushSource
 	a.srcs, push = buildSources(cfg, node.IP, a.etcd, st, clk, log)
 	for _, s := range a.srcs {

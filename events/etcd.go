@@ -77,7 +77,7 @@ func (s *EtcdSink) Dropped() int {
 
 // Key returns the etcd key of e.
 func Key(e Event) string {
-	return fmt.Sprintf("/events/%s/%s/%d", e.Namespace, e.Pod, e.Time.UnixNano())
+	return fmt.Sprintf("/events/%s/%s/%d", e.Namespace, e.Object(), e.Time.UnixNano())
 }
 
 // Run writes queued events until ctx ends.

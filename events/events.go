@@ -14,20 +14,31 @@ const (
 	Warning = "Warning"
 )
 
-// Event is one thing that happened to a pod or one of its containers.
-// Namespace and Pod name the pod; PodUID and Source say which pod of that
-// name it was, so that a later pod taking the name (from any source) is
-// never shown an earlier one's events.
+// Event is one thing that happened to a pod or one of its containers, or
+// to the node. Namespace and Pod name the pod; PodUID and Source say which
+// pod of that name it was, so that a later pod taking the name (from any
+// source) is never shown an earlier one's events. An event about the node
+// names it in Node instead (Pod and PodUID empty, Namespace "default" as
+// the kubelet records node events), Source being the source it concerns.
 type Event struct {
 	Time      time.Time `json:"time"`
 	Namespace string    `json:"namespace"`
 	Pod       string    `json:"pod"`
 	PodUID    string    `json:"podUID,omitempty"`
+	Node      string    `json:"node,omitempty"`
 	Source    string    `json:"source,omitempty"`
 	Container string    `json:"container,omitempty"`
 	Type      string    `json:"type"`
 	Reason    string    `json:"reason"`
 	Message   string    `json:"message"`
+}
+
+// Object is the name of the object e is about: the node's or the pod's.
+func (e Event) Object() string {
+	if e.Node != "" {
+		return e.Node
+	}
+	return e.Pod
 }
 
 // Recorder takes events. Record must not block: sinks drop rather than

@@ -4,11 +4,14 @@ import (
 	"context"
 	"log/slog"
 	"sort"
+	"strings"
 	"sync"
+	"time"
 
 	"k8s.io/utils/clock"
 
 	"github.com/berth-dev/berth/admission"
+	"github.com/berth-dev/berth/events"
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/sources"
 	"github.com/berth-dev/berth/store"
@@ -24,7 +27,13 @@ type SourceInformer struct {
 	// Node is the node pods must fit (admission.Update.Node); set before
 	// Run, nil checks nothing.
 	Node *admission.Node
-	mu   sync.Mutex
+	// Events, when set (before Run), gets a Warning event for every
+	// manifest refused and every failed read, each time an update carries
+	// it (the store aggregates the repeats); NodeName names the node such
+	// events are about when no stored pod of the source is.
+	Events   events.Recorder
+	NodeName string
+	mu       sync.Mutex
 	// lastErrs is the previous error set per source, to count new errors
 	// once. Guarded by mu.
 	lastErrs map[string]map[string]bool
@@ -55,7 +64,7 @@ func (i *SourceInformer) Register(name string) error {
 	if cur, _ := i.store.Source(nil, name); cur != nil {
 		return nil
 	}
-	return i.store.UpsertSource(&model.Source{Name: name})
+	return i.store.UpsertSource(&model.Source{Name: name, Since: i.clock.Now()})
 }
 
 // Run applies updates until ctx ends or updates is closed.
@@ -165,9 +174,15 @@ func (i *SourceInformer) ApplyResult(u sources.Update) (sources.Applied, error) 
 			cp := *src
 			ns = &cp
 		}
+		was := ns.State()
 		ns.Synced, ns.LastSync, ns.LastError = true, now, ""
 		ns.Updates++
 		ns.Errors = errs
+		ns.Refusals = append([]string(nil), refusals...)
+		sort.Strings(ns.Refusals)
+		if ns.State() != was || ns.Since.IsZero() {
+			ns.Since = now
+		}
 		w.Source = ns
 		return w, nil
 	})
@@ -203,6 +218,7 @@ func (i *SourceInformer) ApplyResult(u sources.Update) (sources.Applied, error) 
 	if fresh > 0 {
 		i.metrics.ManifestErrors(u.Source, fresh)
 	}
+	i.recordRefusals(u, refused, now)
 	i.metrics.SourceUpdate(u.Source, now)
 	return sources.Applied{Refused: refused}, nil
 }
@@ -216,6 +232,73 @@ func (i *SourceInformer) failed(source string, err error) error {
 		cp := *src
 		ns = &cp
 	}
+	was := ns.State()
 	ns.LastError = err.Error()
+	now := i.clock.Now()
+	if ns.State() != was || ns.Since.IsZero() {
+		ns.Since = now
+	}
+	i.record(source, "", events.Warning, ReasonSourceUnreadable, source+" source: "+err.Error(), now)
 	return i.store.UpsertSource(ns)
+}
+
+// The reasons of the source informer's events.
+const (
+	// ReasonInvalidManifest: a manifest did not decode or validate; the
+	// message names its origin, the object and the field.
+	ReasonInvalidManifest = "InvalidManifest"
+	// ReasonManifestRefused: admission refused a manifest (a host port or
+	// key another pod holds, the node does not fit it, ...).
+	ReasonManifestRefused = "ManifestRefused"
+	// ReasonSourceUnreadable: the source could not be read; its pods stay.
+	ReasonSourceUnreadable = "SourceUnreadable"
+)
+
+// recordRefusals records a Warning event for each of u's manifest errors
+// and each of admission's refusals (refused, by pod key or object ref).
+func (i *SourceInformer) recordRefusals(u sources.Update, refused map[string]string, now time.Time) {
+	if i.Events == nil {
+		return
+	}
+	for _, e := range u.Errors {
+		pod := ""
+		if e.Kind == "" {
+			pod = e.PodKey
+		}
+		i.record(u.Source, pod, events.Warning, ReasonInvalidManifest, e.Error(), now)
+	}
+	keys := make([]string, 0, len(refused))
+	for k := range refused {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		pod := ""
+		if strings.Count(k, "/") == 1 { // a pod key; an object's ref has its kind before
+			pod = k
+		}
+		i.record(u.Source, pod, events.Warning, ReasonManifestRefused, refused[k], now)
+	}
+}
+
+// record records an event of source about the stored pod podKey when it
+// is the source's (a refused change of a pod that runs on its last good
+// spec: kubectl describe pod shows why), else about the node: a manifest
+// that never became a pod, or another source's pod, whose events are not
+// this source's to write to.
+func (i *SourceInformer) record(source, podKey, typ, reason, msg string, now time.Time) {
+	if i.Events == nil {
+		return
+	}
+	e := events.Event{Time: now, Namespace: "default", Node: i.NodeName, Source: source, Type: typ, Reason: reason, Message: msg}
+	if podKey != "" {
+		if p, _ := i.store.Pod(nil, podKey); p != nil && p.Source == source && p.Spec != nil {
+			ns, name, _ := strings.Cut(podKey, "/")
+			e.Namespace, e.Pod, e.PodUID, e.Node = ns, name, string(p.Spec.UID), ""
+		}
+	}
+	if e.Node == "" && e.Pod == "" {
+		return // no node named: nothing the event could be about
+	}
+	i.Events.Record(e)
 }

@@ -130,4 +130,34 @@ type Source struct {
 	// LastError is the last failure to read the source; cleared by the next
 	// successful read.
 	LastError string
+	// Refusals are the manifests of Errors refused (not decoded, invalid,
+	// or refused by admission), without the warnings of admitted pods and
+	// of the source.
+	Refusals []string
+	// Since is when State last changed (zero: never written).
+	Since time.Time
+}
+
+// The states of a source (Source.State), as the node's source conditions
+// give them for a reason.
+const (
+	SourceNotSynced  = "SourceNotSynced"
+	SourceUnreadable = "SourceUnreadable"
+	SourceRefusing   = "ManifestRefused"
+	SourceSynced     = "SourceSynced"
+)
+
+// State is the source's state, the first that holds of: failing to read,
+// not synced yet, refusing some manifests, synced with every manifest
+// admitted.
+func (s *Source) State() string {
+	switch {
+	case s.LastError != "":
+		return SourceUnreadable
+	case !s.Synced:
+		return SourceNotSynced
+	case len(s.Refusals) > 0:
+		return SourceRefusing
+	}
+	return SourceSynced
 }

@@ -1,8 +1,12 @@
 package store
 
 import (
+	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/berth-dev/berth/events"
 )
@@ -29,7 +33,7 @@ func TestEventsBoundedAndOwned(t *testing.T) {
 	}
 	first := s.Index()
 	for i := range MaxEvents {
-		rec.Record(events.Event{Time: t0.Add(time.Duration(i+1) * time.Second), Namespace: "default", Pod: "db", Reason: "Pulled"})
+		rec.Record(events.Event{Time: t0.Add(time.Duration(i+1) * time.Second), Namespace: "default", Pod: "db", Reason: "Pulled", Message: strconv.Itoa(i)})
 	}
 	list := rec.List()
 	if len(list) != MaxEvents || list[0].Reason != "Pulled" {
@@ -47,5 +51,102 @@ func TestEventsBoundedAndOwned(t *testing.T) {
 	}
 	if removed != 2 {
 		t.Fatalf("%d removals, want the 2 oldest", removed)
+	}
+}
+
+// An event identical to one that last occurred within AggregateWindow is
+// another occurrence of it: one row, its count raised and its last time
+// moved at a new ModifyIndex (its first time and key kept), the old
+// version kept for watches as a modification; past the window, or
+// differing in anything but time, it is a new event. A time the recorder
+// did not set is the store's clock's.
+func TestEventsAggregate(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(5000, 0))
+	s, _ := New(nil, WithClock(clk))
+	_ = s.UpsertPod(uidPod("file", "web", "u1"))
+	rec := EventRecorder{Store: s}
+	fail := events.Event{Namespace: "default", Pod: "web", PodUID: "u1", Source: "file", Container: "app", Type: events.Warning,
+		Reason: "Failed", Message: "Error: create failed"}
+	rec.Record(fail)
+	rows, _ := s.Snapshot().Events(nil)
+	if len(rows) != 1 || !rows[0].Event.Time.Equal(clk.Now()) || rows[0].Count != 1 {
+		t.Fatalf("first occurrence: %+v", rows)
+	}
+	first := rows[0]
+	since := s.Index()
+	for i := 1; i <= 4; i++ {
+		clk.Step(30 * time.Second)
+		rec.Record(fail)
+	}
+	rows, _ = s.Snapshot().Events(nil)
+	if len(rows) != 1 {
+		t.Fatalf("%d rows for one event occurring 5 times", len(rows))
+	}
+	r := rows[0]
+	count, firstAt, lastAt := r.Occurrences()
+	if count != 5 || !firstAt.Equal(time.Unix(5000, 0)) || !lastAt.Equal(clk.Now()) || r.Key != first.Key || r.Pod == nil {
+		t.Fatalf("count %d first %v last %v key %s (was %s) pod %v", count, firstAt, lastAt, r.Key, first.Key, r.Pod)
+	}
+	if r.CreateIndex != first.CreateIndex || r.ModifyIndex <= first.ModifyIndex {
+		t.Fatalf("version %+v, first %+v", r.Version, first.Version)
+	}
+	cs, err := s.Snapshot().Changes(since, TableEvents)
+	if err != nil || len(cs) != 1 || cs[0].Deleted != nil || cs[0].Old == nil || cs[0].Old.(*EventRow).Count != 1 {
+		t.Fatalf("changes %+v, %v: want one modification from the first version", cs, err)
+	}
+
+	other := fail
+	other.Message = "Error: another failure"
+	rec.Record(other)
+	clk.Step(AggregateWindow + time.Second)
+	rec.Record(fail)
+	if rows, _ = s.Snapshot().Events(nil); len(rows) != 3 {
+		t.Fatalf("%d rows, want the aggregated one, another message and one past the window", len(rows))
+	}
+	clk.Step(time.Minute)
+	rec.Record(fail)
+	rows, _ = s.Snapshot().Events(nil)
+	counts := map[int32]int{}
+	for _, r := range rows {
+		c, _, _ := r.Occurrences()
+		counts[c]++
+	}
+	if len(rows) != 3 || counts[5] != 1 || counts[2] != 1 || counts[1] != 1 {
+		t.Fatalf("counts %v: the occurrence after the window aggregates into the newer event", counts)
+	}
+
+	node := events.Event{Namespace: "default", Node: "n1", Source: "file", Type: events.Warning, Reason: "InvalidManifest", Message: "a.yaml: x"}
+	rec.Record(node)
+	rec.Record(node)
+	rows, _ = s.Snapshot().Events(nil)
+	var nodeRows []*EventRow
+	for _, r := range rows {
+		if r.Event.Node == "n1" {
+			nodeRows = append(nodeRows, r)
+		}
+	}
+	if len(nodeRows) != 1 || nodeRows[0].Count != 2 || nodeRows[0].Pod != nil || !strings.HasPrefix(nodeRows[0].Key, "default/n1.") {
+		t.Fatalf("node events %+v", nodeRows)
+	}
+}
+
+// A repeated event is the last to go when the store is full: the least
+// recently occurred event goes first.
+func TestEventsEvictLeastRecent(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(5000, 0))
+	s, _ := New(nil, WithClock(clk))
+	rec := EventRecorder{Store: s}
+	repeated := events.Event{Namespace: "default", Pod: "db", Reason: "BackOff", Message: "back-off"}
+	rec.Record(repeated)
+	for i := range MaxEvents - 1 {
+		clk.Step(time.Millisecond)
+		rec.Record(events.Event{Namespace: "default", Pod: "web", Reason: "Pulled", Message: strconv.Itoa(i)})
+	}
+	rec.Record(repeated)
+	clk.Step(time.Millisecond)
+	rec.Record(events.Event{Namespace: "default", Pod: "web", Reason: "Pulled", Message: "last"})
+	list := rec.List()
+	if len(list) != MaxEvents || list[0].Reason != "BackOff" || list[1].Message != "1" {
+		t.Fatalf("%d kept, first %+v, second %+v", len(list), list[0], list[1])
 	}
 }

@@ -34,6 +34,9 @@ const (
 	IndexModify = "modify"
 	// IndexCreate orders events by the index that recorded them.
 	IndexCreate = "create"
+	// IndexSimilar indexes events by what makes two the same event
+	// (everything but the time); its argument is an events.Event.
+	IndexSimilar = "similar"
 	// IndexKey indexes deletions by table, key and index.
 	IndexKey = "key"
 	// IndexTable indexes deletions by table and index.
@@ -56,8 +59,9 @@ func schema() *memdb.DBSchema {
 		TableDeletions:   deletionsTableSchema(),
 		TableTerminating: terminatingTableSchema(),
 		TableEvents: {Name: TableEvents, Indexes: map[string]*memdb.IndexSchema{
-			IndexID:     {Name: IndexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Key"}},
-			IndexModify: modifyIndex("Key"),
+			IndexID:      {Name: IndexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Key"}},
+			IndexModify:  modifyIndex("Key"),
+			IndexSimilar: {Name: IndexSimilar, Indexer: similarIndexer{}},
 			IndexCreate: {Name: IndexCreate, Unique: true, Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
 				&memdb.UintFieldIndex{Field: "CreateIndex"}, &memdb.StringFieldIndex{Field: "Key"},
 			}}},

@@ -90,12 +90,17 @@ var EventColumns = []metav1.TableColumnDefinition{
 func EventCells(o runtime.Object, now time.Time) ([]any, []metav1.TableRowCondition) {
 	e := o.(*v1.Event)
 	first := Age(e.FirstTimestamp, now)
+	if e.FirstTimestamp.IsZero() {
+		first = Age(metav1.Time{Time: e.EventTime.Time}, now)
+	}
 	last := Age(e.LastTimestamp, now)
 	if e.LastTimestamp.IsZero() {
 		last = first
 	}
 	count := e.Count
-	if count == 0 {
+	if e.Series != nil {
+		last, count = Age(metav1.Time{Time: e.Series.LastObservedTime.Time}, now), e.Series.Count
+	} else if count == 0 {
 		count = 1
 	}
 	target := strings.ToLower(e.InvolvedObject.Kind)

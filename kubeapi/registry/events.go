@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/berth-dev/berth/events"
 	"github.com/berth-dev/berth/store"
 )
 
@@ -26,11 +25,16 @@ func (a *kinds) eventsKind() *storeKind {
 	render := func(row any) item {
 		r := row.(*store.EventRow)
 		src, path := hiddenSource, containerPath(nil, r.Event.Container)
-		if r.Pod != nil {
+		switch {
+		case r.Event.Node != "":
+			if r.Event.Source != "" {
+				src = r.Event.Source // the source the node event concerns
+			}
+		case r.Pod != nil:
 			src, path = r.Pod.Source, containerPath(r.Pod.Spec, r.Event.Container)
 		}
 		_, name, _ := strings.Cut(r.Key, "/")
-		return item{Key: r.Key, Obj: a.eventObject(r.Event, path, name), Source: src}
+		return item{Key: r.Key, Obj: a.eventObject(r, path, name), Source: src}
 	}
 	return &storeKind{
 		tables: []string{store.TableEvents},
@@ -56,19 +60,34 @@ func (a *kinds) eventsKind() *storeKind {
 
 // eventObject renders one of berth's events, named name, as the kubelet's
 // core/v1 Event: involvedObject is the pod (with the uid it was recorded
-// for), the container as fieldPath (spec.containers{name}).
-func (a *kinds) eventObject(e events.Event, fieldPath, name string) *v1.Event {
-	t := metav1.Time{Time: e.Time}
-	return &v1.Event{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Event"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.Namespace, CreationTimestamp: t, UID: derivedUID("event", e.Namespace, name)},
-		InvolvedObject: v1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: e.Namespace, Name: e.Pod, UID: types.UID(e.PodUID),
-			FieldPath: fieldPath},
-		Reason: e.Reason, Message: e.Message, Type: e.Type,
+// for), the container as fieldPath (spec.containers{name}), or the node
+// as the kubelet names it (its name as uid, no namespace). An event that
+// occurred more than once carries its count, first and last time as
+// client-go's correlator writes them, and the series of events.k8s.io/v1
+// (nil for a singleton, as there).
+func (a *kinds) eventObject(r *store.EventRow, fieldPath, name string) *v1.Event {
+	e := r.Event
+	count, first, last := r.Occurrences()
+	ref := v1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: e.Namespace, Name: e.Pod, UID: types.UID(e.PodUID),
+		FieldPath: fieldPath}
+	if e.Node != "" {
+		ref = v1.ObjectReference{Kind: "Node", Name: e.Node, UID: types.UID(e.Node)}
+	}
+	t := metav1.Time{Time: first}
+	ev := &v1.Event{
+		TypeMeta:       metav1.TypeMeta{APIVersion: "v1", Kind: "Event"},
+		ObjectMeta:     metav1.ObjectMeta{Name: name, Namespace: e.Namespace, CreationTimestamp: t, UID: derivedUID("event", e.Namespace, name)},
+		InvolvedObject: ref,
+		Reason:         e.Reason, Message: e.Message, Type: e.Type,
 		Source:         v1.EventSource{Component: "berth", Host: a.o.Node},
-		FirstTimestamp: t, LastTimestamp: t, Count: 1,
+		FirstTimestamp: t, LastTimestamp: metav1.Time{Time: last}, Count: count,
+		EventTime:           metav1.MicroTime{Time: first},
 		ReportingController: "berth", ReportingInstance: a.o.Node,
 	}
+	if count > 1 {
+		ev.Series = &v1.EventSeries{Count: count, LastObservedTime: metav1.MicroTime{Time: last}}
+	}
+	return ev
 }
 
 // containerPath is the fieldPath of container c of p, as the kubelet

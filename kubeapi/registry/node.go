@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -13,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/berth-dev/berth/model"
 )
 
 // nodePoll is how often a watch of the node renders it again: its Ready
@@ -54,16 +57,64 @@ func (a *kinds) node(ctx context.Context, ws memdb.WatchSet, only sourceFilter) 
 	if n.UID == "" {
 		n.UID = derivedUID("node", n.Name)
 	}
+	srcs, err := a.o.Store.Sources(ws)
+	if err != nil {
+		return nil, err
+	}
 	// The kubelet posts its status every 10 s; a berth that renders the
 	// node is posting it now.
 	beat := metav1.Time{Time: a.o.Clock.Now().Truncate(nodePoll)}
 	n.Status.Conditions = append([]v1.NodeCondition(nil), n.Status.Conditions...)
+	for _, src := range srcs {
+		if only == nil || only(src.Name) {
+			n.Status.Conditions = append(n.Status.Conditions, sourceCondition(src))
+		}
+	}
 	for i := range n.Status.Conditions {
 		if n.Status.Conditions[i].LastHeartbeatTime.IsZero() {
 			n.Status.Conditions[i].LastHeartbeatTime = beat
 		}
 	}
 	return &n, nil
+}
+
+// maxConditionRefusals bounds the refusals a source condition's message
+// lists; the others are counted.
+const maxConditionRefusals = 3
+
+// SourceConditionType is the type of the node condition of the source
+// named name: "BerthSource" and the name in title case, then "Ready"
+// (BerthSourceFileReady).
+func SourceConditionType(name string) v1.NodeConditionType {
+	if name == "" {
+		return "BerthSourceReady"
+	}
+	return v1.NodeConditionType("BerthSource" + strings.ToUpper(name[:1]) + name[1:] + "Ready")
+}
+
+// sourceCondition is src's state as a node condition: True when synced
+// with every manifest admitted, False while it fails to read (the error)
+// or refuses manifests (the first few), Unknown until its first read;
+// the reason is model.Source.State.
+func sourceCondition(src *model.Source) v1.NodeCondition {
+	c := v1.NodeCondition{Type: SourceConditionType(src.Name), Reason: src.State(),
+		LastTransitionTime: metav1.Time{Time: src.Since.Truncate(time.Second)}}
+	switch c.Reason {
+	case model.SourceUnreadable:
+		c.Status, c.Message = v1.ConditionFalse, "cannot read the source, keeping its last good pods: "+src.LastError
+	case model.SourceNotSynced:
+		c.Status, c.Message = v1.ConditionUnknown, "the source has not been read yet"
+	case model.SourceRefusing:
+		c.Status = v1.ConditionFalse
+		shown := src.Refusals[:min(len(src.Refusals), maxConditionRefusals)]
+		c.Message = fmt.Sprintf("%d manifest(s) refused: %s", len(src.Refusals), strings.Join(shown, "; "))
+		if more := len(src.Refusals) - len(shown); more > 0 {
+			c.Message += fmt.Sprintf("; and %d more (kubectl get events)", more)
+		}
+	default:
+		c.Status, c.Message = v1.ConditionTrue, "the source is read and every manifest admitted"
+	}
+	return c
 }
 
 // nodesResource serves the node; push-scoped requests get it with the
