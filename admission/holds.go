@@ -5,6 +5,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/berth-dev/berth/manifest"
@@ -141,8 +142,10 @@ func (h *holds) check(d manifest.Desired, k string, old, merged *model.Pod) (*mo
 			// Its start was the earlier berth's to observe: marked
 			// started, it is not observed again (the pod start
 			// duration), as the kubelet tracks only pods it saw first.
+			// status.startTime is served before the first reconcile.
 			cp := *p
 			cp.SeenAt, cp.StartedAt = at, at
+			cp.Status.StartTime = &metav1.Time{Time: at}
 			p = &cp
 		}
 	}
