@@ -146,14 +146,11 @@ func withError(p *model.Pod, msg string) *model.Pod {
 	return &cp
 }
 
-// heldBy names another, not yet synced source whose containers run pod key:
-// after a restart the source that ran a pod keeps its claim until it has
-// synced, whichever source happens to answer first.
-func heldBy(v View, k, source string) (string, error) {
-	ctrs, err := v.ContainersByPod(k)
-	if err != nil {
-		return "", err
-	}
+// heldBy names another, not yet synced source whose containers (ctrs, those
+// of a pod's key) run the pod: after a restart the source that ran a pod
+// keeps its claim until it has synced, whichever source happens to answer
+// first.
+func heldBy(v View, ctrs []*model.Container, source string) (string, error) {
 	for _, ct := range ctrs {
 		if ct.Source == "" || ct.Source == source || !ct.Running() {
 			continue

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/berth-dev/berth/manifest"
@@ -101,8 +102,13 @@ func (h *holds) check(d manifest.Desired, k string, old, merged *model.Pod) (*mo
 		p = merge(old, h.source, d, h.now)
 	}
 	unchanged := p == old
+	var ctrs []*model.Container // of key k, read once for a new or changed pod
 	if !unchanged {
-		holder, err := heldBy(h.v, k, h.source)
+		var err error
+		if ctrs, err = h.v.ContainersByPod(k); err != nil {
+			return nil, "", err
+		}
+		holder, err := heldBy(h.v, ctrs, h.source)
 		if err != nil {
 			return nil, "", err
 		}
@@ -128,6 +134,20 @@ func (h *holds) check(d manifest.Desired, k string, old, merged *model.Pod) (*mo
 	}
 	if msg := h.fits.admit(k, d.Pod, unchanged); msg != "" {
 		return nil, msg, nil
+	}
+	if !unchanged && (old == nil || old.Spec.UID != d.Pod.UID) {
+		// A new pod (or incarnation): it may be one berth ran before
+		// it restarted, whose containers remember when it was created.
+		if at, ok := createdAt(ctrs, h.source, d.Pod.UID, h.now); ok {
+			// Its start was the earlier berth's to observe: marked
+			// started, it is not observed again (the pod start
+			// duration), as the kubelet tracks only pods it saw first.
+			// status.startTime is served before the first reconcile.
+			cp := *p
+			cp.SeenAt, cp.StartedAt = at, at
+			cp.Status.StartTime = &metav1.Time{Time: at}
+			p = &cp
+		}
 	}
 	h.uids[d.Pod.UID] = k
 	h.taken.add(k, d.Pod)

@@ -4,34 +4,18 @@ import (
 	"net/http"
 	"regexp"
 	"runtime"
-	"runtime/debug"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 
+	"github.com/berth-dev/berth/internal/kubeversion"
 	"github.com/berth-dev/berth/kubeapi/registry"
 )
 
 // MetricsGroupVersion is the served version of metrics.k8s.io.
 const MetricsGroupVersion = registry.MetricsGroupVersion
-
-// kubeRelease is the Kubernetes minor berth speaks when the build carries
-// no module versions (k8s.io/apimachinery v0.37.x is Kubernetes 1.37).
-const kubeRelease = "v0.37.0"
-
-// apimachineryVersion is the version of k8s.io/apimachinery built in.
-func apimachineryVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, d := range bi.Deps {
-			if d.Path == "k8s.io/apimachinery" && strings.HasPrefix(d.Version, "v0.") {
-				return d.Version
-			}
-		}
-	}
-	return kubeRelease
-}
 
 var notSemverBuild = regexp.MustCompile(`[^0-9A-Za-z.-]+`)
 
@@ -40,15 +24,13 @@ var notSemverBuild = regexp.MustCompile(`[^0-9A-Za-z.-]+`)
 // kubectl of the same minor sees no version skew, with berth's version as
 // build metadata: v1.37.2-berth+<berth version>.
 func (a *API) versionInfo() version.Info {
-	v := strings.TrimPrefix(apimachineryVersion(), "v0.")
-	v, _, _ = strings.Cut(v, "-")
-	major, minor := "1", strings.Split(v, ".")[0]
+	rel := kubeversion.Get()
 	build := notSemverBuild.ReplaceAllString(strings.TrimPrefix(a.o.Version, "v"), "-")
 	if build == "" {
 		build = "unknown"
 	}
 	return version.Info{
-		Major: major, Minor: minor, GitVersion: "v1." + v + "-berth+" + build,
+		Major: rel.Major, Minor: rel.Minor, GitVersion: rel.GitVersion() + "-berth+" + build,
 		GitTreeState: "clean", GoVersion: runtime.Version(), Compiler: runtime.Compiler,
 		Platform: runtime.GOOS + "/" + runtime.GOARCH,
 	}

@@ -31,7 +31,8 @@ func dockerName(pod *v1.Pod, container string, attempt int) string {
 
 // labels are the labels of container name of p (model.SandboxName: its
 // sandbox), whose spec hashes to hash; the grace period is the pod's, at
-// least the kubelet's minimum (0 would be a SIGKILL without a chance).
+// least the kubelet's minimum (0 would be a SIGKILL without a chance); the
+// pod's creation time, so that a restarted berth serves it again.
 func (b *Builder) labels(p *model.Pod, name, hash string, attempt, restarts int) runtime.ContainerLabels {
 	grace := model.DefaultGracePeriodSeconds
 	if g := p.Spec.Spec.TerminationGracePeriodSeconds; g != nil {
@@ -40,6 +41,7 @@ func (b *Builder) labels(p *model.Pod, name, hash string, attempt, restarts int)
 	return runtime.ContainerLabels{
 		Namespace: p.Spec.Namespace, Pod: p.Spec.Name, PodUID: string(p.Spec.UID), Container: name, Hash: hash,
 		Source: p.Source, Node: b.cfg.Node, Attempt: attempt, RestartCount: restarts, GracePeriod: &grace,
+		PodCreated: p.SeenAt,
 	}
 }
 

@@ -18,11 +18,13 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/berth-dev/berth/internal/kubeversion"
 )
 
-// grpcUserAgent is the kubelet's probe user agent for the API version berth
-// speaks; grpc-go appends its own "grpc-go/x.y.z".
-const grpcUserAgent = "kube-probe/1.37"
+// grpcUserAgent is the kubelet's probe user agent for the Kubernetes
+// release berth speaks; grpc-go appends its own "grpc-go/x.y.z".
+var grpcUserAgent = kubeversion.Get().UserAgent("probe")
 
 // grpcCheck calls grpc.health.v1.Health/Check on the pod's IP as the
 // kubelet's gRPC prober does: a new connection per probe, plaintext unless

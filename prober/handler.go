@@ -19,6 +19,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/berth-dev/berth/internal/kubeversion"
 	"github.com/berth-dev/berth/runtime"
 )
 
@@ -62,16 +63,29 @@ type Handler struct {
 	// GRPC is a probe's only: lifecycle hooks have no grpc action.
 	GRPC  *v1.GRPCAction
 	Sleep *v1.SleepAction
+	// purpose names the kubelet's User-Agent of an HTTP request:
+	// kube-probe (FromProbe, and "") or kube-lifecycle (FromLifecycle).
+	purpose string
 }
 
 // FromProbe returns the handler of p.
 func FromProbe(p *v1.Probe) Handler {
-	return Handler{Exec: p.Exec, HTTPGet: p.HTTPGet, TCPSocket: p.TCPSocket, GRPC: p.GRPC}
+	return Handler{Exec: p.Exec, HTTPGet: p.HTTPGet, TCPSocket: p.TCPSocket, GRPC: p.GRPC, purpose: "probe"}
 }
 
 // FromLifecycle returns the handler of a lifecycle hook.
 func FromLifecycle(h *v1.LifecycleHandler) Handler {
-	return Handler{Exec: h.Exec, HTTPGet: h.HTTPGet, TCPSocket: h.TCPSocket, Sleep: h.Sleep}
+	return Handler{Exec: h.Exec, HTTPGet: h.HTTPGet, TCPSocket: h.TCPSocket, Sleep: h.Sleep, purpose: "lifecycle"}
+}
+
+// userAgent is the kubelet's User-Agent for h's HTTP request:
+// kube-<purpose>/<major>.<minor> of the Kubernetes release berth speaks.
+func (h Handler) userAgent() string {
+	purpose := h.purpose
+	if purpose == "" {
+		purpose = "probe"
+	}
+	return kubeversion.Get().UserAgent(purpose)
 }
 
 // Run runs h against t within timeout; nil means success.
@@ -89,7 +103,7 @@ func (e *Executor) Run(ctx context.Context, h Handler, t Target, timeout time.Du
 		}
 		return nil
 	case h.HTTPGet != nil:
-		return e.httpGet(ctx, h.HTTPGet, t)
+		return e.httpGet(ctx, h.HTTPGet, t, h.userAgent())
 	case h.TCPSocket != nil:
 		port, err := resolvePort(h.TCPSocket.Port, t.Spec)
 		if err != nil {
@@ -117,7 +131,10 @@ func (e *Executor) Run(ctx context.Context, h Handler, t Target, timeout time.Du
 	return errors.New("handler has no action")
 }
 
-func (e *Executor) httpGet(ctx context.Context, g *v1.HTTPGetAction, t Target) error {
+// httpGet sends g's request with the kubelet's headers: g's own, then
+// User-Agent ua and Accept */* unless g sets them (an Accept set empty is
+// dropped), and g's Host header as the request's host.
+func (e *Executor) httpGet(ctx context.Context, g *v1.HTTPGetAction, t Target, ua string) error {
 	port, err := resolvePort(g.Port, t.Spec)
 	if err != nil {
 		return err
@@ -144,14 +161,21 @@ func (e *Executor) httpGet(ctx context.Context, g *v1.HTTPGetAction, t Target) e
 	if err != nil {
 		return err
 	}
-	req.Header.Set("User-Agent", "berth-probe/1.0")
 	for _, h := range g.HTTPHeaders {
-		if strings.EqualFold(h.Name, "host") {
-			req.Host = h.Value
-		} else {
-			req.Header.Add(h.Name, h.Value)
-		}
+		req.Header.Add(h.Name, h.Value)
 	}
+	if _, ok := req.Header["User-Agent"]; !ok {
+		req.Header.Set("User-Agent", ua)
+	}
+	if _, ok := req.Header["Accept"]; !ok {
+		req.Header.Set("Accept", "*/*")
+	} else if req.Header.Get("Accept") == "" {
+		req.Header.Del("Accept")
+	}
+	if host := req.Header.Get("Host"); host != "" {
+		req.Host = host
+	}
+	req.Header.Del("Host") // sent as req.Host: Go ignores it in the header
 	resp, err := e.client.Do(req)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/berth-dev/berth/internal/kubeversion"
 	"github.com/berth-dev/berth/runtime"
 )
 
@@ -268,5 +270,49 @@ func TestHandlerWithoutPodIPNeverReachesTheHost(t *testing.T) {
 	}
 	if n := hits.Load(); n != 0 {
 		t.Errorf("the host's loopback server was reached %d times", n)
+	}
+}
+
+// HTTP probes and hooks send the kubelet's headers: User-Agent
+// kube-probe/<major>.<minor> (kube-lifecycle for hooks) of the release the
+// API reports, Accept */*, each replaced by the handler's own header of
+// that name (an empty Accept dropped), and a Host header as the host.
+func TestHTTPHandlerHeaders(t *testing.T) {
+	type seen struct{ ua, accept, host string }
+	got := make(chan seen, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, hasAccept := r.Header["Accept"]
+		accept := r.Header.Get("Accept")
+		if !hasAccept {
+			accept = "<none>"
+		}
+		got <- seen{strings.Join(r.Header.Values("User-Agent"), ","), accept, r.Host}
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	port, _ := strconv.Atoi(u.Port())
+	minor := kubeversion.Get().Minor
+	get := func(headers ...v1.HTTPHeader) *v1.HTTPGetAction {
+		return &v1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(int32(port)), HTTPHeaders: headers}
+	}
+	for _, tc := range []struct {
+		what string
+		h    Handler
+		want seen
+	}{
+		{"probe", FromProbe(&v1.Probe{ProbeHandler: v1.ProbeHandler{HTTPGet: get()}}), seen{"kube-probe/1." + minor, "*/*", u.Host}},
+		{"hook", FromLifecycle(&v1.LifecycleHandler{HTTPGet: get()}), seen{"kube-lifecycle/1." + minor, "*/*", u.Host}},
+		{"own headers", FromProbe(&v1.Probe{ProbeHandler: v1.ProbeHandler{HTTPGet: get(
+			v1.HTTPHeader{Name: "user-agent", Value: "mine/1"}, v1.HTTPHeader{Name: "Accept", Value: "text/plain"}, v1.HTTPHeader{Name: "Host", Value: "app.example"})}}),
+			seen{"mine/1", "text/plain", "app.example"}},
+		{"empty Accept", FromProbe(&v1.Probe{ProbeHandler: v1.ProbeHandler{HTTPGet: get(v1.HTTPHeader{Name: "Accept", Value: ""})}}),
+			seen{"kube-probe/1." + minor, "<none>", u.Host}},
+	} {
+		if err := NewExecutor(fake.New(nil)).Run(context.Background(), tc.h, Target{PodIP: u.Hostname()}, time.Second); err != nil {
+			t.Fatalf("%s: %v", tc.what, err)
+		}
+		if s := <-got; s != tc.want {
+			t.Errorf("%s: the server saw %+v, want %+v", tc.what, s, tc.want)
+		}
 	}
 }

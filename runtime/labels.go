@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -39,6 +40,10 @@ const (
 	// containers, so its stop keeps the kubelet's order when the pod's spec
 	// is gone.
 	LabelSidecar = "io.berth.sidecar"
+	// LabelPodCreated is when the pod (its UID) was first accepted, RFC
+	// 3339 with nanoseconds, so its creationTimestamp survives a restart
+	// of berth.
+	LabelPodCreated = "io.berth.pod.created"
 )
 
 // Image labels, on the images berth builds itself (the pause image).
@@ -71,6 +76,9 @@ type ContainerLabels struct {
 	// Sidecar is the index of a sidecar among the pod's init containers;
 	// nil for every other container.
 	Sidecar *int
+	// PodCreated is when the pod was first accepted (model.Pod.SeenAt);
+	// zero when unknown, and then never encoded.
+	PodCreated time.Time
 }
 
 // PreStop is a preStop hook as LabelPreStop carries it; its JSON is the
@@ -81,8 +89,8 @@ type PreStop struct {
 }
 
 // Encode is the labels map of a container, LabelManaged included. The
-// optional labels (grace period, hostNetwork, sandbox, preStop, sidecar) are left
-// out when unset.
+// optional labels (grace period, hostNetwork, sandbox, preStop, sidecar,
+// pod creation time) are left out when unset.
 func (l ContainerLabels) Encode() map[string]string {
 	m := map[string]string{
 		LabelManaged:       "true",
@@ -112,13 +120,17 @@ func (l ContainerLabels) Encode() map[string]string {
 	if l.Sidecar != nil {
 		m[LabelSidecar] = strconv.Itoa(*l.Sidecar)
 	}
+	if !l.PodCreated.IsZero() {
+		m[LabelPodCreated] = l.PodCreated.UTC().Format(time.RFC3339Nano)
+	}
 	return m
 }
 
 // DecodeLabels reads a container's labels. Every well-formed label is
 // decoded even when another is not; the error names the malformed ones (a
 // number that does not parse, a negative grace period or sidecar index, a
-// hostNetwork other than "true", a preStop that is not a hook), each left at
+// hostNetwork other than "true", a preStop that is not a hook, a creation
+// time that is not RFC 3339), each left at
 // its zero value.
 // An absent label is no error.
 func DecodeLabels(labels map[string]string) (ContainerLabels, error) {
@@ -173,6 +185,13 @@ func DecodeLabels(labels map[string]string) (ContainerLabels, error) {
 			bad(LabelSidecar, v, errors.New("negative"))
 		default:
 			l.Sidecar = &i
+		}
+	}
+	if v, ok := labels[LabelPodCreated]; ok {
+		if t, err := time.Parse(time.RFC3339Nano, v); err != nil {
+			bad(LabelPodCreated, v, err)
+		} else {
+			l.PodCreated = t
 		}
 	}
 	if v, ok := labels[LabelPreStop]; ok {

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -18,7 +19,8 @@ func TestLabelsRoundTrip(t *testing.T) {
 		{Namespace: "default", Pod: "web", PodUID: "u1", Container: "app", Hash: "h2", Source: "etcd", Node: "n1",
 			Attempt: 3, RestartCount: 2, GracePeriod: &grace, HostNetwork: true, Sandbox: "sb1",
 			PreStop: &PreStop{Handler: &v1.LifecycleHandler{HTTPGet: &v1.HTTPGetAction{Path: "/quit", Port: intstr.FromString("http")}},
-				Ports: []v1.ContainerPort{{Name: "http", ContainerPort: 8080}}}, Sidecar: &sidecar},
+				Ports: []v1.ContainerPort{{Name: "http", ContainerPort: 8080}}}, Sidecar: &sidecar,
+			PodCreated: time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.UTC)},
 	} {
 		m := l.Encode()
 		if m[LabelManaged] != "true" {
@@ -29,7 +31,7 @@ func TestLabelsRoundTrip(t *testing.T) {
 			t.Errorf("%s: decoded %+v (%v), want %+v", l.Container, got, err, l)
 		}
 	}
-	if m := (ContainerLabels{}).Encode(); m[LabelGracePeriod] != "" || m[LabelHostNetwork] != "" || m[LabelSandbox] != "" || m[LabelPreStop] != "" || m[LabelSidecar] != "" {
+	if m := (ContainerLabels{}).Encode(); m[LabelGracePeriod] != "" || m[LabelHostNetwork] != "" || m[LabelSandbox] != "" || m[LabelPreStop] != "" || m[LabelSidecar] != "" || m[LabelPodCreated] != "" {
 		t.Errorf("unset optional labels encoded: %v", m)
 	}
 }
@@ -38,7 +40,7 @@ func TestLabelsRoundTrip(t *testing.T) {
 // the other labels are still decoded.
 func TestDecodeMalformedLabels(t *testing.T) {
 	for key, v := range map[string]string{LabelAttempt: "x", LabelRestartCount: "", LabelGracePeriod: "-1",
-		LabelHostNetwork: "yes", LabelPreStop: "{", LabelSidecar: "-1", "": ""} {
+		LabelHostNetwork: "yes", LabelPreStop: "{", LabelSidecar: "-1", LabelPodCreated: "yesterday", "": ""} {
 		labels := map[string]string{LabelPodName: "web", LabelAttempt: "1", LabelRestartCount: "2", LabelGracePeriod: "5",
 			LabelHostNetwork: "true", LabelPreStop: `{"h":{"exec":{"command":["true"]}}}`, LabelSidecar: "1"}
 		if key != "" {
@@ -60,6 +62,7 @@ func TestDecodeMalformedLabels(t *testing.T) {
 		zero := map[string]bool{
 			LabelAttempt: l.Attempt == 0, LabelRestartCount: l.RestartCount == 0, LabelGracePeriod: l.GracePeriod == nil,
 			LabelHostNetwork: !l.HostNetwork, LabelPreStop: l.PreStop == nil, LabelSidecar: l.Sidecar == nil,
+			LabelPodCreated: l.PodCreated.IsZero(),
 		}
 		if !zero[key] {
 			t.Errorf("%s=%q: malformed value decoded: %+v", key, v, l)

@@ -81,6 +81,13 @@ func TestLogsAndExecFollowIncarnation(t *testing.T) {
 			}
 
 			mine := add(string(newUID), "push", "mine\n")
+			// Its status names it, as the controller writes it.
+			running := *pushed
+			running.Status.ContainerStatuses = []v1.ContainerStatus{{Name: "app", ContainerID: "docker://" + mine,
+				State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}}}
+			if err := st.UpsertPod(&running); err != nil {
+				t.Fatal(err)
+			}
 			if code, body := logs(); code != http.StatusOK || body != "mine\n" {
 				t.Errorf("logs of the running push pod: %d %q", code, body)
 			}

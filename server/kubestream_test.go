@@ -26,9 +26,6 @@ func TestKubeStreamScopes(t *testing.T) {
 	for _, pod := range []struct{ name, source string }{{"pushed", "push"}, {"filed", "file"}} {
 		spec := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: pod.name, Namespace: "default"},
 			Spec: v1.PodSpec{Containers: []v1.Container{{Name: "app", Image: "img"}}}}
-		if err := st.UpsertPod(&model.Pod{Key: "default/" + pod.name, Source: pod.source, Spec: spec, Status: v1.PodStatus{Phase: v1.PodRunning, PodIP: "127.0.0.1"}}); err != nil {
-			t.Fatal(err)
-		}
 		labels := map[string]string{runtime.LabelPodNamespace: "default", runtime.LabelPodName: pod.name, runtime.LabelSource: pod.source,
 			runtime.LabelContainerName: "app", runtime.LabelAttempt: "0"}
 		id, err := rt.CreateContainer(context.Background(), &runtime.ContainerConfig{Name: pod.name, Image: "img", Labels: labels})
@@ -39,6 +36,11 @@ func TestKubeStreamScopes(t *testing.T) {
 		rt.SetLogs(id, "log of "+pod.name+"\n")
 		c, _ := rt.InspectContainer(context.Background(), id)
 		_, _ = st.UpsertContainer(c)
+		status := runningStatus("app", id)
+		status.PodIP = "127.0.0.1"
+		if err := st.UpsertPod(&model.Pod{Key: "default/" + pod.name, Source: pod.source, Spec: spec, Status: status}); err != nil {
+			t.Fatal(err)
+		}
 		sandbox := &model.Container{ID: "sandbox-" + pod.name, PodKey: "default/" + pod.name, Source: pod.source, Name: model.SandboxName,
 			State: model.StateRunning, IP: "127.0.0.1"}
 		if _, err := st.UpsertContainer(sandbox); err != nil {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/berth-dev/berth/kubeapi/stream"
+	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/store"
 )
@@ -61,25 +62,36 @@ func serveLogs(w http.ResponseWriter, r *http.Request, st *store.Store, src LogS
 		opts.TailLines = n
 	}
 
-	ctrs, _, err := podIncarnation(st, key)
+	ctrs, pod, err := podIncarnation(st, key)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	instances := stream.Instances(ctrs, name)
-	idx := 0
-	if previous {
-		idx = 1
-	}
-	if len(instances) <= idx {
-		what := "container"
-		if previous {
-			what = "previous terminated container"
+	var inst *model.Container
+	if pod != nil {
+		// A declared pod: the instance its status names, as pods/log.
+		if inst, err = stream.LogInstance(pod, ctrs, name, previous); err != nil {
+			http.Error(w, err.Error(), http.StatusNotFound)
+			return
 		}
-		http.Error(w, fmt.Sprintf("%s %q in pod %s not found", what, name, key), http.StatusNotFound)
-		return
+	} else {
+		// Containers left of a removed pod: the newest, or the one before.
+		instances := stream.Instances(ctrs, name)
+		idx := 0
+		if previous {
+			idx = 1
+		}
+		if len(instances) <= idx {
+			what := "container"
+			if previous {
+				what = "previous terminated container"
+			}
+			http.Error(w, fmt.Sprintf("%s %q in pod %s not found", what, name, key), http.StatusNotFound)
+			return
+		}
+		inst = instances[idx]
 	}
-	rc, err := src.Logs(r.Context(), instances[idx].ID, opts)
+	rc, err := src.Logs(r.Context(), inst.ID, opts)
 	if err != nil {
 		code := http.StatusInternalServerError
 		if errors.Is(err, runtime.ErrNotFound) {

@@ -36,10 +36,6 @@ func scopeAPI(t *testing.T, admin, push []string) (base, addr string) {
 	rt := fake.New(nil)
 	rt.AddImage("img")
 	for pod, src := range map[string]string{"web": "file", "pushed": "push"} {
-		if err := st.UpsertPod(&model.Pod{Key: "default/" + pod, Source: src, Origin: src + "-origin",
-			Spec: &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: pod, Namespace: "default"}}}); err != nil {
-			t.Fatal(err)
-		}
 		labels := map[string]string{runtime.LabelPodNamespace: "default", runtime.LabelPodName: pod, runtime.LabelSource: src,
 			runtime.LabelContainerName: "app", runtime.LabelAttempt: "0"}
 		id, err := rt.CreateContainer(t.Context(), &runtime.ContainerConfig{Name: "c-" + pod, Image: "img", Labels: labels})
@@ -52,6 +48,11 @@ func scopeAPI(t *testing.T, admin, push []string) (base, addr string) {
 		rt.SetLogs(id, "secret log of "+pod+"\n")
 		c, _ := rt.InspectContainer(t.Context(), id)
 		if _, err := st.UpsertContainer(c); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.UpsertPod(&model.Pod{Key: "default/" + pod, Source: src, Origin: src + "-origin",
+			Spec:   &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: pod, Namespace: "default"}},
+			Status: runningStatus("app", id)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -215,4 +216,11 @@ func TestPushIsNeverAnonymous(t *testing.T) {
 // execPathOf is the /exec path of container app in default/pod.
 func execPathOf(pod string, cmd ...string) string {
 	return strings.Replace(execPath("app", false, false, cmd...), "/default/web/", "/default/"+pod+"/", 1)
+}
+
+// runningStatus is the status the controller writes for a pod whose one
+// container name runs as instance id: logs read the instance it names.
+func runningStatus(name, id string) v1.PodStatus {
+	return v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{{Name: name, ContainerID: "docker://" + id,
+		State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}}}}
 }

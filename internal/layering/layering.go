@@ -25,7 +25,7 @@ const Module = "github.com/berth-dev/berth"
 var Layers = map[string]int{
 	// 0: foundations, importing nothing of berth.
 	"model": 0, "internal/backoff": 0, "internal/editdist": 0, "internal/secretfile": 0, "etcdclient": 0, "events": 0, "pause": 0, "servingcert": 0,
-	"resourcehelper": 0, "internal/jsonfield": 0, "describe": 0,
+	"resourcehelper": 0, "internal/jsonfield": 0, "internal/kubeversion": 0, "describe": 0,
 	"kubeapi/apierr": 0, "kubeapi/nodelogs": 0, "kubeapi/openapi": 0, "kubeapi/printers": 0,
 	// 1: one mechanism each, over the model.
 	"manifest": 1, "validation": 1, "podfs": 1, "runtime": 1, "store": 1, "cluster": 1, "podview": 1, "podstatus": 1,

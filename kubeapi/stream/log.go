@@ -96,21 +96,13 @@ func (s *streams) serveLog(w http.ResponseWriter, r *http.Request) {
 		apierr.WriteError(w, err)
 		return
 	}
-	inst := Instances(ctrs, name)
-	idx := 0
-	if q.previous {
-		idx = 1
-	}
-	if len(inst) <= idx {
-		if q.previous {
-			apierr.WriteError(w, apierrors.NewBadRequest(fmt.Sprintf("previous terminated container %q in pod %q not found", name, p.Spec.Name)))
-		} else {
-			apierr.WriteError(w, waitingError(p, name))
-		}
+	inst, err := LogInstance(p, ctrs, name, q.previous)
+	if err != nil {
+		apierr.WriteError(w, err)
 		return
 	}
 	filter := !q.since.IsZero()
-	rc, err := s.rt.Logs(r.Context(), inst[idx].ID, runtime.LogOptions{Follow: q.follow, TailLines: q.tail, Timestamps: q.timestamps || filter})
+	rc, err := s.rt.Logs(r.Context(), inst.ID, runtime.LogOptions{Follow: q.follow, TailLines: q.tail, Timestamps: q.timestamps || filter})
 	if err != nil {
 		if errors.Is(err, runtime.ErrNotFound) {
 			err = apierrors.NewBadRequest(fmt.Sprintf("container %q in pod %q: %v", name, p.Spec.Name, err))

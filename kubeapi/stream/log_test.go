@@ -117,3 +117,80 @@ func TestPodLogsSince(t *testing.T) {
 		t.Errorf("tailLines not passed on: %+v", src.opts)
 	}
 }
+
+// pods/log reads the instance the pod's served status names, as the
+// kubelet does: in CrashLoopBackOff the engine holds only the instance
+// that crashed (the one before was collected), and both logs and
+// logs --previous print it; a terminated container that never got a new
+// instance prints its last one; the waiting reasons are the kubelet's.
+func TestPodLogsFollowStatus(t *testing.T) {
+	f := newStreamFixture(t, nil)
+	f.pod(t, "web", "10.0.0.2", nil, "app")
+	older := f.instance(t, "web", "app", 0, false, "run 0\n")
+	crashed := f.instance(t, "web", "app", 1, false, "run 1\n")
+	running := f.instance(t, "web", "app", 2, true, "run 2\n")
+	term := func(id string) *v1.ContainerStateTerminated {
+		return &v1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", ContainerID: "docker://" + id}
+	}
+	for _, tc := range []struct {
+		what      string
+		cs        v1.ContainerStatus
+		cur, prev string // log text, or "error: <message>"
+	}{
+		{"CrashLoopBackOff", v1.ContainerStatus{ContainerID: "docker://" + crashed,
+			State:                v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
+			LastTerminationState: v1.ContainerState{Terminated: term(crashed)}},
+			"run 1\n", "run 1\n"},
+		{"running after restarts", v1.ContainerStatus{ContainerID: "docker://" + running,
+			State:                v1.ContainerState{Running: &v1.ContainerStateRunning{}},
+			LastTerminationState: v1.ContainerState{Terminated: term(crashed)}},
+			"run 2\n", "run 1\n"},
+		{"terminated", v1.ContainerStatus{ContainerID: "docker://" + crashed,
+			State:                v1.ContainerState{Terminated: term(crashed)},
+			LastTerminationState: v1.ContainerState{Terminated: term(older)}},
+			"run 1\n", "run 0\n"},
+		{"terminated without an instance of its own", v1.ContainerStatus{
+			State:                v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: 137, Reason: "ContainerStatusUnknown"}},
+			LastTerminationState: v1.ContainerState{Terminated: term(crashed)}},
+			"run 1\n", "run 1\n"},
+		{"first run", v1.ContainerStatus{ContainerID: "docker://" + running, State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}},
+			"run 2\n", `error: previous terminated container "app" in pod "web" not found`},
+		{"pulling", v1.ContainerStatus{State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "ImagePullBackOff"}}},
+			`error: container "app" in pod "web" is waiting to start: trying and failing to pull image`, `error: previous terminated container "app" in pod "web" not found`},
+		{"pull failed", v1.ContainerStatus{State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "ErrImagePull"}}},
+			`error: container "app" in pod "web" is waiting to start: image can't be pulled`, ""},
+		{"created", v1.ContainerStatus{State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "ContainerCreating"}}},
+			`error: container "app" in pod "web" is waiting to start: ContainerCreating`, ""},
+		{"collected", v1.ContainerStatus{ContainerID: "docker://gone",
+			State:                v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
+			LastTerminationState: v1.ContainerState{Terminated: term("gone")}},
+			`error: container "app" in pod "web": its instance gone is no longer on the node`, `error: its instance gone is no longer on the node`},
+		{"another pod's instance", v1.ContainerStatus{ContainerID: "docker://sandbox-web",
+			State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}},
+			`error: is no longer on the node`, ""},
+	} {
+		p, err := f.st.Pod(nil, "default/web")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cp := *p
+		cp.Status.ContainerStatuses = []v1.ContainerStatus{tc.cs}
+		cp.Status.ContainerStatuses[0].Name = "app"
+		if err := f.st.UpsertPod(&cp); err != nil {
+			t.Fatal(err)
+		}
+		for q, want := range map[string]string{"": tc.cur, "?previous=true": tc.prev} {
+			if want == "" {
+				continue
+			}
+			code, body := f.get(t, "/api/v1/namespaces/default/pods/web/log"+q, "")
+			if msg, isErr := strings.CutPrefix(want, "error: "); isErr {
+				if code != http.StatusBadRequest || !strings.Contains(body, strings.ReplaceAll(msg, `"`, `\"`)) {
+					t.Errorf("%s: log%s = %d %s, want 400 %s", tc.what, q, code, body, msg)
+				}
+			} else if code != http.StatusOK || body != want {
+				t.Errorf("%s: log%s = %d %q, want %q", tc.what, q, code, body, want)
+			}
+		}
+	}
+}

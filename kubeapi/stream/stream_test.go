@@ -18,6 +18,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/berth-dev/berth/model"
+	"github.com/berth-dev/berth/podstatus"
 	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/runtime/fake"
 	"github.com/berth-dev/berth/store"
@@ -137,7 +138,33 @@ func (f *streamFixture) instanceOf(t *testing.T, name, uid, source, ctr string, 
 	if _, err := f.st.UpsertContainer(c); err != nil {
 		t.Fatal(err)
 	}
+	f.containerStatuses(t, "default/"+name)
 	return id
+}
+
+// containerStatuses sets the container statuses of pod key, when stored,
+// as the controller computes them from the store's containers of its
+// incarnation (the rest of its status stays as the fixture set it).
+func (f *streamFixture) containerStatuses(t *testing.T, key string) {
+	t.Helper()
+	p, err := f.st.Pod(nil, key)
+	if err != nil || p == nil || p.Spec == nil {
+		return
+	}
+	ctrs, err := f.st.ContainersByPod(nil, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string][]*model.Container{}
+	for _, c := range IncarnationOf(ctrs, p) {
+		byName[c.Name] = Instances(IncarnationOf(ctrs, p), c.Name)
+	}
+	s := podstatus.Compute(p, byName, &podstatus.Input{})
+	cp := *p
+	cp.Status.ContainerStatuses, cp.Status.InitContainerStatuses = s.ContainerStatuses, s.InitContainerStatuses
+	if err := f.st.UpsertPod(&cp); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // get returns the status code and body of GET path with token.

@@ -35,7 +35,9 @@
 // value of X; /get?url=U fetches U and answers its body (for pod-localhost
 // checks); /healthz answers 200 unless the file $UNHEALTHY_FILE exists or
 // $HEALTHZ_FAIL_AFTER has passed since start; /ready answers 503 until
-// $READY_AFTER has passed; /exit?code=N exits with N.
+// $READY_AFTER has passed; /exit?code=N exits with N. With $LOG_USER_AGENT
+// set, each path's first request with a new User-Agent prints
+// "user-agent PATH: UA".
 package main
 
 import (
@@ -50,6 +52,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -288,7 +291,11 @@ func serve() {
 		fmt.Fprint(w, "bye")
 		go func() { time.Sleep(50 * time.Millisecond); os.Exit(code) }()
 	})
-	srv := &http.Server{Addr: ":" + port, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	var handler http.Handler = mux
+	if os.Getenv("LOG_USER_AGENT") != "" {
+		handler = logUserAgents(mux)
+	}
+	srv := &http.Server{Addr: ":" + port, Handler: handler, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		waitSignal()
 		srv.Close()
@@ -297,6 +304,23 @@ func serve() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+}
+
+// logUserAgents prints "user-agent PATH: UA" the first time a request
+// for PATH comes with User-Agent UA (a probe's, say), then serves it.
+func logUserAgents(next http.Handler) http.Handler {
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		line := fmt.Sprintf("user-agent %s: %s", r.URL.Path, strings.Join(r.Header.Values("User-Agent"), ", "))
+		mu.Lock()
+		if !seen[line] {
+			seen[line] = true
+			fmt.Println(line)
+		}
+		mu.Unlock()
+		next.ServeHTTP(w, r)
+	})
 }
 
 var execModes = map[string]func(args []string){
