@@ -107,6 +107,24 @@ func (a *cliAPI) addContainer(t *testing.T, ns, pod, ctr string, attempt int, te
 	if _, err := a.st.UpsertContainer(c); err != nil {
 		t.Fatal(err)
 	}
+	// The status names the new instance, and the one before it as its last
+	// state, as the controller writes it: the API's logs read them.
+	if _, err := a.st.UpdatePod(ns+"/"+pod, func(p *model.Pod) bool {
+		p.Status = *p.Status.DeepCopy()
+		for i := range p.Status.ContainerStatuses {
+			cs := &p.Status.ContainerStatuses[i]
+			if cs.Name != ctr {
+				continue
+			}
+			if cs.ContainerID != "" {
+				cs.LastTerminationState.Terminated = &v1.ContainerStateTerminated{ContainerID: cs.ContainerID}
+			}
+			cs.ContainerID = "docker://" + id
+		}
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // runContainer records container ctr of pod ns/name running on the fake
