@@ -27,11 +27,15 @@ type holds struct {
 	uids   map[types.UID]string
 	fits   *nodeFit
 	once   *claimsOnce
+	// restoring: the source has not synced since berth started, so its
+	// new pods may be pods berth ran before (createdAt).
+	restoring bool
 }
 
 func newHolds(v View, u Update, owner map[string]string, skip func(*model.Pod) bool) *holds {
+	src, _ := v.Source(u.Source)
 	return &holds{v: v, source: u.Source, now: u.Now, skip: skip, owner: owner, taken: portClaims{}, uids: map[types.UID]string{},
-		fits: newNodeFit(v, u.Node), once: newClaimsOnce(v, u, skip)}
+		fits: newNodeFit(v, u.Node), once: newClaimsOnce(v, u, skip), restoring: src == nil || !src.Synced}
 }
 
 // hold records the host ports, UID and claims of the pod spec held at key
@@ -135,9 +139,11 @@ func (h *holds) check(d manifest.Desired, k string, old, merged *model.Pod) (*mo
 	if msg := h.fits.admit(k, d.Pod, unchanged); msg != "" {
 		return nil, msg, nil
 	}
-	if !unchanged && (old == nil || old.Spec.UID != d.Pod.UID) {
-		// A new pod (or incarnation): it may be one berth ran before
-		// it restarted, whose containers remember when it was created.
+	if !unchanged && h.restoring && (old == nil || old.Spec.UID != d.Pod.UID) {
+		// A new pod (or incarnation) of a source's first update since
+		// berth started: it may be one berth ran before it restarted,
+		// whose sandbox remembers when it was created. (Later, one
+		// deleted and made again keeps no earlier time.)
 		if at, ok := createdAt(ctrs, h.source, d.Pod.UID, h.now); ok {
 			// Its start was the earlier berth's to observe: marked
 			// started, it is not observed again (the pod start

@@ -51,7 +51,9 @@ func sameObservation(a, b *model.Container) bool {
 // observe writes what a create and a start call told of container id:
 // created at t0 as of s0 (the clock and the event sequence before the create
 // call) and, when the start succeeded, running since t1 as of s1 (both read
-// before the start call). One write: a newer event wins over it.
+// before the start call). A newer event wins over it, except the create
+// event itself: the start came after the creation it reports, so a row
+// still created is made running.
 func (o *observer) observe(id string, cfg *runtime.ContainerConfig, t0, t1 time.Time, s0, s1 uint64, startErr error) {
 	ct := &model.Container{ID: id, DockerName: cfg.Name, Image: cfg.Image, State: model.StateCreated, CreatedAt: t0, Seq: s0}
 	ct.ImageID, _ = o.images.ImageID(cfg.Image)
@@ -61,7 +63,24 @@ func (o *observer) observe(id string, cfg *runtime.ContainerConfig, t0, t1 time.
 	} else {
 		ct.Error = startErr.Error()
 	}
-	_, _ = o.store.UpsertContainer(ct)
+	if wrote, _ := o.store.UpsertContainer(ct); wrote || startErr != nil {
+		return
+	}
+	// Refused: the engine's create event came in after s1 was read. The
+	// row it wrote (created) is still older than this start, which the
+	// engine answered after creating; only a newer state (the start or
+	// die event) may stay. A row read here as created is replaced as of
+	// its own sequence, so an event applied since refuses this write.
+	if cur, _ := o.store.Container(nil, id); cur != nil && cur.State == model.StateCreated {
+		_, _ = o.store.ApplyContainer(id, cur.Seq, func(old *model.Container) (*model.Container, bool) {
+			if old == nil || old.State != model.StateCreated {
+				return nil, false
+			}
+			cp := *old
+			cp.State, cp.StartedAt, cp.Error = model.StateRunning, t1, ""
+			return &cp, true
+		})
+	}
 }
 
 // started writes what a successful start of an existing container told: it

@@ -99,7 +99,15 @@ func Respec(stored, next *model.Pod, now time.Time) *model.Pod {
 			is[list[i].Name] = podconfig.ContainerHash(next.Spec, &list[i])
 		}
 	}
-	p.Status = podstatus.Edited(&stored.Status, func(name string) bool { return sandbox || was[name] != is[name] }, now)
+	regularInit := map[string]bool{}
+	for i := range next.Spec.Spec.InitContainers {
+		if ic := &next.Spec.Spec.InitContainers[i]; !model.IsSidecar(ic) {
+			regularInit[ic.Name] = true
+		}
+	}
+	// A completed regular init container is not run again for its own edit.
+	replaced := func(name string) bool { return sandbox || (!regularInit[name] && was[name] != is[name]) }
+	p.Status = podstatus.Edited(next.Spec, &stored.Status, replaced, now)
 	return p
 }
 

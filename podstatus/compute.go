@@ -66,10 +66,18 @@ func containerStatus(ctr *v1.Container, instances []*model.Container, in *Input,
 	if replacing {
 		// The pod's sandbox is being replaced: its instances are of the
 		// spec before the edit, stopping; the new ones are not made yet.
+		// The containerID stays the old instance's while it runs (its
+		// logs are served until it stops).
 		if cs.State.Waiting == nil {
 			cs.State.Waiting = &v1.ContainerStateWaiting{Reason: defaultWaiting, Message: SandboxChangedMessage}
 		}
-		if !latest.Running() && latest.State != model.StateCreated {
+		switch {
+		case latest.Running():
+			cs.ContainerID, cs.ImageID = containerID(latest), latest.ImageID
+			if len(instances) > 1 && !instances[1].Running() {
+				cs.LastTerminationState.Terminated = terminated(instances[1], messages[instances[1].ID])
+			}
+		case latest.State != model.StateCreated:
 			cs.LastTerminationState.Terminated = terminated(latest, messages[latest.ID])
 		}
 		return cs
@@ -97,8 +105,8 @@ func containerStatus(ctr *v1.Container, instances []*model.Container, in *Input,
 		cs.State.Terminated = terminated(latest, messages[latest.ID])
 		cs.Ready = init && !model.IsSidecar(ctr) && latest.ExitCode == 0
 	}
-	if in.ContainerHash != nil && latest.Hash != in.ContainerHash(ctr) {
-		cs.Ready = false // an edit replaces it
+	if in.ContainerHash != nil && (!init || model.IsSidecar(ctr)) && latest.Hash != in.ContainerHash(ctr) {
+		cs.Ready = false // an edit replaces it (a completed init container is not run again)
 	}
 	return cs
 }

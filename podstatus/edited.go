@@ -6,6 +6,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/berth-dev/berth/model"
 )
 
 // Edited is status, observed for a pod's spec before an edit, as it stands
@@ -13,10 +15,9 @@ import (
 // are not ready, nor is the pod once one of them was, as of now. Until the
 // controller observes the new spec, no reader takes the old spec's
 // readiness for the new one's. status is not modified.
-func Edited(status *v1.PodStatus, replaced func(name string) bool, now time.Time) v1.PodStatus {
+func Edited(pod *v1.Pod, status *v1.PodStatus, replaced func(name string) bool, now time.Time) v1.PodStatus {
 	out := *status.DeepCopy()
 	changed := false
-	var unready []string
 	for _, list := range [][]v1.ContainerStatus{out.InitContainerStatuses, out.ContainerStatuses} {
 		for i := range list {
 			if list[i].Ready && replaced(list[i].Name) {
@@ -27,10 +28,22 @@ func Edited(status *v1.PodStatus, replaced func(name string) bool, now time.Time
 	if !changed {
 		return out
 	}
+	// As podConditions lists them: sidecars first, then app containers.
+	var unready []string
+	for _, cs := range out.InitContainerStatuses {
+		for i := range pod.Spec.InitContainers {
+			if ic := &pod.Spec.InitContainers[i]; ic.Name == cs.Name && model.IsSidecar(ic) && !cs.Ready {
+				unready = append(unready, cs.Name)
+			}
+		}
+	}
 	for _, cs := range out.ContainerStatuses {
 		if !cs.Ready {
 			unready = append(unready, cs.Name)
 		}
+	}
+	if len(unready) == 0 {
+		return out // a regular init container: the pod's readiness is not its
 	}
 	for i := range out.Conditions {
 		c := &out.Conditions[i]

@@ -36,8 +36,8 @@ func TestReplacedSandboxIsNotReady(t *testing.T) {
 		if cs.Ready || cs.State.Waiting == nil || cs.State.Waiting.Reason != "ContainerCreating" || cs.State.Waiting.Message != SandboxChangedMessage {
 			t.Errorf("container %s: ready=%v state=%+v, want waiting ContainerCreating", cs.Name, cs.Ready, cs.State)
 		}
-		if cs.ContainerID != "" {
-			t.Errorf("container %s: containerID %q of the replaced instance", cs.Name, cs.ContainerID)
+		if cs.ContainerID != "docker://"+cs.Name+"-0" {
+			t.Errorf("container %s: containerID %q, want the running old instance's (its logs are served)", cs.Name, cs.ContainerID)
 		}
 	}
 	for _, c := range s.Conditions {
@@ -70,11 +70,12 @@ func TestEditedStatus(t *testing.T) {
 		ContainerStatuses: []v1.ContainerStatus{{Name: "a", Ready: true}, {Name: "b", Ready: true}},
 		Conditions: []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue}, {Type: v1.ContainersReady, Status: v1.ConditionTrue},
 			{Type: v1.PodScheduled, Status: v1.ConditionTrue}}}
-	none := Edited(&before, func(string) bool { return false }, now)
+	pod := testPod("a", "b")
+	none := Edited(pod, &before, func(string) bool { return false }, now)
 	if none.Conditions[0].Status != v1.ConditionTrue || !none.ContainerStatuses[0].Ready {
 		t.Errorf("an edit replacing nothing changed readiness: %+v", none)
 	}
-	got := Edited(&before, func(n string) bool { return n == "b" }, now)
+	got := Edited(pod, &before, func(n string) bool { return n == "b" }, now)
 	if !got.ContainerStatuses[0].Ready || got.ContainerStatuses[1].Ready {
 		t.Errorf("containers %+v, want only b unready", got.ContainerStatuses)
 	}
@@ -85,5 +86,36 @@ func TestEditedStatus(t *testing.T) {
 	}
 	if got.Conditions[2].Status != v1.ConditionTrue || !before.ContainerStatuses[1].Ready || before.Conditions[0].Status != v1.ConditionTrue {
 		t.Errorf("PodScheduled changed or the input was modified")
+	}
+}
+
+// A regular init container an edit changes is not run again: neither the
+// edit's write nor the controller's status makes the pod unready for it.
+func TestEditedInitContainerKeepsReadiness(t *testing.T) {
+	pod := testPod("a")
+	pod.Spec.InitContainers = []v1.Container{{Name: "init", Image: "app:1"}}
+	before := v1.PodStatus{Phase: v1.PodRunning,
+		InitContainerStatuses: []v1.ContainerStatus{{Name: "init", Ready: true}},
+		ContainerStatuses:     []v1.ContainerStatus{{Name: "a", Ready: true}},
+		Conditions:            []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue}}}
+	got := Edited(pod, &before, func(n string) bool { return n == "init" }, now)
+	if got.Conditions[0].Status != v1.ConditionTrue {
+		t.Errorf("an edited regular init container made the pod unready: %+v", got.Conditions[0])
+	}
+
+	sb := running(pod, model.SandboxName)
+	sb.Hash, sb.IP = "sb", "10.0.0.2"
+	init := &model.Container{ID: "init-0", PodUID: string(pod.UID), Name: "init", State: model.StateExited, Hash: "before"}
+	a := running(pod, "a")
+	a.Hash = "ha"
+	in := &Input{Now: now, SandboxHash: "sb", ContainerHash: func(c *v1.Container) string {
+		if c.Name == "init" {
+			return "after"
+		}
+		return "h" + c.Name
+	}}
+	s := Compute(&model.Pod{Spec: pod}, map[string][]*model.Container{model.SandboxName: {sb}, "init": {init}, "a": {a}}, in)
+	if !s.InitContainerStatuses[0].Ready || !s.ContainerStatuses[0].Ready {
+		t.Errorf("init ready=%v a ready=%v, want both", s.InitContainerStatuses[0].Ready, s.ContainerStatuses[0].Ready)
 	}
 }

@@ -9,7 +9,9 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/runtime"
 )
 
@@ -192,5 +194,23 @@ func TestPodLogsFollowStatus(t *testing.T) {
 				t.Errorf("%s: log%s = %d %q, want %q", tc.what, q, code, body, want)
 			}
 		}
+	}
+}
+
+// While its pod's sandbox is replaced, a container waits for its new
+// instance and its status still names the old one, which runs: that one's
+// log is served, as the kubelet serves a running container's until it is
+// killed.
+func TestLogInstanceOfAReplacedSandbox(t *testing.T) {
+	p := &model.Pod{Spec: &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web"}}, Status: v1.PodStatus{
+		ContainerStatuses: []v1.ContainerStatus{{Name: "app", ContainerID: "docker://old",
+			State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "ContainerCreating"}}}}}}
+	old := &model.Container{ID: "old", Name: "app", State: model.StateRunning}
+	if got, err := LogInstance(p, []*model.Container{old}, "app", false); err != nil || got != old {
+		t.Fatalf("got %v, %v; want the running old instance", got, err)
+	}
+	p.Status.ContainerStatuses[0].ContainerID = ""
+	if _, err := LogInstance(p, []*model.Container{old}, "app", false); err == nil || !strings.Contains(err.Error(), "waiting to start: ContainerCreating") {
+		t.Fatalf("no instance named: %v", err)
 	}
 }

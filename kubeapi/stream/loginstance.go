@@ -15,8 +15,10 @@ import (
 // p serves it (validateContainerLogStatus), not from the engine's list.
 // previous reads lastState.terminated; otherwise a running container's
 // current instance, a terminated one's (or, when it never got one, its
-// last terminated), else the last terminated one: a container waiting in
-// CrashLoopBackOff prints the run that crashed, for both. ctrs are the
+// last terminated), a waiting one's that its status still names (it runs
+// while the pod's sandbox is replaced), else the last terminated one: a
+// container waiting in CrashLoopBackOff prints the run that crashed, for
+// both. ctrs are the
 // containers of p's incarnation; an instance the status names that is not
 // among them (collected since) is a BadRequest, as every refusal here.
 func LogInstance(p *model.Pod, ctrs []*model.Container, name string, previous bool) (*model.Container, error) {
@@ -46,6 +48,10 @@ func LogInstance(p *model.Pod, ctrs []*model.Container, name string, previous bo
 		if id == "" {
 			return nil, badRequest("container %q in pod %q is terminated", name, podName)
 		}
+	case st.Waiting != nil && cs.ContainerID != "":
+		// An instance that still runs while its pod's sandbox is replaced
+		// (or the one that crashed, as lastState names it).
+		id = cs.ContainerID
 	case last != nil:
 		if last.ContainerID == "" {
 			return nil, badRequest("container %q in pod %q is terminated", name, podName)

@@ -57,6 +57,10 @@ func TestKubectlWaitSeesSandboxReplacement(t *testing.T) {
 	// The edit's own write says the pod is no longer ready.
 	k.ok(t, "wait", "--for=condition=Ready=false", "pod/swap", "--timeout=5s")
 	w.waitLine(t, "the replaced pod listed not ready", func(l string) bool { return strings.Contains(l, "0/1") })
+	// The old instance still runs its preStop hook: its log is served.
+	if r := k.run(t, "", "logs", "swap"); r.code != 0 || !strings.Contains(r.stdout, "testapp serve starting") {
+		t.Errorf("logs while the sandbox is replaced: %s", r)
+	}
 
 	k.ok(t, "wait", "--for=condition=Ready", "pod/swap", "--timeout=60s")
 	newID := k.ok(t, "get", "pod", "swap", "-o", idPath).stdout
