@@ -88,6 +88,8 @@ func TestKubectlEvents(t *testing.T) {
 	})
 
 	t.Run("ManyRefusedAreBounded", func(t *testing.T) {
+		writeFile(t, k.b.Pods, "web.yaml", podYAML("web", Ctr{Name: "main", Args: []string{"sleep"}}))
+		k.ok(t, "wait", "--for=condition=Ready", "pod/web", "--timeout=60s")
 		// More refusals than the store keeps events, each its own message:
 		// pods the node cannot fit.
 		const many = 1100
