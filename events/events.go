@@ -102,3 +102,11 @@ func (b *Buffer) List() []Event {
 	out = append(out, b.ring[b.next:]...)
 	return append(out, b.ring[:b.next]...)
 }
+
+// Occurred is an event as kept with its repeats: Event its first
+// occurrence, Count how many times it occurred and LastTime the latest.
+type Occurred struct {
+	Event
+	Count    int32     `json:"count"`
+	LastTime time.Time `json:"lastTime"`
+}

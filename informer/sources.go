@@ -27,16 +27,18 @@ type SourceInformer struct {
 	// Node is the node pods must fit (admission.Update.Node); set before
 	// Run, nil checks nothing.
 	Node *admission.Node
-	// Events, when set (before Run), gets a Warning event for every
-	// manifest refused and every failed read, each time an update carries
-	// it (the store aggregates the repeats); NodeName names the node such
+	// Events, when set (before Run), gets a Warning event for a manifest
+	// refused and a failed read, as the limits in refusalevents.go allow
+	// (new ones at once, a few per update, repeats every RefusalResend;
+	// the store aggregates the repeats); NodeName names the node such
 	// events are about when no stored pod of the source is.
 	Events   events.Recorder
 	NodeName string
 	mu       sync.Mutex
 	// lastErrs is the previous error set per source, to count new errors
-	// once. Guarded by mu.
+	// once; recorded is what each source's events recorded. Guarded by mu.
 	lastErrs map[string]map[string]bool
+	recorded map[string]*sourceEvents
 	// applyMu orders Applies; last is what each source's last one applied.
 	applyMu sync.Mutex
 	last    map[string]*applied
@@ -55,7 +57,7 @@ func NewSourceInformer(st *store.Store, clk clock.PassiveClock, m Metrics, log *
 		clk = clock.RealClock{}
 	}
 	return &SourceInformer{store: st, clock: clk, metrics: m, log: log.With("component", "source-informer"), lastErrs: map[string]map[string]bool{},
-		last: map[string]*applied{}}
+		recorded: map[string]*sourceEvents{}, last: map[string]*applied{}}
 }
 
 // Register records a configured source as not yet synced, so that nothing it
@@ -102,14 +104,26 @@ func (i *SourceInformer) Apply(u sources.Update) error {
 
 // ApplyResult is Apply, returning what admission refused of u, by pod key
 // and object ref: a source that writes one object and waits for its
-// verdict (the push source) reads it here, in the same call.
+// verdict (the push source) reads it here, in the same call. Its events
+// are recorded after the next Apply may start.
 func (i *SourceInformer) ApplyResult(u sources.Update) (sources.Applied, error) {
 	now := i.clock.Now()
 	if u.Err != nil {
 		return sources.Applied{}, i.failed(u.Source, u.Err)
 	}
 	i.applyMu.Lock()
-	defer i.applyMu.Unlock()
+	res, due, err := i.apply(u, now)
+	i.applyMu.Unlock()
+	if err != nil {
+		return sources.Applied{}, err
+	}
+	i.recordAll(u.Source, due, now)
+	return res, nil
+}
+
+// apply is ApplyResult's write, returning the events to record; applyMu
+// held.
+func (i *SourceInformer) apply(u sources.Update, now time.Time) (sources.Applied, []refusal, error) {
 	var changed, changedObjs []int
 	var removed, removedObjs []string
 	delta, objDelta := false, false
@@ -187,7 +201,7 @@ func (i *SourceInformer) ApplyResult(u sources.Update) (sources.Applied, error) 
 		return w, nil
 	})
 	if err != nil {
-		return sources.Applied{}, err
+		return sources.Applied{}, nil, err
 	}
 	i.last[u.Source] = &applied{pods: u.Pods, objects: u.Objects, whole: whole}
 
@@ -214,13 +228,16 @@ func (i *SourceInformer) ApplyResult(u sources.Update) (sources.Applied, error) 
 		}
 	}
 	i.lastErrs[u.Source] = cur
+	var due []refusal
+	if i.Events != nil {
+		due = i.dueRefusals(u.Source, refusals(u, refused), now)
+	}
 	i.mu.Unlock()
 	if fresh > 0 {
 		i.metrics.ManifestErrors(u.Source, fresh)
 	}
-	i.recordRefusals(u, refused, now)
 	i.metrics.SourceUpdate(u.Source, now)
-	return sources.Applied{Refused: refused}, nil
+	return sources.Applied{Refused: refused}, due, nil
 }
 
 // failed records a read failure of a source: its pods stay as they are.
@@ -238,7 +255,13 @@ func (i *SourceInformer) failed(source string, err error) error {
 	if ns.State() != was || ns.Since.IsZero() {
 		ns.Since = now
 	}
-	i.record(source, "", events.Warning, ReasonSourceUnreadable, source+" source: "+err.Error(), now)
+	msg := source + " source: " + stableError(err)
+	i.mu.Lock()
+	due := i.Events != nil && i.readFailureDue(source, msg, now)
+	i.mu.Unlock()
+	if due {
+		i.record(source, "", events.Warning, ReasonSourceUnreadable, msg, now)
+	}
 	return i.store.UpsertSource(ns)
 }
 
@@ -253,33 +276,6 @@ const (
 	// ReasonSourceUnreadable: the source could not be read; its pods stay.
 	ReasonSourceUnreadable = "SourceUnreadable"
 )
-
-// recordRefusals records a Warning event for each of u's manifest errors
-// and each of admission's refusals (refused, by pod key or object ref).
-func (i *SourceInformer) recordRefusals(u sources.Update, refused map[string]string, now time.Time) {
-	if i.Events == nil {
-		return
-	}
-	for _, e := range u.Errors {
-		pod := ""
-		if e.Kind == "" {
-			pod = e.PodKey
-		}
-		i.record(u.Source, pod, events.Warning, ReasonInvalidManifest, e.Error(), now)
-	}
-	keys := make([]string, 0, len(refused))
-	for k := range refused {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		pod := ""
-		if strings.Count(k, "/") == 1 { // a pod key; an object's ref has its kind before
-			pod = k
-		}
-		i.record(u.Source, pod, events.Warning, ReasonManifestRefused, refused[k], now)
-	}
-}
 
 // record records an event of source about the stored pod podKey when it
 // is the source's (a refused change of a pod that runs on its last good

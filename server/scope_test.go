@@ -15,7 +15,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/berth-dev/berth/events"
 	"github.com/berth-dev/berth/kubeapi"
 	"github.com/berth-dev/berth/metrics"
 	"github.com/berth-dev/berth/model"
@@ -57,7 +56,7 @@ func scopeAPI(t *testing.T, admin, push []string) (base, addr string) {
 		}
 	}
 	m := metrics.New()
-	s := New(Options{Store: st, Registry: m.Registry, Tokens: admin, PushTokens: push, Events: events.NewBuffer(10).List})
+	s := New(Options{Store: st, Registry: m.Registry, Tokens: admin, PushTokens: push, Events: store.EventRecorder{Store: st}.List})
 	RegisterLogs(s, rt)
 	RegisterExec(s, rt)
 	RegisterRunningPods(s)

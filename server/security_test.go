@@ -12,7 +12,6 @@ import (
 
 	"github.com/berth-dev/berth/runtime/fake"
 
-	"github.com/berth-dev/berth/events"
 	"github.com/berth-dev/berth/metrics"
 	"github.com/berth-dev/berth/sources"
 	"github.com/berth-dev/berth/stats"
@@ -24,8 +23,7 @@ import (
 func fullAPI(t *testing.T, l Limits) string {
 	t.Helper()
 	st, _ := store.New(nil)
-	buf := events.NewBuffer(10)
-	s := New(Options{Store: st, Registry: metrics.New().Registry, Tokens: []string{"tok"}, Events: buf.List})
+	s := New(Options{Store: st, Registry: metrics.New().Registry, Tokens: []string{"tok"}, Events: store.EventRecorder{Store: st}.List})
 	RegisterLogs(s, fake.New(nil))
 	RegisterStats(s, stats.Unavailable{Reason: "test"})
 	push := sources.NewPushSource("push", t.TempDir(), sources.Options{})

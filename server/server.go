@@ -40,8 +40,9 @@ type Options struct {
 	// PushTokens (sources.push.token_file) may only create, update, delete
 	// and read the push source's pods; a token in both lists is an admin's.
 	PushTokens []string
-	// Events lists recent events, oldest first (nil: /events is empty).
-	Events func() []events.Event
+	// Events lists recent events, each once with its repeats, oldest
+	// first (nil: /events is empty).
+	Events func() []events.Occurred
 	// Node is the node's name, the spec.nodeName of every served pod.
 	Node string
 	// Address is server.address: without Tokens, the server answers only
@@ -234,10 +235,10 @@ func httpServer(addr string, h http.Handler, l Limits) *http.Server {
 	}
 }
 
-// listEvents answers the recent events, newest last; ?namespace= and ?pod=
-// filter.
+// listEvents answers the recent events, each once with its count and last
+// time, the first to occur first; ?namespace= and ?pod= filter.
 func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) {
-	out := []events.Event{}
+	out := []events.Occurred{}
 	if s.opts.Events != nil {
 		ns, pod := r.URL.Query().Get("namespace"), r.URL.Query().Get("pod")
 		for _, e := range s.opts.Events() {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strings"
 	"time"
@@ -11,8 +12,9 @@ import (
 	"github.com/berth-dev/berth/model"
 )
 
-// MaxEvents bounds the events the store keeps: past it the one written
-// least recently (by its last occurrence) goes, as a removal watches see.
+// MaxEvents bounds the events the store keeps: past it the one that last
+// occurred least recently (EventRow.LastIndex) goes, as a removal watches
+// see.
 const MaxEvents = 1000
 
 // AggregateWindow is how long after an event's last occurrence an
@@ -21,22 +23,30 @@ const MaxEvents = 1000
 // client-go's event correlator aggregates within ten minutes.
 const AggregateWindow = 10 * time.Minute
 
+// MaxSourceNodeEvents bounds the node events of one source (its refused
+// manifests and failed reads): past it that source's least recently
+// occurred node event goes, so that an origin refused in many ways
+// never evicts the other events.
+const MaxSourceNodeEvents = 100
+
 // EventRow is one recorded event as the store keeps it. Key is
 // namespace/name, the name being the object's (the pod's, or the node's)
 // and the event's first time in hex nanoseconds (".n" after it when that
 // is taken); Event is its first occurrence, Count how many times it
-// occurred (0 reads as 1) and Last the latest (zero: Event.Time). Pod is
-// the stored pod the event was recorded for (the same UID and source)
-// while it is stored, nil when there is none: a pod leaving the store
-// (removed, or replaced by another UID or source) rewrites its events
-// without it. Never to be modified.
+// occurred (0 reads as 1) and Last the latest (zero: Event.Time);
+// LastIndex is the store index that recorded the latest, which no other
+// rewrite moves (eviction goes by it). Pod is the stored pod the event was
+// recorded for (the same UID and source) while it is stored, nil when
+// there is none: a pod leaving the store (removed, or replaced by another
+// UID or source) rewrites its events without it. Never to be modified.
 type EventRow struct {
 	model.Version
-	Key   string
-	Event events.Event
-	Count int32
-	Last  time.Time
-	Pod   *model.Pod
+	Key       string
+	Event     events.Event
+	Count     int32
+	Last      time.Time
+	LastIndex uint64
+	Pod       *model.Pod
 }
 
 // Occurrences returns how many times the event occurred, and its first and
@@ -62,12 +72,14 @@ type EventRecorder struct{ Store *Store }
 // patches the event; an event without a time takes the store's clock's.
 func (r EventRecorder) Record(e events.Event) { _ = recordEvent(r.Store, e) }
 
-// List returns the kept events, oldest first.
-func (r EventRecorder) List() []events.Event {
+// List returns the kept events, each once with its occurrences, in the
+// order they first occurred (recorded).
+func (r EventRecorder) List() []events.Occurred {
 	rows, _ := r.Store.Snapshot().eventsBy(nil, IndexCreate)
-	out := make([]events.Event, len(rows))
+	out := make([]events.Occurred, len(rows))
 	for i, row := range rows {
-		out[i] = row.Event
+		count, _, last := row.Occurrences()
+		out[i] = events.Occurred{Event: row.Event, Count: count, LastTime: last}
 	}
 	return out
 }
@@ -86,7 +98,7 @@ func recordEvent(s *Store, e events.Event) error {
 	if p != nil && (e.Node != "" || !ofPod(e, p)) {
 		p = nil
 	}
-	same, err := w.similarEvent(e)
+	same, err := w.similarEvent(e, p)
 	if err != nil {
 		return err
 	}
@@ -97,6 +109,7 @@ func recordEvent(s *Store, e events.Event) error {
 		if e.Time.After(cp.Last) {
 			cp.Last = e.Time
 		}
+		cp.LastIndex = w.index
 		cp.Pod = p
 		if err := w.insert(TableEvents, &cp, false); err != nil {
 			return fmt.Errorf("event insert: %w", err)
@@ -118,13 +131,20 @@ func recordEvent(s *Store, e events.Event) error {
 		}
 		key = fmt.Sprintf("%s.%d", base, n)
 	}
-	row := &EventRow{Key: key, Event: e, Count: 1, Last: e.Time, Pod: p}
+	row := &EventRow{Key: key, Event: e, Count: 1, Last: e.Time, LastIndex: w.index, Pod: p}
 	if err := w.insert(TableEvents, row, true); err != nil {
 		return fmt.Errorf("event insert: %w", err)
 	}
 	n := latestIndex(w.Txn, tableEventCount) + 1
+	if e.Node != "" {
+		gone, err := w.capNodeEvents(e.Source)
+		if err != nil {
+			return err
+		}
+		n -= gone
+	}
 	for ; n > MaxEvents; n-- {
-		oldest, err := w.First(TableEvents, IndexModify)
+		oldest, err := w.First(TableEvents, IndexLast)
 		if err != nil || oldest == nil {
 			return fmt.Errorf("event list: %v", err)
 		}
@@ -140,8 +160,13 @@ func recordEvent(s *Store, e events.Event) error {
 
 // similarEvent returns the kept event e is another occurrence of: the
 // identical one that last occurred latest, when that is within
-// AggregateWindow of e (and not after it by more); nil when none is.
-func (w *writeTxn) similarEvent(e events.Event) (*EventRow, error) {
+// AggregateWindow of e (and not after it by more), and is attached as e
+// is (to p, the stored pod e is recorded for, of the same incarnation; or,
+// p nil, to none); nil when none is. A row orphaned by its pod's removal
+// is never the event of a pod stored since, though pod UIDs repeat (they
+// are derived from the source and the name): a re-created pod starts its
+// own counts.
+func (w *writeTxn) similarEvent(e events.Event, p *model.Pod) (*EventRow, error) {
 	it, err := w.Get(TableEvents, IndexSimilar, e)
 	if err != nil {
 		return nil, fmt.Errorf("event lookup: %w", err)
@@ -150,6 +175,9 @@ func (w *writeTxn) similarEvent(e events.Event) (*EventRow, error) {
 	var bestLast time.Time
 	for raw := it.Next(); raw != nil; raw = it.Next() {
 		r := raw.(*EventRow)
+		if (r.Pod == nil) != (p == nil) || (p != nil && r.Pod.CreateIndex != p.CreateIndex) {
+			continue
+		}
 		if _, _, last := r.Occurrences(); best == nil || last.After(bestLast) {
 			best, bestLast = r, last
 		}
@@ -159,6 +187,58 @@ func (w *writeTxn) similarEvent(e events.Event) (*EventRow, error) {
 	}
 	return best, nil
 }
+
+// capNodeEvents removes, least recently occurred first, the node events of
+// source past MaxSourceNodeEvents, returning how many went.
+func (w *writeTxn) capNodeEvents(source string) (uint64, error) {
+	it, err := w.Get(TableEvents, IndexNodeSource+"_prefix", source)
+	if err != nil {
+		return 0, fmt.Errorf("event list: %w", err)
+	}
+	var rows []*EventRow
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		rows = append(rows, raw.(*EventRow))
+	}
+	var gone uint64
+	for _, r := range rows[:max(0, len(rows)-MaxSourceNodeEvents)] {
+		if err := w.remove(TableEvents, r.Key, r); err != nil {
+			return gone, fmt.Errorf("event delete: %w", err)
+		}
+		gone++
+	}
+	return gone, nil
+}
+
+// nodeSourceIndexer indexes node events (Event.Node set) by source, then
+// LastIndex, then key; its argument is a source's name, for a prefix
+// lookup.
+type nodeSourceIndexer struct{}
+
+func (nodeSourceIndexer) FromObject(raw any) (bool, []byte, error) {
+	r, ok := raw.(*EventRow)
+	if !ok {
+		return false, nil, fmt.Errorf("node source index: %T is not an event row", raw)
+	}
+	if r.Event.Node == "" {
+		return false, nil, nil
+	}
+	b := append([]byte(r.Event.Source), 0)
+	b = binary.BigEndian.AppendUint64(b, r.LastIndex)
+	return true, append(append(b, r.Key...), 0), nil
+}
+
+func (nodeSourceIndexer) FromArgs(args ...any) ([]byte, error) {
+	if len(args) != 1 {
+		return nil, fmt.Errorf("node source index: one source, got %d arguments", len(args))
+	}
+	src, ok := args[0].(string)
+	if !ok {
+		return nil, fmt.Errorf("node source index: %T is not a source name", args[0])
+	}
+	return append([]byte(src), 0), nil
+}
+
+func (x nodeSourceIndexer) PrefixFromArgs(args ...any) ([]byte, error) { return x.FromArgs(args...) }
 
 // similarKey is what makes two events the same event: everything but
 // their time (client-go's event key: source, involved object, type,

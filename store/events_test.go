@@ -150,3 +150,105 @@ func TestEventsEvictLeastRecent(t *testing.T) {
 		t.Fatalf("%d kept, first %+v, second %+v", len(list), list[0], list[1])
 	}
 }
+
+// Eviction goes by when an event last occurred: a pod's removal rewrites
+// its events (without the pod) but does not make them recent.
+func TestEventsEvictByLastOccurrenceNotRewrite(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(5000, 0))
+	s, _ := New(nil, WithClock(clk))
+	rec := EventRecorder{Store: s}
+	_ = s.UpsertPod(uidPod("file", "old", "u1"))
+	rec.Record(events.Event{Namespace: "default", Pod: "old", PodUID: "u1", Source: "file", Reason: "Started"})
+	for i := range MaxEvents - 1 {
+		clk.Step(time.Millisecond)
+		rec.Record(events.Event{Namespace: "default", Pod: "web", Reason: "Pulled", Message: strconv.Itoa(i)})
+	}
+	if err := s.DeletePod("default/old"); err != nil {
+		t.Fatal(err)
+	}
+	clk.Step(time.Millisecond)
+	rec.Record(events.Event{Namespace: "default", Pod: "web", Reason: "Pulled", Message: "last"})
+	list := rec.List()
+	if len(list) != MaxEvents || list[0].Reason != "Pulled" || list[0].Message != "0" {
+		t.Fatalf("%d kept, oldest %+v: the removed pod's event occurred least recently and goes first", len(list), list[0])
+	}
+}
+
+// A pod removed and stored again (pod UIDs repeat: they derive from the
+// source and the name) starts its own counts: an event of it never
+// aggregates into the earlier pod's orphaned row, which stays orphaned;
+// an event recorded while no pod is stored aggregates into the orphaned
+// row.
+func TestEventsOfARecreatedPodStartAfresh(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(5000, 0))
+	s, _ := New(nil, WithClock(clk))
+	rec := EventRecorder{Store: s}
+	fail := events.Event{Namespace: "default", Pod: "web", PodUID: "u1", Source: "file", Container: "app", Type: events.Warning,
+		Reason: "Failed", Message: "Error: create failed"}
+	_ = s.UpsertPod(uidPod("file", "web", "u1"))
+	for range 3 {
+		rec.Record(fail)
+		clk.Step(time.Minute)
+	}
+	if err := s.DeletePod("default/web"); err != nil {
+		t.Fatal(err)
+	}
+	rec.Record(fail) // the stopping pod's: no pod stored
+	_ = s.UpsertPod(uidPod("file", "web", "u1"))
+	clk.Step(time.Minute)
+	rec.Record(fail)
+	rows, _ := s.Snapshot().Events(nil)
+	if len(rows) != 2 {
+		t.Fatalf("%d rows, want the removed pod's and the new pod's", len(rows))
+	}
+	var old, cur *EventRow
+	for _, r := range rows {
+		if r.Pod == nil {
+			old = r
+		} else {
+			cur = r
+		}
+	}
+	if old == nil || cur == nil {
+		t.Fatalf("rows %+v: want one orphaned and one of the stored pod", rows)
+	}
+	if c, _, _ := old.Occurrences(); c != 4 {
+		t.Fatalf("the removed pod's row counts %d, want 4", c)
+	}
+	if c, first, _ := cur.Occurrences(); c != 1 || !first.Equal(clk.Now()) {
+		t.Fatalf("the new pod's event: count %d first %v, want 1 at %v", c, first, clk.Now())
+	}
+}
+
+// The node events of one source are at most MaxSourceNodeEvents, its
+// least recently occurred going first; the other events stay.
+func TestSourceNodeEventsBounded(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(5000, 0))
+	s, _ := New(nil, WithClock(clk))
+	rec := EventRecorder{Store: s}
+	node := func(src, msg string) events.Event {
+		return events.Event{Namespace: "default", Node: "n1", Source: src, Type: events.Warning, Reason: "ManifestRefused", Message: msg}
+	}
+	rec.Record(events.Event{Namespace: "default", Pod: "web", Reason: "Started"})
+	rec.Record(node("file", "a.yaml: bad"))
+	rec.Record(node("http", "first"))
+	for i := range MaxSourceNodeEvents + 50 {
+		clk.Step(time.Millisecond)
+		rec.Record(node("http", strconv.Itoa(i)))
+		if i == MaxSourceNodeEvents+10 {
+			rec.Record(node("http", "first")) // occurs again: recent
+		}
+	}
+	perSource := map[string]int{}
+	msgs := map[string]bool{}
+	for _, e := range rec.List() {
+		perSource[e.Source+"/"+e.Object()]++
+		msgs[e.Message] = true
+	}
+	if perSource["http/n1"] != MaxSourceNodeEvents || perSource["file/n1"] != 1 || perSource["/web"] != 1 {
+		t.Fatalf("kept %v", perSource)
+	}
+	if !msgs["first"] || msgs["0"] || !msgs[strconv.Itoa(MaxSourceNodeEvents+49)] {
+		t.Fatal("the least recently occurred node events of the source go first")
+	}
+}

@@ -37,6 +37,12 @@ const (
 	// IndexSimilar indexes events by what makes two the same event
 	// (everything but the time); its argument is an events.Event.
 	IndexSimilar = "similar"
+	// IndexLast orders events by the index of their last occurrence
+	// (EventRow.LastIndex): the least recent goes first when full.
+	IndexLast = "last"
+	// IndexNodeSource orders the node events of each source by their last
+	// occurrence; its argument is the source's name (a prefix lookup).
+	IndexNodeSource = "nodesource"
 	// IndexKey indexes deletions by table, key and index.
 	IndexKey = "key"
 	// IndexTable indexes deletions by table and index.
@@ -65,6 +71,10 @@ func schema() *memdb.DBSchema {
 			IndexCreate: {Name: IndexCreate, Unique: true, Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
 				&memdb.UintFieldIndex{Field: "CreateIndex"}, &memdb.StringFieldIndex{Field: "Key"},
 			}}},
+			IndexLast: {Name: IndexLast, Unique: true, Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
+				&memdb.UintFieldIndex{Field: "LastIndex"}, &memdb.StringFieldIndex{Field: "Key"},
+			}}},
+			IndexNodeSource: {Name: IndexNodeSource, Unique: true, AllowMissing: true, Indexer: nodeSourceIndexer{}},
 		}},
 		TableRequests: requestsTableSchema(),
 	}}
