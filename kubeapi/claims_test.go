@@ -3,9 +3,11 @@ package kubeapi
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
@@ -239,5 +241,44 @@ func TestClaimDeletedBound(t *testing.T) {
 		if ev.Type != watch.Deleted || got.Status.Phase != v1.ClaimBound || got.Spec.VolumeName != "vol1" {
 			t.Fatalf("%s: want DELETED Bound to vol1, got %s %s %q", name, ev.Type, got.Status.Phase, got.Spec.VolumeName)
 		}
+	}
+}
+
+// A claim as served (spec.volumeName its own volume's) is written back as
+// it reads: create and replace take it, persisting no volumeName; any
+// other volumeName is refused as before.
+func TestClaimWrittenBackAsServed(t *testing.T) {
+	f := newWriteFixture(t)
+	ctx := context.Background()
+	pvcs := f.cs.CoreV1().PersistentVolumeClaims("default")
+	served := "berth-pvc_push_default_data_node1"
+	c := &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data"},
+		Spec: v1.PersistentVolumeClaimSpec{AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce}, VolumeName: served,
+			Resources: v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}}}}
+	if _, err := pvcs.Create(ctx, c, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create as exported: %v", err)
+	}
+	if err := f.st.SetClaimVolume("push", "default/data", served); err != nil {
+		t.Fatal(err)
+	}
+	got, err := pvcs.Get(ctx, "data", metav1.GetOptions{})
+	if err != nil || got.Spec.VolumeName != served {
+		t.Fatalf("served: %+v %v", got, err)
+	}
+	got.Labels = map[string]string{"tier": "db"}
+	if _, err := pvcs.Update(ctx, got, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("replace as served: %v", err)
+	}
+	m, err := f.push.Manifest(model.KindPVC, "default", "data")
+	if err != nil || strings.Contains(string(m), "volumeName") || !strings.Contains(string(m), "tier: db") {
+		t.Fatalf("persisted: %s %v", m, err)
+	}
+	got, err = pvcs.Get(ctx, "data", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Spec.VolumeName = "pv-elsewhere"
+	if _, err := pvcs.Update(ctx, got, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.volumeName") {
+		t.Fatalf("another volumeName: want 422 naming spec.volumeName, got %v", err)
 	}
 }
