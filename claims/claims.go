@@ -97,8 +97,8 @@ func (s *Service) List(ctx context.Context) ([]v1.PersistentVolumeClaim, error) 
 	// By source/namespace/name: each source has its own claims' data.
 	byKey := map[string]string{}
 	for _, b := range bound {
-		for src, vol := range b.Volumes {
-			byKey[src+"/"+b.Key] = vol
+		if b.Volume != "" {
+			byKey[store.ClaimVolumeID(b.Source, b.Claim)] = b.Volume
 		}
 	}
 	users, err := s.users()
@@ -187,7 +187,8 @@ func (s *Service) users() (map[string][]string, error) {
 // (ErrInUse) while a desired pod mounts the claim or any container still
 // holds its volume, and answers ErrNotFound when the claim has no volume.
 // A claim its source still declares stays listed, Pending, and a pod using
-// it again starts with an empty volume.
+// it again starts with an empty volume; one a pod made again while Delete
+// ran stays Bound to it.
 func (s *Service) Delete(ctx context.Context, namespace, name string) error {
 	users, err := s.users()
 	if err != nil {
@@ -203,14 +204,16 @@ func (s *Service) Delete(ctx context.Context, namespace, name string) error {
 		sort.Strings(used)
 		return fmt.Errorf("persistentvolumeclaim %q is used by pod %s: %w", name, strings.Join(used, ", "), ErrInUse)
 	}
-	vols, err := s.engine.ListVolumes(ctx, map[string]string{runtime.LabelManaged: "true", runtime.LabelNode: s.node,
-		runtime.LabelClaimNamespace: namespace, runtime.LabelClaimName: name})
+	match := map[string]string{runtime.LabelManaged: "true", runtime.LabelNode: s.node,
+		runtime.LabelClaimNamespace: namespace, runtime.LabelClaimName: name}
+	vols, err := s.engine.ListVolumes(ctx, match)
 	if err != nil {
 		return err
 	}
 	if len(vols) == 0 {
 		return fmt.Errorf("persistentvolumeclaim %q has no volume on this node: %w", name, ErrNotFound)
 	}
+	key := namespace + "/" + name
 	for _, v := range vols {
 		if err := s.engine.RemoveVolume(ctx, v.Name); err != nil {
 			if errors.Is(err, runtime.ErrVolumeInUse) {
@@ -218,7 +221,20 @@ func (s *Service) Delete(ctx context.Context, namespace, name string) error {
 			}
 			return err
 		}
-		if err := s.store.SetClaimVolume(v.Labels[runtime.LabelSource], namespace+"/"+name, ""); err != nil {
+		if err := s.store.SetClaimVolume(v.Labels[runtime.LabelSource], key, ""); err != nil {
+			return err
+		}
+	}
+	// A pod admitted meanwhile may have made a volume again, its binding
+	// recorded before the unbinding above (then no write): bind it again.
+	// One made after this list is recorded by the controller, after the
+	// unbinding, so the claim ends bound to whatever volume exists.
+	again, err := s.engine.ListVolumes(ctx, match)
+	if err != nil {
+		return err
+	}
+	for _, v := range again {
+		if err := s.store.SetClaimVolume(v.Labels[runtime.LabelSource], key, v.Name); err != nil {
 			return err
 		}
 	}

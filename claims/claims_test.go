@@ -88,3 +88,57 @@ func TestListAndDelete(t *testing.T) {
 		t.Fatalf("volumes left %v", vols)
 	}
 }
+
+// racingEngine is an engine on which, as each volume is removed, a pod
+// admitted meanwhile makes it again and the controller records it (as
+// EnsureClaims and bindClaims do).
+type racingEngine struct {
+	*fake.Runtime
+	st *store.Store
+}
+
+func (e racingEngine) RemoveVolume(ctx context.Context, name string) error {
+	vols, err := e.ListVolumes(ctx, map[string]string{})
+	if err != nil {
+		return err
+	}
+	if err := e.Runtime.RemoveVolume(ctx, name); err != nil {
+		return err
+	}
+	for _, v := range vols {
+		if v.Name == name {
+			if err := e.CreateVolume(ctx, runtime.VolumeConfig{Name: name, Persistent: true, Labels: v.Labels}); err != nil {
+				return err
+			}
+			return e.st.SetClaimVolume(v.Labels[runtime.LabelSource], v.Labels[runtime.LabelClaimNamespace]+"/"+v.Labels[runtime.LabelClaimName], name)
+		}
+	}
+	return nil
+}
+
+// A volume made again while Delete removes it (a pod admitted meanwhile)
+// leaves the claim Bound to it: never Pending while a pod runs on it.
+func TestDeleteRacingANewPod(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := fake.New(func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) })
+	name := runtime.ClaimVolumeName("file", "default", "data", "n1")
+	if err := rt.CreateVolume(ctx, runtime.VolumeConfig{Name: name, Persistent: true,
+		Labels: runtime.ClaimVolumeLabels("default", "data", "n1", "file")}); err != nil {
+		t.Fatal(err)
+	}
+	s := New(st, racingEngine{rt, st}, "n1")
+	if err := s.Seed(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, "default", "data"); err != nil {
+		t.Fatal(err)
+	}
+	list, err := s.List(ctx)
+	if err != nil || len(list) != 1 || list[0].Status.Phase != v1.ClaimBound || list[0].Spec.VolumeName != name {
+		t.Fatalf("want the claim Bound to the volume made again: %+v %v", list, err)
+	}
+}

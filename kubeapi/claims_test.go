@@ -3,9 +3,11 @@ package kubeapi
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
@@ -67,13 +69,10 @@ func TestClaimBindingIsAChange(t *testing.T) {
 	if err := f.st.SetClaimVolume("file", "default/data", "vol1"); err != nil {
 		t.Fatal(err)
 	}
-	var bound *v1.PersistentVolumeClaim
-	for bound == nil || bound.Status.Phase != v1.ClaimBound {
-		ev := next(t, w)
-		if ev.Type != watch.Modified {
-			t.Fatalf("want MODIFIED, got %s %v", ev.Type, ev.Object)
-		}
-		bound = ev.Object.(*v1.PersistentVolumeClaim)
+	first := next(t, w)
+	bound := first.Object.(*v1.PersistentVolumeClaim)
+	if first.Type != watch.Modified || bound.Status.Phase != v1.ClaimBound {
+		t.Fatalf("want MODIFIED Bound, got %s %v", first.Type, first.Object)
 	}
 	if bound.Spec.VolumeName != "vol1" || bound.Status.Capacity.Storage().String() != "1Gi" ||
 		len(bound.Status.AccessModes) != 1 || bound.Status.AccessModes[0] != v1.ReadWriteOnce || rv(t, bound) <= rv(t, c) {
@@ -117,5 +116,169 @@ func TestClaimBindingIsAChange(t *testing.T) {
 	case ev := <-resumed.ResultChan():
 		t.Fatalf("a further event: %s %v", ev.Type, ev.Object)
 	default:
+	}
+}
+
+// A watch resuming, with a selector, from before a claim was deleted and
+// declared again sees the deletion, then the new claim ADDED: never the
+// new claim as a change of the old one, nor the old one deleted twice.
+func TestClaimResumedAcrossDeleteAndCreate(t *testing.T) {
+	f := newFixture(t, Options{})
+	ctx := context.Background()
+	pvcs := f.cs.CoreV1().PersistentVolumeClaims("default")
+	declareClaim(t, f, map[string]string{"v": "1"})
+	if err := f.st.SetClaimVolume("file", "default/data", "vol1"); err != nil {
+		t.Fatal(err)
+	}
+	c, err := pvcs.Get(ctx, "data", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	declareClaim(t, f, nil)
+	declareClaim(t, f, map[string]string{"v": "2"})
+	w, err := pvcs.Watch(ctx, metav1.ListOptions{ResourceVersion: c.ResourceVersion, LabelSelector: "v"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	var got []string
+	for range 2 {
+		ev := next(t, w)
+		got = append(got, string(ev.Type)+" "+ev.Object.(*v1.PersistentVolumeClaim).Labels["v"])
+	}
+	if got[0] != "DELETED 1" || got[1] != "ADDED 2" {
+		t.Fatalf("want DELETED 1, ADDED 2, got %v", got)
+	}
+	select {
+	case ev := <-w.ResultChan():
+		t.Fatalf("a further event: %s %v", ev.Type, ev.Object)
+	default:
+	}
+}
+
+// Another source's volume at a claim's key is none of the claim's: it
+// changes neither its resourceVersion nor sends its watchers an event.
+func TestClaimIgnoresOtherSourcesVolume(t *testing.T) {
+	f := newFixture(t, Options{})
+	ctx := context.Background()
+	pvcs := f.cs.CoreV1().PersistentVolumeClaims("default")
+	declareClaim(t, f, map[string]string{"v": "1"})
+	c, err := pvcs.Get(ctx, "data", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := pvcs.Watch(ctx, metav1.ListOptions{ResourceVersion: c.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if err := f.st.SetClaimVolume("other", "default/data", "vol-other"); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := pvcs.Get(ctx, "data", metav1.GetOptions{}); err != nil || again.ResourceVersion != c.ResourceVersion {
+		t.Fatalf("another source's volume changed the claim: %v, was %s: %v", again, c.ResourceVersion, err)
+	}
+	if err := f.st.SetClaimVolume("other", "default/data", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.st.SetClaimVolume("file", "default/data", "vol1"); err != nil {
+		t.Fatal(err)
+	}
+	ev := next(t, w)
+	if got := ev.Object.(*v1.PersistentVolumeClaim); ev.Type != watch.Modified || got.Spec.VolumeName != "vol1" {
+		t.Fatalf("want the claim's own binding first, got %s %+v", ev.Type, got)
+	}
+	// A resumed watch sees the same.
+	resumed, err := pvcs.Watch(ctx, metav1.ListOptions{ResourceVersion: c.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resumed.Stop()
+	ev = next(t, resumed)
+	if got := ev.Object.(*v1.PersistentVolumeClaim); ev.Type != watch.Modified || got.Spec.VolumeName != "vol1" {
+		t.Fatalf("resumed: want the claim's own binding, got %s %+v", ev.Type, got)
+	}
+	select {
+	case ev := <-resumed.ResultChan():
+		t.Fatalf("a further event: %s %v", ev.Type, ev.Object)
+	default:
+	}
+}
+
+// A bound claim's deletion carries the binding it had: DELETED Bound, with
+// its volume.
+func TestClaimDeletedBound(t *testing.T) {
+	f := newFixture(t, Options{})
+	ctx := context.Background()
+	pvcs := f.cs.CoreV1().PersistentVolumeClaims("default")
+	declareClaim(t, f, map[string]string{"v": "1"})
+	if err := f.st.SetClaimVolume("file", "default/data", "vol1"); err != nil {
+		t.Fatal(err)
+	}
+	c, err := pvcs.Get(ctx, "data", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := pvcs.Watch(ctx, metav1.ListOptions{ResourceVersion: c.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { w.Stop() }()
+	declareClaim(t, f, nil)
+	// The volume going after the claim changes nothing of its deletion.
+	if err := f.st.SetClaimVolume("file", "default/data", ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"live", "resumed"} {
+		if name == "resumed" {
+			w.Stop()
+			if w, err = pvcs.Watch(ctx, metav1.ListOptions{ResourceVersion: c.ResourceVersion}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ev := next(t, w)
+		got := ev.Object.(*v1.PersistentVolumeClaim)
+		if ev.Type != watch.Deleted || got.Status.Phase != v1.ClaimBound || got.Spec.VolumeName != "vol1" {
+			t.Fatalf("%s: want DELETED Bound to vol1, got %s %s %q", name, ev.Type, got.Status.Phase, got.Spec.VolumeName)
+		}
+	}
+}
+
+// A claim as served (spec.volumeName its own volume's) is written back as
+// it reads: create and replace take it, persisting no volumeName; any
+// other volumeName is refused as before.
+func TestClaimWrittenBackAsServed(t *testing.T) {
+	f := newWriteFixture(t)
+	ctx := context.Background()
+	pvcs := f.cs.CoreV1().PersistentVolumeClaims("default")
+	served := "berth-pvc_push_default_data_node1"
+	c := &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data"},
+		Spec: v1.PersistentVolumeClaimSpec{AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce}, VolumeName: served,
+			Resources: v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}}}}
+	if _, err := pvcs.Create(ctx, c, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create as exported: %v", err)
+	}
+	if err := f.st.SetClaimVolume("push", "default/data", served); err != nil {
+		t.Fatal(err)
+	}
+	got, err := pvcs.Get(ctx, "data", metav1.GetOptions{})
+	if err != nil || got.Spec.VolumeName != served {
+		t.Fatalf("served: %+v %v", got, err)
+	}
+	got.Labels = map[string]string{"tier": "db"}
+	if _, err := pvcs.Update(ctx, got, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("replace as served: %v", err)
+	}
+	m, err := f.push.Manifest(model.KindPVC, "default", "data")
+	if err != nil || strings.Contains(string(m), "volumeName") || !strings.Contains(string(m), "tier: db") {
+		t.Fatalf("persisted: %s %v", m, err)
+	}
+	got, err = pvcs.Get(ctx, "data", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Spec.VolumeName = "pv-elsewhere"
+	if _, err := pvcs.Update(ctx, got, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.volumeName") {
+		t.Fatalf("another volumeName: want 422 naming spec.volumeName, got %v", err)
 	}
 }

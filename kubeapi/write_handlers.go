@@ -74,6 +74,7 @@ func (w *writer) create(k writeKind) http.HandlerFunc {
 		if err := checkFields(rw, mode, k, j, m); err != nil {
 			return err
 		}
+		w.dropServedVolumeName(k, ns, name, m)
 		if s, err := w.lookup(k, ns, name); err != nil {
 			return err
 		} else if s != nil && s.source != w.p.Name() {
@@ -215,6 +216,7 @@ func (w *writer) replacement(rw http.ResponseWriter, r *http.Request, k writeKin
 	if err := checkFields(rw, mode, k, j, m); err != nil {
 		return nil, err
 	}
+	w.dropServedVolumeName(k, ns, name, m)
 	keepUID(m, cur)
 	return manifestOf(m)
 }

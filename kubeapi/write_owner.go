@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/berth-dev/berth/kubeapi/registry"
 	"github.com/berth-dev/berth/model"
 )
 
@@ -32,16 +33,7 @@ func (w *writer) lookup(k writeKind, ns, name string) (*stored, error) {
 	if err != nil || o == nil {
 		return nil, err
 	}
-	s := &stored{source: o.Source, origin: o.Origin}
-	switch {
-	case o.ConfigMap != nil:
-		s.uid = o.ConfigMap.UID
-	case o.Secret != nil:
-		s.uid = o.Secret.UID
-	case o.PVC != nil:
-		s.uid = o.PVC.UID
-	}
-	return s, nil
+	return &stored{source: o.Source, origin: o.Origin, uid: registry.ObjectUID(o)}, nil
 }
 
 // writable refuses, with a 403 naming the owner, a change of an object

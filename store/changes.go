@@ -173,8 +173,8 @@ func rowKey(raw any) (string, uint64) {
 		return r.Key, index
 	case *EventRow:
 		return r.Key, index
-	case *ClaimVolumes:
-		return r.Key, index
+	case *ClaimVolume:
+		return r.ID, index
 	}
 	return "", index
 }

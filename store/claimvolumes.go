@@ -2,35 +2,40 @@ package store
 
 import (
 	"fmt"
-	"maps"
 
 	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/berth-dev/berth/model"
 )
 
-// TableClaimVolumes holds the engine volumes of the claims (ClaimVolumes),
-// keyed like the claims.
+// TableClaimVolumes holds the engine volumes of the claims (ClaimVolume),
+// one row per source's claim.
 const TableClaimVolumes = "claimvolumes"
 
-// ClaimVolumes are the engine volumes holding the data of the claim at Key
-// (namespace/name), by the source whose pods made each (every source has
-// its own claims' data): a source's claim is bound once its volume
-// exists. A row whose last volume went stays, empty, while a claim is
-// declared at Key, so that the claim's version (the newer of both rows')
-// never goes back. Never to be modified.
-type ClaimVolumes struct {
+// ClaimVolume is the engine volume holding the data of Source's claim
+// Claim (namespace/name): every source has its own claims' data, and a
+// source's claim is bound once its own volume exists; another source's
+// volume at the same namespace/name is none of its. A row whose volume
+// went stays, with Volume "", while Source declares the claim, so that
+// the claim's version (the newer of both rows') never goes back. ID is
+// ClaimVolumeID(Source, Claim). Never to be modified.
+type ClaimVolume struct {
 	model.Version
-	Key     string
-	Volumes map[string]string // source → engine volume
+	ID     string
+	Source string
+	Claim  string
+	Volume string
 }
+
+// ClaimVolumeID is the ID of source's claim key's row.
+func ClaimVolumeID(source, key string) string { return source + "/" + key }
 
 func claimVolumesTableSchema() *memdb.TableSchema {
 	return &memdb.TableSchema{
 		Name: TableClaimVolumes,
 		Indexes: map[string]*memdb.IndexSchema{
-			IndexID:     {Name: IndexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Key"}},
-			IndexModify: modifyIndex("Key"),
+			IndexID:     {Name: IndexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
+			IndexModify: modifyIndex("ID"),
 		},
 	}
 }
@@ -41,37 +46,31 @@ func claimVolumesTableSchema() *memdb.TableSchema {
 func (s *Store) SetClaimVolume(source, key, volume string) error {
 	w := newWrite(s)
 	defer w.Abort()
-	raw, err := w.First(TableClaimVolumes, IndexID, key)
+	id := ClaimVolumeID(source, key)
+	raw, err := w.First(TableClaimVolumes, IndexID, id)
 	if err != nil {
 		return fmt.Errorf("claim volume lookup: %w", err)
 	}
-	cur, _ := raw.(*ClaimVolumes)
-	if cur != nil && cur.Volumes[source] == volume || cur == nil && volume == "" {
+	cur, _ := raw.(*ClaimVolume)
+	if cur != nil && cur.Volume == volume || cur == nil && volume == "" {
 		return nil
 	}
-	next := &ClaimVolumes{Key: key, Volumes: map[string]string{}}
-	if cur != nil {
-		next.Version, next.Volumes = cur.Version, maps.Clone(cur.Volumes)
-	}
 	if volume == "" {
-		delete(next.Volumes, source)
-	} else {
-		next.Volumes[source] = volume
-	}
-	if len(next.Volumes) == 0 { // cur's last volume went
 		claim, err := objectIn(w.Txn, nil, model.KindPVC, key)
 		if err != nil {
 			return err
 		}
-		if claim == nil {
-			if err := w.remove(TableClaimVolumes, key, cur); err != nil {
+		if claim == nil || claim.Source != source { // none to keep the version of
+			if err := w.remove(TableClaimVolumes, id, cur); err != nil {
 				return fmt.Errorf("claim volume delete: %w", err)
 			}
 			return w.commit()
 		}
 	}
+	next := &ClaimVolume{ID: id, Source: source, Claim: key, Volume: volume}
 	if cur != nil {
-		if err := w.keepPast(TableClaimVolumes, key, cur, true); err != nil {
+		next.Version = cur.Version
+		if err := w.keepPast(TableClaimVolumes, id, cur, true); err != nil {
 			return err
 		}
 	}
@@ -81,38 +80,75 @@ func (s *Store) SetClaimVolume(source, key, volume string) error {
 	return w.commit()
 }
 
-// dropEmptyClaimVolumes removes the row of claim key when it holds no
-// volume: called as the claim leaves the store.
-func (w *writeTxn) dropEmptyClaimVolumes(key string) error {
-	raw, err := w.First(TableClaimVolumes, IndexID, key)
+// claimLeft removes the row of claim o's volume when it holds none: called
+// as o leaves the store (removed, or its key taken by another source's).
+// Any other object is no write.
+func (w *writeTxn) claimLeft(o *model.Object) error {
+	if o.Kind != model.KindPVC {
+		return nil
+	}
+	id := ClaimVolumeID(o.Source, o.Key)
+	raw, err := w.First(TableClaimVolumes, IndexID, id)
 	if err != nil {
 		return fmt.Errorf("claim volume lookup: %w", err)
 	}
-	if cur, ok := raw.(*ClaimVolumes); ok && len(cur.Volumes) == 0 {
-		return w.remove(TableClaimVolumes, key, cur)
+	if cur, ok := raw.(*ClaimVolume); ok && cur.Volume == "" {
+		return w.remove(TableClaimVolumes, id, cur)
 	}
 	return nil
 }
 
-// ClaimVolumes returns the volumes of claim key, or nil.
-func (r Snapshot) ClaimVolumes(key string) (*ClaimVolumes, error) {
-	raw, err := r.txn.First(TableClaimVolumes, IndexID, key)
+// ClaimVolume returns the row of source's claim key, or nil.
+func (r Snapshot) ClaimVolume(source, key string) (*ClaimVolume, error) {
+	raw, err := r.txn.First(TableClaimVolumes, IndexID, ClaimVolumeID(source, key))
 	if err != nil {
 		return nil, fmt.Errorf("claim volume lookup: %w", err)
 	}
-	v, _ := raw.(*ClaimVolumes)
+	v, _ := raw.(*ClaimVolume)
 	return v, nil
 }
 
-// AllClaimVolumes returns every claim's volumes, ordered by key.
-func (r Snapshot) AllClaimVolumes() ([]*ClaimVolumes, error) {
+// ClaimVolumeAt returns the row of source's claim key as it was at index
+// (nil: none then), from the kept past of the rows changed since: index
+// must be at or after the table's compaction floor (as Changes' since).
+func (r Snapshot) ClaimVolumeAt(source, key string, index uint64) (*ClaimVolume, error) {
+	row, err := r.rowAt(TableClaimVolumes, ClaimVolumeID(source, key), index)
+	v, _ := row.(*ClaimVolume)
+	return v, err
+}
+
+// rowAt returns the row of table at key as it was at index: the row now
+// when written at or before index, else the version that the first write
+// after index replaced or removed, when it existed at index.
+func (r Snapshot) rowAt(table, key string, index uint64) (any, error) {
+	raw, err := r.txn.First(table, IndexID, key)
+	if err != nil {
+		return nil, fmt.Errorf("%s lookup: %w", table, err)
+	}
+	if raw != nil && raw.(model.Versioned).Current().ModifyIndex <= index {
+		return raw, nil
+	}
+	it, err := r.txn.LowerBound(TableDeletions, IndexKey, table, key, index+1)
+	if err != nil {
+		return nil, fmt.Errorf("%s history: %w", table, err)
+	}
+	if raw := it.Next(); raw != nil {
+		if d := raw.(*Deletion); d.Table == table && d.Key == key && d.Last.(model.Versioned).Current().CreateIndex <= index {
+			return d.Last, nil
+		}
+	}
+	return nil, nil
+}
+
+// AllClaimVolumes returns the row of every source's claim, ordered by ID.
+func (r Snapshot) AllClaimVolumes() ([]*ClaimVolume, error) {
 	it, err := r.txn.Get(TableClaimVolumes, IndexID)
 	if err != nil {
 		return nil, fmt.Errorf("claim volume list: %w", err)
 	}
-	var out []*ClaimVolumes
+	var out []*ClaimVolume
 	for raw := it.Next(); raw != nil; raw = it.Next() {
-		out = append(out, raw.(*ClaimVolumes))
+		out = append(out, raw.(*ClaimVolume))
 	}
 	return out, nil
 }

@@ -9,18 +9,18 @@ import (
 	"github.com/berth-dev/berth/model"
 )
 
-// A claim's volumes row: a binding recorded again is no write; the last
-// volume's end removes the row unless a claim is declared at its key
-// (then it stays, empty, so the claim's version never goes back), and the
-// claim's removal takes the empty row with it.
+// A source's claim volume row: a binding recorded again is no write; the
+// volume's end removes the row unless the source declares the claim
+// (then it stays, empty, so the claim's version never goes back; another
+// source's row goes), and the claim's removal takes the empty row with it.
 func TestClaimVolumes(t *testing.T) {
 	s, err := New(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	row := func() *ClaimVolumes {
+	row := func() *ClaimVolume {
 		t.Helper()
-		v, err := s.Snapshot().ClaimVolumes("default/data")
+		v, err := s.Snapshot().ClaimVolume("file", "default/data")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,7 +41,7 @@ func TestClaimVolumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := s.Index()
-	if err := s.SetClaimVolume("file", "default/data", "vol"); err != nil || s.Index() != at || row().Volumes["file"] != "vol" {
+	if err := s.SetClaimVolume("file", "default/data", "vol"); err != nil || s.Index() != at || row().Volume != "vol" {
 		t.Fatalf("bound again: index %d, was %d, %+v, %v", s.Index(), at, row(), err)
 	}
 	if err := s.SetClaimVolume("file", "default/data", ""); err != nil || row() != nil {
@@ -54,11 +54,50 @@ func TestClaimVolumes(t *testing.T) {
 	if err := s.SetClaimVolume("file", "default/data", ""); err != nil {
 		t.Fatal(err)
 	}
-	if r := row(); r == nil || len(r.Volumes) != 0 || r.ModifyIndex != s.Index() {
+	if r := row(); r == nil || r.Volume != "" || r.ModifyIndex != s.Index() {
 		t.Fatalf("a declared claim's last volume gone: %+v", r)
+	}
+	if err := s.SetClaimVolume("other", "default/data", "vol-other"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetClaimVolume("other", "default/data", ""); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := s.Snapshot().ClaimVolume("other", "default/data"); r != nil || err != nil {
+		t.Fatalf("another source's volume gone, its row kept for file's claim: %+v %v", r, err)
 	}
 	declare(false)
 	if row() != nil {
 		t.Fatalf("the empty row outlived its claim: %+v", row())
+	}
+}
+
+// A claim removed by a partial write takes its empty volume row with it,
+// as a full write's removal does.
+func TestClaimVolumesPartialRemoval(t *testing.T) {
+	s, err := New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claim := &model.Object{Kind: model.KindPVC, Key: "default/data", Ref: model.ObjectRef(model.KindPVC, "default/data"), Source: "file",
+		PVC: &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "default"}}}
+	write := func(w SourceWrite) {
+		t.Helper()
+		w.Partial = true
+		if err := s.ApplySource("file", func(View) (SourceWrite, error) { return w, nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(SourceWrite{Objects: []*model.Object{claim}})
+	if err := s.SetClaimVolume("file", "default/data", "vol"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetClaimVolume("file", "default/data", ""); err != nil {
+		t.Fatal(err)
+	}
+	write(SourceWrite{RemovedObjects: []*model.Object{claim}})
+	all, err := s.Snapshot().AllClaimVolumes()
+	if err != nil || len(all) != 0 {
+		t.Fatalf("the empty row outlived its claim: %+v %v", all, err)
 	}
 }

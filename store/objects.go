@@ -94,10 +94,8 @@ func (txn *writeTxn) replaceSourceObjects(source string, objs []*model.Object) e
 				if err := txn.remove(objectTable(kind), o.Key, o); err != nil {
 					return fmt.Errorf("object delete: %w", err)
 				}
-				if kind == model.KindPVC {
-					if err := txn.dropEmptyClaimVolumes(o.Key); err != nil {
-						return err
-					}
+				if err := txn.claimLeft(o); err != nil {
+					return err
 				}
 				if err := txn.notifyUsers(ref); err != nil {
 					return err

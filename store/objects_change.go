@@ -28,6 +28,9 @@ func (txn *writeTxn) changeSourceObjects(source string, objs, gone []*model.Obje
 		if err := txn.remove(table, cur.Key, cur); err != nil {
 			return fmt.Errorf("object delete: %w", err)
 		}
+		if err := txn.claimLeft(cur); err != nil {
+			return err
+		}
 		if err := txn.notifyUsers(model.ObjectRef(cur.Kind, cur.Key)); err != nil {
 			return err
 		}

@@ -145,6 +145,11 @@ func (w *writeTxn) putObject(table string, cur, o *model.Object) error {
 		if err := w.keepPast(table, cur.Key, cur, !created); err != nil {
 			return err
 		}
+		if cur.Source != o.Source {
+			if err := w.claimLeft(cur); err != nil {
+				return err
+			}
+		}
 	}
 	if err := w.insert(table, &cp, created); err != nil {
 		return fmt.Errorf("object insert: %w", err)

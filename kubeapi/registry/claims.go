@@ -11,29 +11,29 @@ import (
 	"github.com/berth-dev/berth/store"
 )
 
-// claimRow is a claim joined with the volumes of its key (vols nil: none
-// yet). A value, so that equal parts are the same row to the cache.
+// claimRow is a claim joined with its source's volume row (vol nil:
+// none yet). A value, so that equal parts are the same row to the cache.
 type claimRow struct {
-	obj  *model.Object
-	vols *store.ClaimVolumes
+	obj *model.Object
+	vol *store.ClaimVolume
 }
 
 // Current is the claim's version: created with its object, modified by the
 // newer write of its parts.
 func (r claimRow) Current() model.Version {
 	v := r.obj.Current()
-	if r.vols != nil {
-		v.ModifyIndex = max(v.ModifyIndex, r.vols.ModifyIndex)
+	if r.vol != nil {
+		v.ModifyIndex = max(v.ModifyIndex, r.vol.ModifyIndex)
 	}
 	return v
 }
 
-// volume is the engine volume of the claim's source, "" when none.
+// volume is the engine volume of the claim, "" when none.
 func (r claimRow) volume() string {
-	if r.vols == nil {
+	if r.vol == nil {
 		return ""
 	}
-	return r.vols.Volumes[r.obj.Source]
+	return r.vol.Volume
 }
 
 func (a *kinds) claimsResource() *Kind {
@@ -57,8 +57,9 @@ func (a *kinds) claimsResource() *Kind {
 }
 
 // claimsKind is the claims as the store holds them: each declared claim
-// joined with the volumes at its key, Bound once its source's volume
-// exists (store.ClaimVolumes), a binding being a change of the claim.
+// joined with its source's volume row (store.ClaimVolume), Bound once
+// that volume exists, a binding being a change of the claim; another
+// source's volume at the same namespace/name is none of the claim's.
 func (a *kinds) claimsKind(seen *firstSeen) *storeKind {
 	render := func(row any) item {
 		r := row.(claimRow)
@@ -68,12 +69,17 @@ func (a *kinds) claimsKind(seen *firstSeen) *storeKind {
 		podview.ClaimStatus(c, r.volume())
 		return item{Key: r.obj.Key, Obj: c, Source: r.obj.Source}
 	}
-	join := func(obj, part any) any {
-		if obj == nil {
-			return nil
+	part := func(snap store.Snapshot, obj any, index uint64) (any, error) {
+		o := obj.(*model.Object)
+		vol, err := snap.ClaimVolumeAt(o.Source, o.Key, index)
+		if vol == nil || err != nil {
+			return nil, err
 		}
-		vols, _ := part.(*store.ClaimVolumes)
-		return claimRow{obj: obj.(*model.Object), vols: vols}
+		return vol, nil
+	}
+	join := func(obj, part any) any {
+		vol, _ := part.(*store.ClaimVolume)
+		return claimRow{obj: obj.(*model.Object), vol: vol}
 	}
 	return &storeKind{
 		tables: []string{store.ObjectTable(model.KindPVC), store.TableClaimVolumes},
@@ -86,11 +92,11 @@ func (a *kinds) claimsKind(seen *firstSeen) *storeKind {
 			keys := make(map[string]bool, len(objs))
 			for i, o := range objs {
 				keys[o.Ref] = true
-				vols, err := snap.ClaimVolumes(o.Key)
+				vol, err := snap.ClaimVolume(o.Source, o.Key)
 				if err != nil {
 					return nil, err
 				}
-				out[i] = claimRow{obj: o, vols: vols}
+				out[i] = claimRow{obj: o, vol: vol}
 			}
 			if snap.Index() == a.o.Store.Index() {
 				seen.keep(keys) // as objectsKind
@@ -102,23 +108,23 @@ func (a *kinds) claimsKind(seen *firstSeen) *storeKind {
 			if o == nil || err != nil {
 				return nil, err
 			}
-			vols, err := snap.ClaimVolumes(key)
+			vol, err := snap.ClaimVolume(o.Source, key)
 			if err != nil {
 				return nil, err
 			}
-			return claimRow{obj: o, vols: vols}, nil
+			return claimRow{obj: o, vol: vol}, nil
 		},
 		render: render,
-		gone:   func(d *store.Deletion) item { return render(claimRow{obj: d.Last.(*model.Object)}) },
 		joined: store.TableClaimVolumes,
-		join:   join,
-		split: func(row any) (any, any) {
-			r := row.(claimRow)
-			var vols any
-			if r.vols != nil {
-				vols = r.vols
+		owner: func(c store.Change) string {
+			row := c.Row
+			if c.Deleted != nil {
+				row = c.Deleted.Last
 			}
-			return r.obj, vols
+			return row.(*store.ClaimVolume).Claim
 		},
+		part:   part,
+		join:   join,
+		object: func(row any) any { return row.(claimRow).obj },
 	}
 }

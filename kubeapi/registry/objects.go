@@ -65,9 +65,7 @@ func (a *kinds) objectMeta(meta *metav1.ObjectMeta, o *model.Object, seen *first
 	if a.o.PushSource == "" || o.Source != a.o.PushSource {
 		meta.Annotations[ReadOnlyAnnotation] = "true"
 	}
-	if meta.UID == "" {
-		meta.UID = derivedUID(o.Kind, o.Key)
-	}
+	meta.UID = ObjectUID(o)
 	if meta.CreationTimestamp.IsZero() {
 		meta.CreationTimestamp = metav1.Time{Time: seen.get(o.Ref, a.o.Clock.Now())}
 	}

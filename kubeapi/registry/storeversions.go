@@ -32,13 +32,19 @@ type storeKind struct {
 	// removal for the API (a pod removed while its containers run stays as
 	// terminating). "": none.
 	servedBy func(d *store.Deletion) string
-	// joined, when set, is the second of tables: its row at an object's
-	// key is part of the object (a claim's volumes), rows and row return
-	// both joined by join (either part may be nil; the second nil when
-	// none), and a write of either is a change of the object.
+	// joined, when set, is the second of tables, holding parts of the
+	// objects (a claim's volume): part returns an object's part as it was
+	// at an index (nil: none), join joins an object with its part (nil
+	// for none) into the row rows and row return, object returns a row's
+	// object, and owner the key of the object whose part a change of the
+	// joined table may be. A write of an object's own part is a change of
+	// the object; a joined kind renders its DELETED with the part it had
+	// as it went (gone is unused).
 	joined string
-	join   func(row, part any) any
-	split  func(joined any) (row, part any)
+	owner  func(c store.Change) string
+	part   func(snap store.Snapshot, obj any, index uint64) (any, error)
+	join   func(obj, part any) any
+	object func(row any) any
 }
 
 // storeVersions serves a storeKind: every object's resourceVersion is the
@@ -191,70 +197,74 @@ func (v *storeVersions) Since(_ context.Context, ws memdb.WatchSet, rv uint64) (
 // joinedSince is Since of a joined kind: a write of either part of an
 // object is one change of the object as it now is, reported once, at the
 // version of its newer part (a part removed while the object stays
-// never happens: its row stays, empty). Its prior state joins both parts
-// as they were at the version read from.
+// never happens: its row stays, empty); a write of a part that is not the
+// object's (another source's) is none. Its prior state is the object as
+// it was at the version read from, joined with its part as it was then.
 func (v *storeVersions) joinedSince(snap store.Snapshot, cs []store.Change, rv uint64) ([]Change, error) {
-	type prior struct {
-		changed [2]bool
-		old     [2]any
-	}
-	part := func(c store.Change) int {
-		if c.Table == v.kind.joined {
-			return 1
-		}
-		return 0
-	}
-	priors := map[string]*prior{}
+	// olds are the objects at rv of the objects written since (nil: none
+	// then, as the store's Change.Old); another object's key is unchanged.
+	olds := map[string]any{}
 	for _, c := range cs {
-		p := priors[c.Key]
-		if p == nil {
-			p = &prior{}
-			priors[c.Key] = p
+		if c.Table != v.kind.joined && c.Deleted == nil {
+			olds[c.Key] = c.Old
 		}
-		if i := part(c); !p.changed[i] {
-			p.changed[i], p.old[i] = true, c.Old
+	}
+	prior := func(obj any) (func() *Entry, error) {
+		if obj == nil {
+			return nil, nil
 		}
+		part, err := v.kind.part(snap, obj, rv)
+		if err != nil {
+			return nil, err
+		}
+		return v.old(v.kind.join(obj, part)), nil
 	}
 	done := map[string]bool{}
 	out := make([]Change, 0, len(cs))
 	for _, c := range cs {
-		p := priors[c.Key]
-		if c.Deleted != nil && part(c) == 0 {
-			v.forgetKey(rowKey(v.kind.join(c.Deleted.Last, nil)))
-			old := v.kind.join(p.old[0], p.old[1])
-			if p.old[0] == nil {
-				old = nil
+		if c.Deleted != nil && c.Table != v.kind.joined {
+			last := c.Deleted.Last
+			v.forgetKey(rowKey(v.kind.join(last, nil)))
+			part, err := v.kind.part(snap, last, c.Index) // as it went
+			if err != nil {
+				return nil, err
 			}
-			out = append(out, Change{Type: WatchDeleted, RV: c.Index, Cur: stamped(v.kind.gone(c.Deleted), c.Index), before: v.old(old)})
+			before, err := prior(c.Old)
+			if err != nil {
+				return nil, err
+			}
+			cur := stamped(v.kind.render(v.kind.join(last, part)), c.Index)
+			out = append(out, Change{Type: WatchDeleted, RV: c.Index, Cur: cur, before: before})
 			continue
 		}
-		if done[c.Key] {
+		key := c.Key
+		if c.Table == v.kind.joined {
+			key = v.kind.owner(c)
+		}
+		if done[key] {
 			continue
 		}
-		cur, err := v.kind.row(snap, c.Key)
+		cur, err := v.kind.row(snap, key)
 		if err != nil {
 			return nil, err
 		}
 		if cur == nil || rowIndex(cur) != c.Index {
-			continue // gone since, or reported at its newer part's write
+			continue // gone since, reported at its newer part's write, or another's part
 		}
-		done[c.Key] = true
-		var old any
-		if prev := p.old[0]; prev != nil || !p.changed[0] {
-			o, j := v.kind.split(cur)
-			if p.changed[0] {
-				o = prev
+		done[key] = true
+		typ := WatchAdded
+		var before func() *Entry
+		if rowCreated(cur) <= rv {
+			typ = WatchModified
+			obj, changed := olds[key]
+			if !changed {
+				obj = v.kind.object(cur)
 			}
-			if p.changed[1] {
-				j = p.old[1]
+			if before, err = prior(obj); err != nil {
+				return nil, err
 			}
-			old = v.kind.join(o, j)
 		}
-		typ := WatchModified
-		if rowCreated(cur) > rv {
-			typ = WatchAdded
-		}
-		out = append(out, Change{Type: typ, RV: c.Index, Cur: v.entry(cur), before: v.old(old)})
+		out = append(out, Change{Type: typ, RV: c.Index, Cur: v.entry(cur), before: before})
 	}
 	return out, nil
 }

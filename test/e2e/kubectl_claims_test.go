@@ -107,6 +107,18 @@ func TestKubectlClaims(t *testing.T) {
 		if r.stdout != "db kept Bound" {
 			t.Errorf("after label and patch: %s", r)
 		}
+		// The claim as served, spec.volumeName included, is written back.
+		exported := k.ok(t, "get", "pvc", "data", "-o", "yaml").stdout
+		if !strings.Contains(exported, "volumeName: "+volume) || !strings.Contains(exported, "tier: db") {
+			t.Fatalf("exported claim:\n%s", exported)
+		}
+		if r := k.run(t, strings.Replace(exported, "tier: db", "tier: cache", 1), "replace", "-f", "-"); r.code != 0 || r.stdout != "persistentvolumeclaim/data replaced\n" {
+			t.Errorf("get -o yaml | replace -f -: %s", r)
+		}
+		r = k.ok(t, "get", "pvc", "data", "-o", "jsonpath={.metadata.labels.tier} {.status.phase} {.spec.volumeName}")
+		if r.stdout != "cache Bound "+volume {
+			t.Errorf("after the replace: %s", r)
+		}
 		k.ok(t, "delete", "pod", "db", "--wait=false")
 		waitPodGone(t, k.b.Node, "db")
 		if r := k.ok(t, "delete", "pvc", "data"); r.stdout != `persistentvolumeclaim "data" deleted from default namespace`+"\n" {
@@ -115,6 +127,16 @@ func TestKubectlClaims(t *testing.T) {
 		if r := k.run(t, "", "get", "pvc", "data"); r.code != 1 || !strings.Contains(r.stderr, "(NotFound)") {
 			t.Errorf("after delete: %s", r)
 		}
+		// Created again from its export: Bound at once to the volume kept.
+		exported = strings.Replace(exported, "tier: db", "tier: cache", 1)
+		if r := k.run(t, exported, "create", "-f", "-"); r.code != 0 || r.stdout != "persistentvolumeclaim/data created\n" {
+			t.Errorf("create -f of the exported claim: %s", r)
+		}
+		r = k.run(t, "", "wait", "--for=jsonpath={.status.phase}=Bound", "pvc/data", "--timeout=30s")
+		if r.code != 0 {
+			t.Errorf("the claim created again: %s", r)
+		}
+		k.ok(t, "delete", "pvc", "data")
 	})
 
 	t.Run("a kind berth does not serve fails alone", func(t *testing.T) {
