@@ -129,6 +129,10 @@ func (p *Publisher) Run(ctx context.Context) {
 	stopWatch := func() {}
 	defer func() { stopWatch() }()
 	read := true
+	// fresh: the store was read since the last flush or wait. A flush
+	// reads it first whether or not its watch fired yet: the watch's
+	// channel is closed by a goroutine that may not have run.
+	fresh := false
 	check := clk.After(p.cfg.NodeCheck)
 	for ctx.Err() == nil {
 		id, leaseChanged := p.lease.Current()
@@ -141,7 +145,7 @@ func (p *Publisher) Run(ctx context.Context) {
 		flushNow := id != 0 && pending && !at.After(clk.Now())
 		_, urgent := pace.pending()
 		var retry <-chan time.Time
-		if read && (flushNow || id == 0 || !urgent) {
+		if (read || (flushNow && !fresh)) && (flushNow || id == 0 || !urgent) {
 			stopWatch()
 			wctx, cancel := context.WithCancel(ctx)
 			stopWatch = cancel
@@ -154,7 +158,7 @@ func (p *Publisher) Run(ctx context.Context) {
 				p.cfg.Log.Error("cannot read pods", "err", err)
 				retry = clk.After(p.cfg.Interval)
 			} else {
-				read = false
+				read, fresh = false, true
 				podsCh, srcCh = podsWS.WatchCh(wctx), srcWS.WatchCh(wctx)
 				p.refresh(pods, clk.Now(), &pace)
 				continue
@@ -169,6 +173,7 @@ func (p *Publisher) Run(ctx context.Context) {
 			} else {
 				pace.failed(now)
 			}
+			fresh = false
 			continue
 		}
 		var timer <-chan time.Time
@@ -191,6 +196,7 @@ func (p *Publisher) Run(ctx context.Context) {
 		case <-timer:
 		case <-retry:
 		}
+		fresh = false
 	}
 }
 
