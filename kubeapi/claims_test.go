@@ -112,11 +112,7 @@ func TestClaimBindingIsAChange(t *testing.T) {
 	if ev := next(t, resumed); ev.Type != watch.Deleted {
 		t.Fatalf("want DELETED, got %s %v", ev.Type, ev.Object)
 	}
-	select {
-	case ev := <-resumed.ResultChan():
-		t.Fatalf("a further event: %s %v", ev.Type, ev.Object)
-	default:
-	}
+	noFurther(t, resumed)
 }
 
 // A watch resuming, with a selector, from before a claim was deleted and
@@ -149,11 +145,7 @@ func TestClaimResumedAcrossDeleteAndCreate(t *testing.T) {
 	if got[0] != "DELETED 1" || got[1] != "ADDED 2" {
 		t.Fatalf("want DELETED 1, ADDED 2, got %v", got)
 	}
-	select {
-	case ev := <-w.ResultChan():
-		t.Fatalf("a further event: %s %v", ev.Type, ev.Object)
-	default:
-	}
+	noFurther(t, w)
 }
 
 // Another source's volume at a claim's key is none of the claim's: it
@@ -198,11 +190,7 @@ func TestClaimIgnoresOtherSourcesVolume(t *testing.T) {
 	if got := ev.Object.(*v1.PersistentVolumeClaim); ev.Type != watch.Modified || got.Spec.VolumeName != "vol1" {
 		t.Fatalf("resumed: want the claim's own binding, got %s %+v", ev.Type, got)
 	}
-	select {
-	case ev := <-resumed.ResultChan():
-		t.Fatalf("a further event: %s %v", ev.Type, ev.Object)
-	default:
-	}
+	noFurther(t, resumed)
 }
 
 // A bound claim's deletion carries the binding it had: DELETED Bound, with
@@ -280,5 +268,15 @@ func TestClaimWrittenBackAsServed(t *testing.T) {
 	got.Spec.VolumeName = "pv-elsewhere"
 	if _, err := pvcs.Update(ctx, got, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.volumeName") {
 		t.Fatalf("another volumeName: want 422 naming spec.volumeName, got %v", err)
+	}
+}
+
+// noFurther fails t if w has an event ready.
+func noFurther(t *testing.T, w watch.Interface) {
+	t.Helper()
+	select {
+	case ev := <-w.ResultChan():
+		t.Fatalf("a further event: %s %v", ev.Type, ev.Object)
+	default:
 	}
 }

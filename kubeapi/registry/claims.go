@@ -84,24 +84,10 @@ func (a *kinds) claimsKind(seen *firstSeen) *storeKind {
 	return &storeKind{
 		tables: []string{store.ObjectTable(model.KindPVC), store.TableClaimVolumes},
 		rows: func(snap store.Snapshot, ws memdb.WatchSet) ([]any, error) {
-			objs, err := snap.Objects(ws, model.KindPVC)
-			if err != nil {
-				return nil, err
-			}
-			out := make([]any, len(objs))
-			keys := make(map[string]bool, len(objs))
-			for i, o := range objs {
-				keys[o.Ref] = true
+			return a.objectRows(snap, ws, model.KindPVC, seen, func(o *model.Object) (any, error) {
 				vol, err := snap.ClaimVolume(o.Source, o.Key)
-				if err != nil {
-					return nil, err
-				}
-				out[i] = claimRow{obj: o, vol: vol}
-			}
-			if snap.Index() == a.o.Store.Index() {
-				seen.keep(keys) // as objectsKind
-			}
-			return out, nil
+				return claimRow{obj: o, vol: vol}, err
+			})
 		},
 		row: func(snap store.Snapshot, key string) (any, error) {
 			o, err := snap.Object(model.KindPVC, key)

@@ -86,22 +86,7 @@ func (a *kinds) objectsKind(kind string, seen *firstSeen, render func(*model.Obj
 	return &storeKind{
 		tables: []string{store.ObjectTable(kind)},
 		rows: func(snap store.Snapshot, ws memdb.WatchSet) ([]any, error) {
-			objs, err := snap.Objects(ws, kind)
-			if err != nil {
-				return nil, err
-			}
-			out := make([]any, len(objs))
-			keys := make(map[string]bool, len(objs))
-			for i, o := range objs {
-				keys[o.Ref] = true
-				out[i] = o
-			}
-			if snap.Index() == a.o.Store.Index() {
-				// A list of the store as it is: what it lacks is gone (an
-				// older snapshot may lack an object created since).
-				seen.keep(keys)
-			}
-			return out, nil
+			return a.objectRows(snap, ws, kind, seen, func(o *model.Object) (any, error) { return o, nil })
 		},
 		row: func(snap store.Snapshot, key string) (any, error) {
 			o, err := snap.Object(kind, key)
@@ -113,6 +98,29 @@ func (a *kinds) objectsKind(kind string, seen *firstSeen, render func(*model.Obj
 		render: func(row any) item { return itemOf(row.(*model.Object)) },
 		gone:   func(d *store.Deletion) item { return itemOf(d.Last.(*model.Object)) },
 	}
+}
+
+// objectRows lists kind's objects in snap, ordered by key, each as the row
+// as makes of it. A list of the store as it is forgets the first-seen
+// times of the objects it lacks (gone: an older snapshot may lack an
+// object created since).
+func (a *kinds) objectRows(snap store.Snapshot, ws memdb.WatchSet, kind string, seen *firstSeen, as func(*model.Object) (any, error)) ([]any, error) {
+	objs, err := snap.Objects(ws, kind)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]any, len(objs))
+	keys := make(map[string]bool, len(objs))
+	for i, o := range objs {
+		keys[o.Ref] = true
+		if out[i], err = as(o); err != nil {
+			return nil, err
+		}
+	}
+	if snap.Index() == a.o.Store.Index() {
+		seen.keep(keys)
+	}
+	return out, nil
 }
 
 func (a *kinds) configMapsResource() *Kind {
