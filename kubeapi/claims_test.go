@@ -122,14 +122,7 @@ func TestClaimResumedAcrossDeleteAndCreate(t *testing.T) {
 	f := newFixture(t, Options{})
 	ctx := context.Background()
 	pvcs := f.cs.CoreV1().PersistentVolumeClaims("default")
-	declareClaim(t, f, map[string]string{"v": "1"})
-	if err := f.st.SetClaimVolume("file", "default/data", "vol1"); err != nil {
-		t.Fatal(err)
-	}
-	c, err := pvcs.Get(ctx, "data", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := boundClaim(t, f)
 	declareClaim(t, f, nil)
 	declareClaim(t, f, map[string]string{"v": "2"})
 	w, err := pvcs.Watch(ctx, metav1.ListOptions{ResourceVersion: c.ResourceVersion, LabelSelector: "v"})
@@ -199,14 +192,7 @@ func TestClaimDeletedBound(t *testing.T) {
 	f := newFixture(t, Options{})
 	ctx := context.Background()
 	pvcs := f.cs.CoreV1().PersistentVolumeClaims("default")
-	declareClaim(t, f, map[string]string{"v": "1"})
-	if err := f.st.SetClaimVolume("file", "default/data", "vol1"); err != nil {
-		t.Fatal(err)
-	}
-	c, err := pvcs.Get(ctx, "data", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := boundClaim(t, f)
 	w, err := pvcs.Watch(ctx, metav1.ListOptions{ResourceVersion: c.ResourceVersion})
 	if err != nil {
 		t.Fatal(err)
@@ -279,4 +265,19 @@ func noFurther(t *testing.T, w watch.Interface) {
 		t.Fatalf("a further event: %s %v", ev.Type, ev.Object)
 	default:
 	}
+}
+
+// boundClaim declares claim default/data (label v=1) of the file source,
+// records its volume vol1, and returns it as served.
+func boundClaim(t *testing.T, f *fixture) *v1.PersistentVolumeClaim {
+	t.Helper()
+	declareClaim(t, f, map[string]string{"v": "1"})
+	if err := f.st.SetClaimVolume("file", "default/data", "vol1"); err != nil {
+		t.Fatal(err)
+	}
+	c, err := f.cs.CoreV1().PersistentVolumeClaims("default").Get(context.Background(), "data", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -46,14 +45,7 @@ spec:
 // and kubectl wait see.
 func TestKubectlClaims(t *testing.T) {
 	k := startKubectlEnv(t, "BERTH_SOURCES_PUSH_ENABLED=true")
-	dir := t.TempDir()
-	manifest := func(name, content string) string {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
+	dir, manifest := manifestDir(t)
 
 	t.Run("apply a file of a ConfigMap, a claim and a pod", func(t *testing.T) {
 		full := claimsFile("data", "db")

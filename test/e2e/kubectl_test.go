@@ -251,3 +251,17 @@ func head(rows [][]string) []string {
 	}
 	return rows[0]
 }
+
+// manifestDir is a temporary directory of t and a function that writes a
+// manifest into it, returning the file's path.
+func manifestDir(t *testing.T) (string, func(name, content string) string) {
+	dir := t.TempDir()
+	return dir, func(name, content string) string {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+}

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -34,14 +33,7 @@ spec:
 func TestKubectlApply(t *testing.T) {
 	k := startKubectlEnv(t, "BERTH_SOURCES_PUSH_ENABLED=true")
 	node := k.b.Node
-	dir := t.TempDir()
-	manifest := func(name, content string) string {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
+	dir, manifest := manifestDir(t)
 	// A second tag of the test image: an image change kubectl may apply
 	// to a running pod (the API refuses most other spec changes).
 	tag := "berth/testapp:kubectl-" + runID
