@@ -19,6 +19,7 @@ import (
 
 	"github.com/berth-dev/berth/claims"
 	"github.com/berth-dev/berth/cluster"
+	"github.com/berth-dev/berth/restarts"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"golang.org/x/sync/errgroup"
@@ -168,7 +169,7 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Agent, err error) {
 		Workers:          cfg.Workers,
 		MaxParallelStops: cfg.MaxParallelStops,
 		Resync:           cfg.Resync,
-		Backoff:          controller.Backoff{Initial: cfg.BackoffInitial, Max: cfg.BackoffMax},
+		Backoff:          restarts.Backoff{Initial: cfg.BackoffInitial, Max: cfg.BackoffMax},
 		PauseImage:       cfg.PodInfraImage,
 		PauseBuild:       pauseBuild(cfg, log),
 		Clock:            clk,

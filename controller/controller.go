@@ -26,6 +26,7 @@ import (
 	"github.com/berth-dev/berth/podfs"
 	"github.com/berth-dev/berth/prober"
 	"github.com/berth-dev/berth/projected"
+	"github.com/berth-dev/berth/restarts"
 	"github.com/berth-dev/berth/runtime"
 	"github.com/berth-dev/berth/store"
 	"github.com/berth-dev/berth/termmsg"
@@ -44,7 +45,7 @@ type Config struct {
 	Workers  int
 	// Resync re-enqueues every known pod key this often.
 	Resync  time.Duration
-	Backoff Backoff
+	Backoff restarts.Backoff
 	// PauseImage is the sandbox image's reference (pod_infra_image);
 	// sandboxes are made from the ID it is pinned to (see pauseimage.Image).
 	PauseImage string
@@ -89,7 +90,7 @@ type Controller struct {
 	store    *store.Store
 	rt       runtime.Runtime
 	queue    workqueue.TypedRateLimitingInterface[string]
-	restarts *RestartTracker
+	restarts *restarts.Tracker
 	life     *lifeLog
 	images   *images.Manager
 	// startFails backs off containers and sandboxes whose start failed.
@@ -180,7 +181,7 @@ func New(cfg Config, st *store.Store, rt runtime.Runtime, q Queue) *Controller {
 		store:      st,
 		rt:         rt,
 		queue:      q,
-		restarts:   NewRestartTracker(cfg.Backoff, cfg.Clock),
+		restarts:   restarts.New(cfg.Backoff, cfg.Clock),
 		startFails: backoff.New(cfg.Backoff.Policy(), cfg.Clock),
 		podconfig: podconfig.New(podconfig.Config{Node: cfg.Node, NodeInfo: cfg.NodeInfo, RootDir: cfg.RootDir},
 			paths, podfs.Host{}),
@@ -374,7 +375,7 @@ func (c *Controller) planInput(key string, pod *model.Pod, ctrs []*model.Contain
 	}
 	in.Evicted = c.evict.Message(pod)
 	uid := string(pod.Spec.UID)
-	b := Backoffs{Policy: c.cfg.Backoff, Crash: map[string]CrashState{}, StartRetry: map[string]time.Time{}, Pulls: map[string]PullState{}}
+	b := Backoffs{Policy: c.cfg.Backoff, Crash: map[string]restarts.CrashState{}, StartRetry: map[string]time.Time{}, Pulls: map[string]PullState{}}
 	names := []string{model.SandboxName}
 	for _, ct := range pod.Spec.Spec.InitContainers {
 		names = append(names, ct.Name)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/restarts"
 	"github.com/berth-dev/berth/runtime/fake"
 
 	v1 "k8s.io/api/core/v1"
@@ -41,7 +42,7 @@ func newHarness(t *testing.T) *harness {
 	rt.AddImage("app:2")
 	ctrl := New(Config{
 		Node: "n1", RootDir: t.TempDir(), PauseImage: "berth/pause:test", PauseBuild: testPauseBuild(),
-		Backoff: Backoff{Initial: 10 * time.Second, Max: 40 * time.Second, Reset: 10 * time.Minute},
+		Backoff: restarts.Backoff{Initial: 10 * time.Second, Max: 40 * time.Second, Reset: 10 * time.Minute},
 		Clock:   clk,
 	}, st, rt, nil)
 	if err := st.UpsertSource(&model.Source{Name: "file", Synced: true}); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/podconfig"
 	"github.com/berth-dev/berth/prober"
+	"github.com/berth-dev/berth/restarts"
 	"github.com/berth-dev/berth/runtime"
 )
 
@@ -42,8 +43,8 @@ type PlanInput struct {
 // Backoffs is the retry state of one pod incarnation, keyed by container
 // name (model.SandboxName for the sandbox), as the trackers held it.
 type Backoffs struct {
-	Policy Backoff
-	Crash  map[string]CrashState
+	Policy restarts.Backoff
+	Crash  map[string]restarts.CrashState
 	// StartRetry is when a container whose start failed may be tried again.
 	StartRetry map[string]time.Time
 	Pulls      map[string]PullState
@@ -607,11 +608,11 @@ func nextAttempt(instances []*model.Container) int {
 func planRestart(in *PlanInput, pl *Plan, pc podContainer, policy v1.RestartPolicy) {
 	ctr, latest := pc.spec, pc.latest()
 	crash := in.Backoff.Crash[ctr.Name]
-	action, delay, reason := decideRestart(in.Backoff.Policy, crash, policy, Exit{latest.ExitCode, latest.StartedAt, latest.FinishedAt}, in.Now)
+	action, delay, reason := restarts.Decide(in.Backoff.Policy, crash, policy, restarts.Exit{Code: latest.ExitCode, Started: latest.StartedAt, Finished: latest.FinishedAt}, in.Now)
 	switch action {
-	case ActionNone:
+	case restarts.ActionNone:
 		return
-	case ActionWait:
+	case restarts.ActionWait:
 		pl.event(ctr.Name, events.Warning, "BackOff", "Back-off restarting failed container %s", ctr.Name)
 		pl.wait(ctr.Name, v1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
 			Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", crash.Delay, ctr.Name, in.Key)})

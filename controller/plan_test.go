@@ -12,6 +12,7 @@ import (
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/podconfig"
 	"github.com/berth-dev/berth/prober"
+	"github.com/berth-dev/berth/restarts"
 	"github.com/berth-dev/berth/runtime"
 )
 
@@ -56,8 +57,8 @@ func input(p *v1.Pod, ctrs ...*model.Container) PlanInput {
 	}
 	in := PlanInput{Key: key, Containers: ctrs, Now: now, Synced: map[string]bool{"file": true},
 		Unhealthy: map[string]prober.Kind{}, Started: map[string]bool{},
-		Backoff: Backoffs{Policy: Backoff{Initial: 10 * time.Second, Max: 40 * time.Second, Reset: 10 * time.Minute},
-			Crash: map[string]CrashState{}, StartRetry: map[string]time.Time{}, Pulls: map[string]PullState{}}}
+		Backoff: Backoffs{Policy: restarts.Backoff{Initial: 10 * time.Second, Max: 40 * time.Second, Reset: 10 * time.Minute},
+			Crash: map[string]restarts.CrashState{}, StartRetry: map[string]time.Time{}, Pulls: map[string]PullState{}}}
 	if p != nil {
 		in.Pod = &model.Pod{Key: in.Key, Source: "file", Spec: p}
 	}
@@ -177,13 +178,15 @@ func TestPlan(t *testing.T) {
 		{name: "first crash: restarted at once, count grows",
 			in: input(web, running(web, "POD", 0), exited(web, "a", 0, 1), running(web, "b", 0)), want: "run a-1 restarts=1"},
 		{name: "crash loop: waits out the backoff",
-			in:   input(web, running(web, "POD", 0), exited(web, "a", 0, 1), running(web, "b", 0)),
-			edit: func(in *PlanInput) { in.Backoff.Crash["a"] = CrashState{Restarted: true, Delay: 10 * time.Second} },
+			in: input(web, running(web, "POD", 0), exited(web, "a", 0, 1), running(web, "b", 0)),
+			edit: func(in *PlanInput) {
+				in.Backoff.Crash["a"] = restarts.CrashState{Restarted: true, Delay: 10 * time.Second}
+			},
 			want: "requeue 9s; wait a CrashLoopBackOff"},
 		{name: "crash loop: restarted once the backoff elapsed",
 			in: input(web, running(web, "POD", 0), exited(web, "a", 0, 1), running(web, "b", 0)),
 			edit: func(in *PlanInput) {
-				in.Backoff.Crash["a"] = CrashState{Restarted: true, Delay: 10 * time.Second}
+				in.Backoff.Crash["a"] = restarts.CrashState{Restarted: true, Delay: 10 * time.Second}
 				in.Now = now.Add(9 * time.Second)
 			}, want: "run a-1 restarts=1"},
 		{name: "Never: an exited container stays, the finished pod's sandbox stops",

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/restarts"
 	"github.com/berth-dev/berth/runtime/fake"
 
 	v1 "k8s.io/api/core/v1"
@@ -61,7 +62,7 @@ func simulate(tb testing.TB, n, workers int) simResult {
 	rt.AddImage("app:1")
 	m := &countingMetrics{}
 	ctrl := New(Config{Node: "sim", RootDir: simRootDir(tb), Workers: workers, PauseImage: "pause", PauseBuild: testPauseBuild(),
-		Backoff: Backoff{Initial: time.Second, Max: time.Minute}, Metrics: m}, st, rt, q)
+		Backoff: restarts.Backoff{Initial: time.Second, Max: time.Minute}, Metrics: m}, st, rt, q)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan struct{})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/berth-dev/berth/model"
 	"github.com/berth-dev/berth/prober"
+	"github.com/berth-dev/berth/restarts"
 )
 
 func sidecar(name string) v1.Container {
@@ -92,7 +93,7 @@ func TestPlanSidecars(t *testing.T) {
 		{name: "crash-looping sidecar: waits out its backoff",
 			in: input(sc, running(sc, "POD", 0), exited(sc, "s1", 0, 1), running(sc, "s2", 0), running(sc, "app", 0)),
 			edit: func(in *PlanInput) {
-				in.Backoff.Crash["s1"] = CrashState{Restarted: true, Delay: 10 * time.Second}
+				in.Backoff.Crash["s1"] = restarts.CrashState{Restarted: true, Delay: 10 * time.Second}
 			}, want: "requeue 9s; wait s1 CrashLoopBackOff"},
 		{name: "liveness failure of a sidecar: it alone is stopped",
 			in: input(sc, up(sc)...), edit: func(in *PlanInput) { in.Unhealthy["s1-0"] = prober.Liveness }, want: "stop s1-0 @1"},

@@ -83,40 +83,35 @@ func (w *statusWriter) newMessages(ctx context.Context, key string, pod *v1.Pod,
 // spec changed) are not ready in the write of the edit itself.
 func Respec(stored, next *model.Pod, now time.Time) *model.Pod {
 	p := next.WithObserved(stored)
-	if !anyReady(&stored.Status) {
+	if !anyReady(stored.Status.ContainerStatuses) && !anyReady(stored.Status.InitContainerStatuses) {
 		return p
 	}
 	sandbox := podconfig.SandboxHash(stored.Spec) != podconfig.SandboxHash(next.Spec)
-	was := map[string]string{}
-	for _, list := range [][]v1.Container{stored.Spec.Spec.InitContainers, stored.Spec.Spec.Containers} {
-		for i := range list {
-			was[list[i].Name] = podconfig.ContainerHash(stored.Spec, &list[i])
-		}
-	}
-	is := map[string]string{}
-	for _, list := range [][]v1.Container{next.Spec.Spec.InitContainers, next.Spec.Spec.Containers} {
-		for i := range list {
-			is[list[i].Name] = podconfig.ContainerHash(next.Spec, &list[i])
-		}
-	}
-	regularInit := map[string]bool{}
-	for i := range next.Spec.Spec.InitContainers {
-		if ic := &next.Spec.Spec.InitContainers[i]; !model.IsSidecar(ic) {
-			regularInit[ic.Name] = true
-		}
-	}
-	// A completed regular init container is not run again for its own edit.
-	replaced := func(name string) bool { return sandbox || (!regularInit[name] && was[name] != is[name]) }
-	p.Status = podstatus.Edited(next.Spec, &stored.Status, replaced, now)
+	was, is := replaceable(stored.Spec), replaceable(next.Spec)
+	p.Status = podstatus.Edited(next.Spec, &stored.Status, func(name string) bool { return sandbox || was[name] != is[name] }, now)
 	return p
 }
 
-func anyReady(s *v1.PodStatus) bool {
-	for _, list := range [][]v1.ContainerStatus{s.InitContainerStatuses, s.ContainerStatuses} {
-		for _, cs := range list {
-			if cs.Ready {
-				return true
-			}
+// replaceable are the hashes of the containers of pod that an edit of
+// their own replaces, by name: all but the regular init containers (one
+// that completed is not run again).
+func replaceable(pod *v1.Pod) map[string]string {
+	out := map[string]string{}
+	for i := range pod.Spec.InitContainers {
+		if c := &pod.Spec.InitContainers[i]; model.IsSidecar(c) {
+			out[c.Name] = podconfig.ContainerHash(pod, c)
+		}
+	}
+	for i := range pod.Spec.Containers {
+		out[pod.Spec.Containers[i].Name] = podconfig.ContainerHash(pod, &pod.Spec.Containers[i])
+	}
+	return out
+}
+
+func anyReady(statuses []v1.ContainerStatus) bool {
+	for _, cs := range statuses {
+		if cs.Ready {
+			return true
 		}
 	}
 	return false

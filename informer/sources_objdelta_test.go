@@ -134,7 +134,7 @@ func describeObjects(t *testing.T, st *store.Store) string {
 	t.Helper()
 	var b strings.Builder
 	for _, kind := range model.ObjectKinds {
-		objs, err := st.Objects(nil, kind)
+		objs, err := st.Snapshot().Objects(nil, kind)
 		if err != nil {
 			t.Fatal(err)
 		}

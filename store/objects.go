@@ -45,11 +45,6 @@ func objectIn(txn *memdb.Txn, ws memdb.WatchSet, kind, key string) (*model.Objec
 	return raw.(*model.Object), nil
 }
 
-// Objects returns every object of kind, ordered by key.
-func (s *Store) Objects(ws memdb.WatchSet, kind string) ([]*model.Object, error) {
-	return objectsIn(s.db.Txn(false), ws, kind, IndexID)
-}
-
 func objectsIn(txn *memdb.Txn, ws memdb.WatchSet, kind, index string, args ...any) ([]*model.Object, error) {
 	table := objectTable(kind)
 	if table == "" {

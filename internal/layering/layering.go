@@ -28,7 +28,7 @@ var Layers = map[string]int{
 	"resourcehelper": 0, "internal/jsonfield": 0, "internal/kubeversion": 0, "describe": 0,
 	"kubeapi/apierr": 0, "kubeapi/nodelogs": 0, "kubeapi/openapi": 0, "kubeapi/printers": 0,
 	// 1: one mechanism each, over the model.
-	"manifest": 1, "validation": 1, "podfs": 1, "runtime": 1, "store": 1, "cluster": 1, "podview": 1, "podstatus": 1,
+	"manifest": 1, "validation": 1, "podfs": 1, "runtime": 1, "store": 1, "cluster": 1, "podview": 1, "podstatus": 1, "restarts": 1,
 	// 2: translation, admission, transports, probes, pulls, configuration.
 	"config": 2, "podconfig": 2, "images": 2, "admission": 2, "sources": 2, "sources/filesource": 2,
 	"prober": 2, "stats": 2, "claims": 2, "imagegc": 2, "sweep": 2, "eviction": 2, "projected": 2, "pauseimage": 2, "termmsg": 2,

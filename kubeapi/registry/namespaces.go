@@ -49,7 +49,7 @@ func (a *kinds) namespacesView(only sourceFilter) *Kind {
 				}
 			}
 			for _, kind := range model.ObjectKinds {
-				objs, err := a.o.Store.Objects(ws, kind)
+				objs, err := a.o.Store.Snapshot().Objects(ws, kind)
 				if err != nil {
 					return nil, err
 				}

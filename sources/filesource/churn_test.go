@@ -354,6 +354,9 @@ func TestHoldLastsWhileTheFileKeepsChanging(t *testing.T) {
 			t.Fatalf("a file changed within the debounce lost its pod: %s", describe(u))
 		}
 	}
+	// The hold's timer is armed after the scan that sent the last update:
+	// a step before it is armed passes it by.
+	testutil.WaitFor(t, 5*time.Second, "the hold's timer", clk.HasWaiters)
 	clk.Step(time.Second)
 	waitFor(t, updates, "the scan after the file stayed empty", hasPods())
 }

@@ -36,6 +36,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/restarts"
 	"github.com/berth-dev/berth/runtime/fake"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -192,7 +193,7 @@ func newSimAgent(ctx context.Context, tb testing.TB, cfg simConfig, node, rootDi
 		RootDir:    rootDir,
 		Workers:    4,
 		Resync:     cfg.resync,
-		Backoff:    controller.Backoff{Initial: 10 * time.Second, Max: 300 * time.Second},
+		Backoff:    restarts.Backoff{Initial: 10 * time.Second, Max: 300 * time.Second},
 		PauseImage: pauseImage,
 		Clock:      clk,
 		Events:     rec,

@@ -1,4 +1,4 @@
-package controller
+package restarts
 
 import (
 	"testing"
@@ -8,8 +8,8 @@ import (
 	"k8s.io/utils/clock"
 )
 
-func TestRestartTrackerDecisions(t *testing.T) {
-	tr := NewRestartTracker(Backoff{Initial: 10 * time.Second, Max: 300 * time.Second, Reset: 10 * time.Minute}, clock.RealClock{})
+func TestTrackerDecisions(t *testing.T) {
+	tr := New(Backoff{Initial: 10 * time.Second, Max: 300 * time.Second, Reset: 10 * time.Minute}, clock.RealClock{})
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	if a, _, _ := decide(tr, v1.RestartPolicyNever, 1, t0, t0, t0); a != ActionNone {
 		t.Error("Never restarted")
@@ -42,6 +42,6 @@ func TestRestartTrackerDecisions(t *testing.T) {
 	}
 }
 
-func decide(tr *RestartTracker, policy v1.RestartPolicy, code int, started, finished, now time.Time) (Action, time.Duration, string) {
-	return decideRestart(tr.policy, tr.State("k"), policy, Exit{code, started, finished}, now)
+func decide(tr *Tracker, policy v1.RestartPolicy, code int, started, finished, now time.Time) (Action, time.Duration, string) {
+	return Decide(tr.policy, tr.State("k"), policy, Exit{code, started, finished}, now)
 }

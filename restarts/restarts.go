@@ -1,4 +1,8 @@
-package controller
+// Package restarts is the kubelet's restart policy for exited containers
+// as a pure decision (Decide) over a small crash-loop tracker with the clock
+// injected: the first restart is immediate, then the delay doubles up to a
+// cap, and a container that ran long enough is forgiven.
+package restarts
 
 import (
 	"time"
@@ -46,10 +50,10 @@ type Exit struct {
 	Started, Finished time.Time
 }
 
-// decideRestart is the restart policy as a pure function: what to do about a
+// Decide is the restart policy as a pure function: what to do about a
 // container in crash state st whose latest instance ended as e, under
 // policy, at now.
-func decideRestart(b Backoff, st CrashState, policy v1.RestartPolicy, e Exit, now time.Time) (Action, time.Duration, string) {
+func Decide(b Backoff, st CrashState, policy v1.RestartPolicy, e Exit, now time.Time) (Action, time.Duration, string) {
 	switch {
 	case policy == v1.RestartPolicyNever:
 		return ActionNone, 0, "restartPolicy is Never"
@@ -68,28 +72,28 @@ func decideRestart(b Backoff, st CrashState, policy v1.RestartPolicy, e Exit, no
 	return ActionRestart, 0, "backoff elapsed"
 }
 
-// RestartTracker holds crash-loop state keyed by "podUID/container", on
-// backoff.Tracker; the decisions are decideRestart's, over a State read when
+// Tracker holds crash-loop state keyed by "podUID/container", on
+// backoff.Tracker; the decisions are Decide's, over a State read when
 // planning.
-type RestartTracker struct {
+type Tracker struct {
 	policy Backoff
 	delays *backoff.Tracker
 }
 
-// NewRestartTracker returns a tracker applying b on clk.
-func NewRestartTracker(b Backoff, clk clock.Clock) *RestartTracker {
-	return &RestartTracker{policy: b, delays: backoff.New(b.Policy(), clk)}
+// New returns a tracker applying b on clk.
+func New(b Backoff, clk clock.Clock) *Tracker {
+	return &Tracker{policy: b, delays: backoff.New(b.Policy(), clk)}
 }
 
 // State returns the crash-loop state of key.
-func (t *RestartTracker) State(key string) CrashState {
+func (t *Tracker) State(key string) CrashState {
 	d, restarted := t.delays.Delay(key)
 	return CrashState{Restarted: restarted, Delay: d}
 }
 
 // Restarted records a restart of key after a run of ranFor and grows the
 // delay before the next one (a run of Reset or more starts it over).
-func (t *RestartTracker) Restarted(key string, ranFor time.Duration) {
+func (t *Tracker) Restarted(key string, ranFor time.Duration) {
 	if ranFor >= t.policy.Reset {
 		t.delays.Reset(key)
 	}
@@ -97,4 +101,4 @@ func (t *RestartTracker) Restarted(key string, ranFor time.Duration) {
 }
 
 // Forget drops the state of every key with the given prefix ("podUID/").
-func (t *RestartTracker) Forget(prefix string) { t.delays.Forget(prefix) }
+func (t *Tracker) Forget(prefix string) { t.delays.Forget(prefix) }
