@@ -66,7 +66,7 @@ func (i *SourceInformer) Register(name string) error {
 	if cur, _ := i.store.Source(nil, name); cur != nil {
 		return nil
 	}
-	return i.store.UpsertSource(&model.Source{Name: name, Since: i.clock.Now()})
+	return i.store.UpsertSource(&model.Source{Name: name})
 }
 
 // Run applies updates until ctx ends or updates is closed.
@@ -188,15 +188,11 @@ func (i *SourceInformer) apply(u sources.Update, now time.Time) (sources.Applied
 			cp := *src
 			ns = &cp
 		}
-		was := ns.State()
 		ns.Synced, ns.LastSync, ns.LastError = true, now, ""
 		ns.Updates++
 		ns.Errors = errs
 		ns.Refusals = append([]string(nil), refusals...)
 		sort.Strings(ns.Refusals)
-		if ns.State() != was || ns.Since.IsZero() {
-			ns.Since = now
-		}
 		w.Source = ns
 		return w, nil
 	})
@@ -249,12 +245,8 @@ func (i *SourceInformer) failed(source string, err error) error {
 		cp := *src
 		ns = &cp
 	}
-	was := ns.State()
 	ns.LastError = err.Error()
 	now := i.clock.Now()
-	if ns.State() != was || ns.Since.IsZero() {
-		ns.Since = now
-	}
 	msg := source + " source: " + stableError(err)
 	i.mu.Lock()
 	due := i.Events != nil && i.readFailureDue(source, msg, now)

@@ -134,7 +134,7 @@ type Source struct {
 	// or refused by admission), without the warnings of admitted pods and
 	// of the source.
 	Refusals []string
-	// Since is when State last changed (zero: never written).
+	// Since is when State last changed, as the store stamps it on write.
 	Since time.Time
 }
 

@@ -119,15 +119,20 @@ func (w *writeTxn) keepPast(table, key string, row any, replaced bool) error {
 }
 
 // putSource writes src as a copy stamped at w's index, notifying as
-// notifyOnSync does.
+// notifyOnSync does. Its Since is the store clock's now when its State
+// changed (or it is new), else the stored one's.
 func (w *writeTxn) putSource(src *model.Source) error {
 	old, err := w.First(TableSources, IndexID, src.Name)
 	if err != nil {
 		return fmt.Errorf("source lookup: %w", err)
 	}
 	cp := *src
-	if old != nil {
-		cp.Version = old.(*model.Source).Version
+	cp.Since = w.s.clock.Now()
+	if old, ok := old.(*model.Source); ok {
+		cp.Version = old.Version
+		if old.State() == cp.State() {
+			cp.Since = old.Since
+		}
 	}
 	if err := w.insert(TableSources, &cp, old == nil); err != nil {
 		return fmt.Errorf("source insert: %w", err)
